@@ -1,0 +1,419 @@
+//! Finalizing previews: the three devices, per-item decisions and the
+//! resolve tool, each raced against the session's abort signal.
+//!
+//! Every callback runs in its own tokio task, so a caller that stops
+//! waiting (an abort, a writer's signal) never cancels it: the preview's
+//! eventual outcome (consumed, or requeued after a failure) is still recorded.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{CallbackError, Error};
+use crate::plan::proposal_from_body;
+use crate::session::directives::QueueInvoker;
+use crate::session::events::EventKind;
+use crate::session::preview::{BoxFuture, Preview, ToolResult};
+use crate::session::Session;
+use crate::texts;
+
+/// Apply or discard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// Make the staged change.
+    Apply,
+    /// Throw the staged change away.
+    Discard,
+}
+
+/// A request to finalize a preview.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct ResolveRequest {
+    /// Apply or discard.
+    pub action: Action,
+    /// Why, in one sentence (may be empty).
+    pub reason: String,
+    /// Anything else the caller wants to pass to the callback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<Value>,
+}
+
+impl ResolveRequest {
+    /// An apply request with this reason.
+    pub fn apply(reason: impl Into<String>) -> Self {
+        ResolveRequest {
+            action: Action::Apply,
+            reason: reason.into(),
+            extra: None,
+        }
+    }
+
+    /// A discard request with this reason.
+    pub fn discard(reason: impl Into<String>) -> Self {
+        ResolveRequest {
+            action: Action::Discard,
+            reason: reason.into(),
+            extra: None,
+        }
+    }
+}
+
+/// The details every result carries.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Details {
+    /// `apply` or `discard`.
+    pub action: Action,
+    /// The reason given.
+    pub reason: String,
+    /// The caller's extra, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra: Option<Value>,
+    /// The tool that staged the preview.
+    pub source_tool_name: String,
+    /// The preview's label.
+    pub label: String,
+    /// The callback's own details, only when it returned some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_result_details: Option<Value>,
+}
+
+/// The answer to a dispatch: its text, its details, and the error if it failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolution {
+    /// What the user sees (the error's message when it failed).
+    pub text: String,
+    /// The details of the decided preview, when one was decided.
+    pub details: Option<Details>,
+    /// Why it failed; `None` on success.
+    pub error: Option<Error>,
+}
+
+impl Resolution {
+    /// A success with this text.
+    pub fn ok(text: impl Into<String>, details: Option<Details>) -> Self {
+        Resolution {
+            text: text.into(),
+            details,
+            error: None,
+        }
+    }
+
+    /// A failure; its text is the error's message.
+    pub fn failed(error: Error, details: Option<Details>) -> Self {
+        Resolution {
+            text: error.to_string(),
+            details,
+            error: Some(error),
+        }
+    }
+
+    /// Whether the handler succeeded.
+    pub fn is_ok(&self) -> bool {
+        self.error.is_none()
+    }
+
+    /// 0 on success, else the SPEC section 4 errno.
+    pub fn errno(&self) -> i32 {
+        self.error.as_ref().map_or(0, Error::errno)
+    }
+
+    fn from_handler(result: Result<ToolResult, Error>, details: Option<Details>) -> Self {
+        match result {
+            Ok(result) if result.is_error => {
+                Resolution::failed(Error::ErrorResult(result.text), details)
+            }
+            Ok(result) => Resolution::ok(result.text, details),
+            Err(error) => Resolution::failed(error, details),
+        }
+    }
+}
+
+/// The three device files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Device {
+    /// Apply the head preview.
+    Resolve,
+    /// Discard the head preview.
+    Reject,
+    /// Submit a plan for approval.
+    Propose,
+}
+
+impl Device {
+    /// The device's file name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Device::Resolve => "resolve",
+            Device::Reject => "reject",
+            Device::Propose => "propose",
+        }
+    }
+
+    /// The usage line read from the device before writing.
+    pub fn usage(self, dir: &str) -> String {
+        match self {
+            Device::Resolve => texts::resolve_usage(dir),
+            Device::Reject => texts::reject_usage(dir),
+            Device::Propose => texts::propose_usage(dir),
+        }
+    }
+}
+
+/// Something that, when it completes, stops the caller waiting with this
+/// error (a writer's signal, a deadline). The handler itself keeps running.
+pub type Cancel = BoxFuture<Error>;
+
+/// Runs `work` in its own task and waits for it, unless the session aborts
+/// or `cancel` fires first.
+async fn race(
+    session: &Session,
+    work: BoxFuture<Resolution>,
+    cancel: Option<Cancel>,
+) -> Resolution {
+    let aborted = session.abort_waiter().aborted();
+    let cancel = cancel.unwrap_or_else(|| Box::pin(std::future::pending()));
+    let task = tokio::spawn(work);
+    tokio::select! {
+        joined = task => joined.unwrap_or_else(|join_error| {
+            Resolution::failed(Error::CallbackFailed(texts::apply_failed(&join_error.to_string())), None)
+        }),
+        why = aborted => Resolution::failed(Error::Aborted(why), None),
+        error = cancel => Resolution::failed(error, None),
+    }
+}
+
+fn details_for(preview: &Preview, request: &ResolveRequest, source: Option<Value>) -> Details {
+    Details {
+        action: request.action,
+        reason: request.reason.clone(),
+        extra: request.extra.clone(),
+        source_tool_name: preview.source_tool.clone(),
+        label: preview.label.clone(),
+        source_result_details: source,
+    }
+}
+
+fn failure_text(error: CallbackError, wrap: fn(&str) -> String) -> String {
+    match error {
+        CallbackError::Tool(message) => message,
+        CallbackError::Failed(message) => wrap(&message),
+    }
+}
+
+/// Runs a claimed preview's apply or reject callback and records the
+/// outcome in the session: consumed on success or on a returned error
+/// result; requeued at the head (before returning) after a failed apply;
+/// left where it was after a failed reject.
+async fn invoke(session: Session, preview: Arc<Preview>, request: ResolveRequest) -> Resolution {
+    match request.action {
+        Action::Apply => apply(&session, &preview, &request).await,
+        Action::Discard => discard(&session, &preview, &request).await,
+    }
+}
+
+async fn apply(session: &Session, preview: &Preview, request: &ResolveRequest) -> Resolution {
+    let reason = &request.reason;
+    match (preview.apply)(reason.clone(), request.extra.clone()).await {
+        Ok(result) => {
+            let ok = !result.is_error;
+            session.consume(preview, EventKind::Applied, reason, &result.text, ok);
+            let details = details_for(preview, request, result.details.clone());
+            Resolution::from_handler(Ok(result), Some(details))
+        }
+        Err(error) => {
+            let text = failure_text(error, texts::apply_failed);
+            session.requeue_after_failure(preview, reason, &text);
+            let details = details_for(preview, request, None);
+            Resolution::failed(Error::CallbackFailed(text), Some(details))
+        }
+    }
+}
+
+async fn discard(session: &Session, preview: &Preview, request: &ResolveRequest) -> Resolution {
+    let reason = &request.reason;
+    let outcome = match &preview.reject {
+        Some(reject) => reject(reason.clone(), request.extra.clone()).await,
+        None => Ok(None),
+    };
+    match outcome {
+        Ok(result) => {
+            let result =
+                result.unwrap_or_else(|| ToolResult::ok(texts::discarded(&preview.label, reason)));
+            session.consume(
+                preview,
+                EventKind::Discarded,
+                reason,
+                &result.text,
+                !result.is_error,
+            );
+            let details = details_for(preview, request, result.details.clone());
+            Resolution::from_handler(Ok(result), Some(details))
+        }
+        Err(error) => {
+            let text = failure_text(error, texts::reject_failed);
+            session.keep_after_failure(preview, reason, &text);
+            let details = details_for(preview, request, None);
+            Resolution::failed(Error::CallbackFailed(text), Some(details))
+        }
+    }
+}
+
+/// Calls the in-flight directive's invoker with this request.
+fn invoke_queue(
+    invoker: QueueInvoker,
+    tool_name: String,
+    request: ResolveRequest,
+) -> BoxFuture<Resolution> {
+    Box::pin(async move {
+        let details = Details {
+            action: request.action,
+            reason: request.reason.clone(),
+            extra: request.extra.clone(),
+            source_tool_name: tool_name.clone(),
+            label: tool_name,
+            source_result_details: None,
+        };
+        let result = invoker(request).await;
+        let source = result
+            .as_ref()
+            .ok()
+            .and_then(|result| result.details.clone());
+        Resolution::from_handler(
+            result,
+            Some(Details {
+                source_result_details: source,
+                ..details
+            }),
+        )
+    })
+}
+
+/// The work for a resolve/reject: queue invoker first, then the head of the
+/// pending stack. `None` when neither can dispatch.
+fn queue_or_pending(session: &Session, request: ResolveRequest) -> Option<BoxFuture<Resolution>> {
+    if let Some(invoker) = session.take_queue_invoker() {
+        let tool_name = session.hard_tool().unwrap_or_default();
+        return Some(invoke_queue(invoker, tool_name, request));
+    }
+    let preview = session.claim_head()?;
+    Some(Box::pin(invoke(session.clone(), preview, request)))
+}
+
+/// The "nothing pending" answer of a device, with the propose hint while
+/// a plan handler is set.
+fn nothing_pending(session: &Session, device: Device) -> Resolution {
+    let hint = if session.plan_mode() {
+        texts::propose_hint(&session.mount_dir())
+    } else {
+        String::new()
+    };
+    match device {
+        Device::Resolve => Resolution::failed(
+            Error::NothingToResolve(format!("{}{hint}", texts::NOTHING_TO_RESOLVE)),
+            None,
+        ),
+        _ => Resolution::ok(format!("{}{hint}", texts::NOTHING_TO_REJECT), None),
+    }
+}
+
+fn propose(session: &Session, body: &str) -> Result<BoxFuture<Resolution>, Resolution> {
+    let Some(handler) = session.plan_proposal_handler() else {
+        let dir = session.mount_dir();
+        return Err(Resolution::failed(
+            Error::NotInPlanMode(texts::not_in_plan_mode(&dir)),
+            None,
+        ));
+    };
+    let proposal = proposal_from_body(body).map_err(|error| Resolution::failed(error, None))?;
+    Ok(Box::pin(async move {
+        Resolution::from_handler(handler(proposal).await, None)
+    }))
+}
+
+/// Writes `text` to a device: resolve/reject consult the queue invoker, then
+/// the head of the pending stack (never the standing handler); propose
+/// consults only the plan proposal handler.
+pub async fn dispatch_resolution_device(
+    session: &Session,
+    device: Device,
+    text: &str,
+) -> Resolution {
+    dispatch_resolution_device_until(session, device, text, None).await
+}
+
+/// [`dispatch_resolution_device`], also giving up when `cancel` fires.
+pub async fn dispatch_resolution_device_until(
+    session: &Session,
+    device: Device,
+    text: &str,
+    cancel: Option<Cancel>,
+) -> Resolution {
+    let reason = text.trim();
+    let work = match device {
+        Device::Resolve => queue_or_pending(session, ResolveRequest::apply(reason)),
+        Device::Reject => queue_or_pending(session, ResolveRequest::discard(reason)),
+        Device::Propose => match propose(session, reason) {
+            Ok(work) => Some(work),
+            Err(refused) => return refused,
+        },
+    };
+    match work {
+        Some(work) => race(session, work, cancel).await,
+        None => nothing_pending(session, device),
+    }
+}
+
+/// Decides one pending preview by id, head or not. `ENOENT` if the id is
+/// not pending (already decided, or being decided right now).
+pub async fn decide_pending(
+    session: &Session,
+    id: &str,
+    request: ResolveRequest,
+    cancel: Option<Cancel>,
+) -> Resolution {
+    let Some(preview) = session.claim(id) else {
+        let text = format!("No pending action with id {id}; it was already decided or withdrawn.");
+        return Resolution::failed(Error::NothingToResolve(text), None);
+    };
+    race(
+        session,
+        Box::pin(invoke(session.clone(), preview, request)),
+        cancel,
+    )
+    .await
+}
+
+/// The resolve tool: queue invoker, then the head of the pending stack,
+/// then the standing resolve handler.
+pub async fn run_resolve_tool(session: &Session, request: ResolveRequest) -> Resolution {
+    let action = request.action;
+    if let Some(work) = queue_or_pending(session, request.clone()) {
+        return race(session, work, None).await;
+    }
+    if let Some(handler) = session.standing_handler() {
+        let work = invoke_queue(handler, "resolve".to_string(), request);
+        return race(session, work, None).await;
+    }
+    match action {
+        Action::Apply => Resolution::failed(
+            Error::NothingToResolve(texts::NOTHING_TO_RESOLVE.into()),
+            None,
+        ),
+        Action::Discard => Resolution::ok(texts::NOTHING_TO_DISCARD, None),
+    }
+}
+
+/// Runs one pending preview's invoker with this request (the core of every
+/// dispatch): claims it, runs its callback, and records the outcome. Same as
+/// [`decide_pending`] without a cancel signal.
+pub async fn run_resolve_invocation(
+    session: &Session,
+    id: &str,
+    request: ResolveRequest,
+) -> Resolution {
+    decide_pending(session, id, request, None).await
+}

@@ -1,0 +1,171 @@
+//! One error type for every failure a user of xdev can see.
+//!
+//! Each variant's `Display` is the exact text of SPEC section 3 (or the
+//! message the failure carries), and [`Error::errno`] is the SPEC section 4
+//! table: the mount turns an error into a `write(2)` result through this one
+//! method and nowhere else.
+
+use thiserror::Error;
+
+/// Everything that can go wrong when finalizing a preview or writing a device.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum Error {
+    /// `resolve` (device or tool) found nothing pending.
+    #[error("{0}")]
+    NothingToResolve(String),
+    /// `propose` while no plan proposal handler is set.
+    #[error("{0}")]
+    NotInPlanMode(String),
+    /// A plan title that fails the plan-title rules.
+    #[error("{0}")]
+    InvalidPlanTitle(String),
+    /// The named plan file does not exist.
+    #[error("{0}")]
+    PlanNotFound(String),
+    /// An apply or reject callback failed (already formatted, e.g.
+    /// `Apply failed: <message>`).
+    #[error("{0}")]
+    CallbackFailed(String),
+    /// The apply callback returned an error result; the preview was consumed.
+    #[error("{0}")]
+    ErrorResult(String),
+    /// A device body that is not UTF-8.
+    #[error("The message must be UTF-8 text.")]
+    NotUtf8,
+    /// A device body over the 64 KiB limit.
+    #[error("The message is longer than {limit} bytes.")]
+    MessageTooLong {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// A second message on one open descriptor.
+    #[error("This descriptor already dispatched its message; open the device again.")]
+    AlreadyDispatched,
+    /// The dispatch was raced against an abort signal and lost.
+    #[error("Aborted: {0}")]
+    Aborted(String),
+    /// The writer got a signal while waiting for the handler.
+    #[error("Interrupted: the writer received a signal while waiting.")]
+    Interrupted,
+    /// `propose` while another plan is under review.
+    #[error("{0}")]
+    Busy(String),
+    /// A handler deadline passed.
+    #[error("{0}")]
+    TimedOut(String),
+    /// The caller may not do this.
+    #[error("{0}")]
+    PermissionDenied(String),
+}
+
+impl Error {
+    /// The errno the mount answers a device `write(2)` with (SPEC section 4).
+    pub fn errno(&self) -> i32 {
+        match self {
+            Error::NothingToResolve(_) | Error::PlanNotFound(_) => libc::ENOENT,
+            Error::NotInPlanMode(_) => libc::EPERM,
+            Error::InvalidPlanTitle(_) | Error::NotUtf8 => libc::EINVAL,
+            Error::CallbackFailed(_) | Error::ErrorResult(_) => libc::EIO,
+            Error::MessageTooLong { .. } => libc::EMSGSIZE,
+            Error::AlreadyDispatched => libc::EALREADY,
+            Error::Aborted(_) => libc::ECANCELED,
+            Error::Interrupted => libc::EINTR,
+            Error::Busy(_) => libc::EBUSY,
+            Error::TimedOut(_) => libc::ETIMEDOUT,
+            Error::PermissionDenied(_) => libc::EACCES,
+        }
+    }
+
+    /// The symbolic name of [`Error::errno`], for journals and CLI messages.
+    pub fn errno_name(&self) -> &'static str {
+        errno_name(self.errno())
+    }
+}
+
+/// The symbolic name of an errno this crate uses (`"EIO"`), or `"E?"`.
+pub fn errno_name(errno: i32) -> &'static str {
+    match errno {
+        libc::ENOENT => "ENOENT",
+        libc::EPERM => "EPERM",
+        libc::EINVAL => "EINVAL",
+        libc::EIO => "EIO",
+        libc::EMSGSIZE => "EMSGSIZE",
+        libc::EALREADY => "EALREADY",
+        libc::ECANCELED => "ECANCELED",
+        libc::EINTR => "EINTR",
+        libc::EBUSY => "EBUSY",
+        libc::ETIMEDOUT => "ETIMEDOUT",
+        libc::EACCES => "EACCES",
+        _ => "E?",
+    }
+}
+
+/// How an apply or reject callback failed.
+///
+/// A [`CallbackError::Tool`] is already phrased for the user and passes
+/// through unchanged; any other failure is reported as
+/// `Apply failed: <message>`.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum CallbackError {
+    /// A tool error whose message is shown as is.
+    #[error("{0}")]
+    Tool(String),
+    /// Any other failure (I/O, a crashed command, ...).
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<std::io::Error> for CallbackError {
+    fn from(err: std::io::Error) -> Self {
+        CallbackError::Failed(err.to_string())
+    }
+}
+
+impl From<String> for CallbackError {
+    fn from(message: String) -> Self {
+        CallbackError::Failed(message)
+    }
+}
+
+impl From<&str> for CallbackError {
+    fn from(message: &str) -> Self {
+        CallbackError::Failed(message.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_error_maps_to_the_spec_errno() {
+        let table = [
+            (Error::NothingToResolve(String::new()), libc::ENOENT),
+            (Error::PlanNotFound(String::new()), libc::ENOENT),
+            (Error::NotInPlanMode(String::new()), libc::EPERM),
+            (Error::InvalidPlanTitle(String::new()), libc::EINVAL),
+            (Error::NotUtf8, libc::EINVAL),
+            (Error::CallbackFailed(String::new()), libc::EIO),
+            (Error::ErrorResult(String::new()), libc::EIO),
+            (Error::MessageTooLong { limit: 1 }, libc::EMSGSIZE),
+            (Error::AlreadyDispatched, libc::EALREADY),
+            (Error::Aborted(String::new()), libc::ECANCELED),
+            (Error::Interrupted, libc::EINTR),
+            (Error::Busy(String::new()), libc::EBUSY),
+            (Error::TimedOut(String::new()), libc::ETIMEDOUT),
+            (Error::PermissionDenied(String::new()), libc::EACCES),
+        ];
+        for (error, errno) in table {
+            assert_eq!(error.errno(), errno, "{error:?}");
+            assert_ne!(error.errno_name(), "E?", "{error:?}");
+        }
+    }
+
+    #[test]
+    fn aborted_text_names_the_reason() {
+        assert_eq!(
+            Error::Aborted("daemon shutdown".into()).to_string(),
+            "Aborted: daemon shutdown"
+        );
+    }
+}

@@ -1,0 +1,57 @@
+//! # xdev
+//!
+//! A FUSE device layer that lets anything on a Linux machine finalize an AI
+//! coding agent's staged work by writing a file. An agent harness owns a
+//! [`Session`], stages previews with apply/reject callbacks, and mounts the
+//! devices; `echo "tests pass" > /xdev/resolve` then applies the newest
+//! pending preview and the handler's answer is the result of that `write(2)`.
+//!
+//! The session queue works without FUSE:
+//!
+//! ```
+//! use xdev::{apply_fn, dispatch_resolution_device, Device, Session, ToolResult};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let session = Session::new();
+//! let id = session.queue_resolve_handler(
+//!     "edit src/main.rs",
+//!     "edit",
+//!     apply_fn(|reason, _extra| async move { Ok(ToolResult::ok(format!("applied: {reason}"))) }),
+//!     None,
+//! );
+//! assert_eq!(id.rsplit_once(':').map(|(kind, _)| kind), Some("pending-action:edit"));
+//!
+//! let answer = dispatch_resolution_device(&session, Device::Resolve, "tests pass\n").await;
+//! assert_eq!(answer.text, "applied: tests pass");
+//! assert_eq!(session.pending_count(), 0);
+//! # }
+//! ```
+
+pub mod directive;
+pub mod dispatch;
+pub mod error;
+pub mod plan;
+pub mod session;
+pub mod texts;
+
+pub use directive::{
+    ModelCallPlan, SoftRequirement, SoftRequirementTracker, ToolCall, ToolChoiceDirective,
+    TurnVerdict,
+};
+pub use dispatch::{
+    decide_pending, dispatch_resolution_device, dispatch_resolution_device_until,
+    run_resolve_invocation, run_resolve_tool, Action, Cancel, Details, Device, Resolution,
+    ResolveRequest,
+};
+pub use error::{CallbackError, Error};
+pub use plan::{plan_handler, PlanHandler, PlanProposal, PlanTitle};
+pub use session::directives::{
+    queue_invoker, Directive, DirectiveId, QueueInvoker, RejectAction, RejectReason, ToolChoice,
+    TurnEnd,
+};
+pub use session::events::{Event, EventKind, EventStream};
+pub use session::preview::{
+    apply_fn, reject_fn, ApplyFn, BoxFuture, PreviewInfo, RejectFn, ToolResult, CUSTOM_TOOL,
+};
+pub use session::{Session, StandingHandler, DEFAULT_MOUNT_DIR};

@@ -1,0 +1,437 @@
+//! The session: pending previews, hard directives, handler slots, events and
+//! the abort signal of one agent session. Knows nothing of FUSE.
+
+mod abort;
+pub mod directives;
+pub mod events;
+mod pending;
+pub mod preview;
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use parking_lot::{Mutex, RwLock};
+
+use crate::plan::PlanHandler;
+use abort::{AbortSignal, AbortWaiter};
+use directives::{Directive, DirectiveId, DirectiveQueue, QueueInvoker, ToolChoice, TurnEnd};
+use events::{Event, EventKind, EventStream, Subscribers};
+use pending::PendingStack;
+use preview::{next_preview_id, ApplyFn, Preview, PreviewInfo, RejectFn, CUSTOM_TOOL};
+
+/// The handler a mode installs for the whole session; the resolve *tool*
+/// falls back to it when nothing is pending.
+pub type StandingHandler = QueueInvoker;
+
+/// The default mount point named in user-facing texts.
+pub const DEFAULT_MOUNT_DIR: &str = "/xdev";
+
+/// Everything behind the session's one lock.
+#[derive(Default)]
+struct State {
+    pending: PendingStack,
+    directives: DirectiveQueue,
+    standing: Option<StandingHandler>,
+    plan_handler: Option<PlanHandler>,
+    subscribers: Subscribers,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    abort: AbortSignal,
+    mount_dir: RwLock<String>,
+}
+
+/// One agent session's queue. Cheap to clone; every clone is the same
+/// session, usable from any thread or tokio task.
+#[derive(Clone)]
+pub struct Session {
+    shared: Arc<Shared>,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session::new()
+    }
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.shared.state.lock();
+        f.debug_struct("Session")
+            .field("pending", &state.pending.waiting())
+            .field("in_progress", &state.pending.in_progress())
+            .field("directives", &state.directives.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds an event about `preview`.
+fn event(
+    kind: EventKind,
+    preview: &Preview,
+    reason: Option<&str>,
+    text: Option<&str>,
+    ok: bool,
+) -> Event {
+    Event {
+        kind,
+        id: preview.id.to_string(),
+        label: preview.label.clone(),
+        source_tool: preview.source_tool.clone(),
+        reason: reason.map(str::to_string),
+        text: text.map(str::to_string),
+        ok,
+        time: SystemTime::now(),
+    }
+}
+
+impl Session {
+    /// A new, empty session whose texts name the default mount point `/xdev`.
+    pub fn new() -> Self {
+        Session {
+            shared: Arc::new(Shared {
+                state: Mutex::new(State::default()),
+                abort: AbortSignal::default(),
+                mount_dir: RwLock::new(DEFAULT_MOUNT_DIR.to_string()),
+            }),
+        }
+    }
+
+    /// The mount point named in texts (as the user gave it).
+    pub fn mount_dir(&self) -> String {
+        self.shared.mount_dir.read().clone()
+    }
+
+    /// Sets the mount point named in texts.
+    pub fn set_mount_dir(&self, dir: impl Into<String>) {
+        *self.shared.mount_dir.write() = dir.into();
+    }
+
+    // ----- staging -------------------------------------------------------
+
+    /// Stages a preview at the head of the stack and returns its id
+    /// `pending-action:<source_tool>:<seq>`. Staging never applies anything.
+    pub fn queue_resolve_handler(
+        &self,
+        label: impl Into<String>,
+        source_tool: impl Into<String>,
+        apply: ApplyFn,
+        reject: Option<RejectFn>,
+    ) -> String {
+        let source_tool = source_tool.into();
+        let id = next_preview_id(&source_tool);
+        self.register_pending(&id, label, source_tool, apply, reject);
+        id
+    }
+
+    /// Stages a custom tool's preview (source tool `custom_tool` unless
+    /// given). The custom tool's own result details are not forwarded.
+    pub fn push_pending_action(
+        &self,
+        label: impl Into<String>,
+        apply: ApplyFn,
+        reject: Option<RejectFn>,
+        source_tool: Option<&str>,
+    ) -> String {
+        let apply: ApplyFn = Arc::new(move |reason, extra| {
+            let applying = apply(reason, extra);
+            Box::pin(async move {
+                applying.await.map(|mut result| {
+                    result.details = None;
+                    result
+                })
+            })
+        });
+        let reject = reject.map(|reject| -> RejectFn {
+            Arc::new(move |reason, extra| {
+                let rejecting = reject(reason, extra);
+                Box::pin(async move {
+                    rejecting.await.map(|result| {
+                        result.map(|mut result| {
+                            result.details = None;
+                            result
+                        })
+                    })
+                })
+            })
+        });
+        self.queue_resolve_handler(label, source_tool.unwrap_or(CUSTOM_TOOL), apply, reject)
+    }
+
+    /// Registers an invoker under an explicit id. An id already pending
+    /// moves to the head with the new callbacks.
+    pub fn register_pending(
+        &self,
+        id: &str,
+        label: impl Into<String>,
+        source_tool: impl Into<String>,
+        apply: ApplyFn,
+        reject: Option<RejectFn>,
+    ) {
+        let preview = Arc::new(Preview {
+            id: Arc::from(id),
+            label: label.into(),
+            source_tool: source_tool.into(),
+            apply,
+            reject,
+        });
+        let mut state = self.shared.state.lock();
+        state.pending.register(Arc::clone(&preview));
+        state
+            .subscribers
+            .publish(event(EventKind::Staged, &preview, None, None, true));
+    }
+
+    /// Moves a pending id to the head. False if it is not pending.
+    pub fn restage(&self, id: &str) -> bool {
+        let mut state = self.shared.state.lock();
+        let Some(preview) = state.pending.get(id).cloned() else {
+            return false;
+        };
+        state.pending.register(Arc::clone(&preview));
+        state
+            .subscribers
+            .publish(event(EventKind::Staged, &preview, None, None, true));
+        true
+    }
+
+    /// Removes a pending preview by id without deciding it, as its producer
+    /// does when it goes away. False if it was not pending.
+    pub fn withdraw(&self, id: &str, why: &str) -> bool {
+        let mut state = self.shared.state.lock();
+        let Some(preview) = state.pending.remove(id) else {
+            return false;
+        };
+        state
+            .subscribers
+            .publish(event(EventKind::Withdrawn, &preview, Some(why), None, true));
+        true
+    }
+
+    // ----- reading the stack --------------------------------------------
+
+    /// The newest preview waiting to be decided.
+    pub fn pending_head(&self) -> Option<PreviewInfo> {
+        let state = self.shared.state.lock();
+        state
+            .pending
+            .head()
+            .map(|preview| PreviewInfo::from(&**preview))
+    }
+
+    /// Every preview waiting to be decided, head first.
+    pub fn pending(&self) -> Vec<PreviewInfo> {
+        let state = self.shared.state.lock();
+        state
+            .pending
+            .iter_head_first()
+            .map(|preview| PreviewInfo::from(&**preview))
+            .collect()
+    }
+
+    /// How many previews wait to be decided (not counting ones being applied
+    /// or discarded right now).
+    pub fn pending_count(&self) -> usize {
+        self.shared.state.lock().pending.waiting()
+    }
+
+    /// How many previews are being applied or discarded right now.
+    pub fn in_progress_count(&self) -> usize {
+        self.shared.state.lock().pending.in_progress()
+    }
+
+    /// Whether this id is still staged (waiting or in progress).
+    pub fn is_pending(&self, id: &str) -> bool {
+        self.shared.state.lock().pending.get(id).is_some()
+    }
+
+    // ----- claims, used by dispatch -------------------------------------
+
+    pub(crate) fn claim_head(&self) -> Option<Arc<Preview>> {
+        self.shared.state.lock().pending.claim_head()
+    }
+
+    pub(crate) fn claim(&self, id: &str) -> Option<Arc<Preview>> {
+        self.shared.state.lock().pending.claim(id)
+    }
+
+    /// A decided preview leaves the stack; the event says how.
+    pub(crate) fn consume(
+        &self,
+        preview: &Preview,
+        kind: EventKind,
+        reason: &str,
+        text: &str,
+        ok: bool,
+    ) {
+        let mut state = self.shared.state.lock();
+        if state.pending.remove(&preview.id).is_some() {
+            state
+                .subscribers
+                .publish(event(kind, preview, Some(reason), Some(text), ok));
+        }
+    }
+
+    /// A failed apply: the same invoker goes back to the head, unclaimed.
+    pub(crate) fn requeue_after_failure(&self, preview: &Preview, reason: &str, text: &str) {
+        let mut state = self.shared.state.lock();
+        state.subscribers.publish(event(
+            EventKind::Failed,
+            preview,
+            Some(reason),
+            Some(text),
+            false,
+        ));
+        if state.pending.requeue_at_head(&preview.id) {
+            state.subscribers.publish(event(
+                EventKind::Requeued,
+                preview,
+                Some(reason),
+                Some(text),
+                false,
+            ));
+        }
+    }
+
+    /// A failed reject: the preview stays pending where it stood.
+    pub(crate) fn keep_after_failure(&self, preview: &Preview, reason: &str, text: &str) {
+        let mut state = self.shared.state.lock();
+        state.subscribers.publish(event(
+            EventKind::Failed,
+            preview,
+            Some(reason),
+            Some(text),
+            false,
+        ));
+        state.pending.unclaim(&preview.id);
+    }
+
+    // ----- directives ----------------------------------------------------
+
+    /// Queues a hard directive behind the ones already queued.
+    pub fn enqueue_directive(&self, directive: Directive) -> DirectiveId {
+        self.shared.state.lock().directives.enqueue(directive)
+    }
+
+    /// Removes a directive (rejecting its in-flight choice `removed`).
+    pub fn remove_directive(&self, id: DirectiveId) -> bool {
+        self.shared.state.lock().directives.remove(id)
+    }
+
+    /// Serves the next hard tool choice for this turn (or returns the one
+    /// already in flight).
+    pub fn serve_tool_choice(&self) -> Option<ToolChoice> {
+        self.shared.state.lock().directives.serve()
+    }
+
+    /// Ends the in-flight choice's turn; returns the reject reason if it
+    /// was rejected (including `not_invoked`).
+    pub fn finish_turn(&self, end: TurnEnd) -> Option<directives::RejectReason> {
+        self.shared.state.lock().directives.finish(end)
+    }
+
+    /// Drops every directive, rejecting the in-flight one `cleared`.
+    pub fn clear_directives(&self) {
+        self.shared.state.lock().directives.clear();
+    }
+
+    pub(crate) fn hard_tool(&self) -> Option<String> {
+        self.shared
+            .state
+            .lock()
+            .directives
+            .peek_tool()
+            .map(str::to_string)
+    }
+
+    pub(crate) fn take_queue_invoker(&self) -> Option<QueueInvoker> {
+        self.shared.state.lock().directives.take_invoker()
+    }
+
+    // ----- handler slots -------------------------------------------------
+
+    /// Installs the standing resolve handler (used only by the resolve tool).
+    pub fn set_standing_resolve_handler(&self, handler: StandingHandler) {
+        self.shared.state.lock().standing = Some(handler);
+    }
+
+    /// Removes the standing resolve handler.
+    pub fn clear_standing_resolve_handler(&self) {
+        self.shared.state.lock().standing = None;
+    }
+
+    pub(crate) fn standing_handler(&self) -> Option<StandingHandler> {
+        self.shared.state.lock().standing.clone()
+    }
+
+    /// Enters plan mode with this proposal handler (replacing any other).
+    pub fn set_plan_proposal_handler(&self, handler: PlanHandler) {
+        self.shared.state.lock().plan_handler = Some(handler);
+    }
+
+    /// Leaves plan mode.
+    pub fn clear_plan_proposal_handler(&self) {
+        self.shared.state.lock().plan_handler = None;
+    }
+
+    /// The plan proposal handler, if plan mode is on.
+    pub fn plan_proposal_handler(&self) -> Option<PlanHandler> {
+        self.shared.state.lock().plan_handler.clone()
+    }
+
+    /// Whether plan mode is on (a plan proposal handler is set).
+    pub fn plan_mode(&self) -> bool {
+        self.shared.state.lock().plan_handler.is_some()
+    }
+
+    // ----- boundaries, abort, events ------------------------------------
+
+    /// Starts a new session: clears every pending preview and directive.
+    pub fn new_session(&self) {
+        self.clear_all();
+    }
+
+    /// Switches to another session: clears every pending preview and directive.
+    pub fn switch_session(&self) {
+        self.clear_all();
+    }
+
+    /// Branches the session: clears every pending preview and directive.
+    pub fn branch_session(&self) {
+        self.clear_all();
+    }
+
+    /// Clears every pending preview (not the directives).
+    pub fn clear_pending(&self) {
+        let mut state = self.shared.state.lock();
+        let State {
+            pending,
+            subscribers,
+            ..
+        } = &mut *state;
+        for preview in pending.clear() {
+            subscribers.publish(event(EventKind::Cleared, &preview, None, None, true));
+        }
+    }
+
+    fn clear_all(&self) {
+        self.clear_pending();
+        self.clear_directives();
+    }
+
+    /// Aborts every dispatch waiting right now: each returns
+    /// `Aborted: <why>` at once while its callback runs on.
+    pub fn abort(&self, why: &str) {
+        self.shared.abort.abort(why);
+    }
+
+    pub(crate) fn abort_waiter(&self) -> AbortWaiter {
+        self.shared.abort.waiter()
+    }
+
+    /// Subscribes to every event from now on.
+    pub fn subscribe(&self) -> EventStream {
+        self.shared.state.lock().subscribers.subscribe()
+    }
+}

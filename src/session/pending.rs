@@ -1,0 +1,147 @@
+//! The pending-preview stack: newest first, with claims for exactly-once dispatch.
+//!
+//! Every preview gets a *stamp* from a counter that only grows; the head is the
+//! unclaimed preview with the largest stamp. An ordered map from stamp to id
+//! finds it without scanning, and a hash map from id finds any preview for
+//! per-item decisions. A claimed preview leaves the ordered map (so concurrent
+//! dispatches skip it) but keeps its stamp, so a failed reject can put it back
+//! exactly where it was.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use crate::session::preview::Preview;
+
+/// One preview in the stack and where it stands.
+struct Slot {
+    stamp: u64,
+    preview: Arc<Preview>,
+    claimed: bool,
+}
+
+/// The stack of pending previews of one session.
+#[derive(Default)]
+pub(crate) struct PendingStack {
+    order: BTreeMap<u64, Arc<str>>,
+    slots: HashMap<Arc<str>, Slot>,
+    next_stamp: u64,
+}
+
+impl PendingStack {
+    fn stamp(&mut self) -> u64 {
+        self.next_stamp += 1;
+        self.next_stamp
+    }
+
+    /// Puts `preview` at the head; an id already present (claimed or not)
+    /// moves to the head, unclaimed.
+    pub(crate) fn register(&mut self, preview: Arc<Preview>) {
+        let stamp = self.stamp();
+        let id: Arc<str> = Arc::clone(&preview.id);
+        if let Some(old) = self.slots.remove(&id) {
+            self.order.remove(&old.stamp);
+        }
+        self.order.insert(stamp, Arc::clone(&id));
+        self.slots.insert(
+            id,
+            Slot {
+                stamp,
+                preview,
+                claimed: false,
+            },
+        );
+    }
+
+    /// Claims the newest unclaimed preview, if any.
+    pub(crate) fn claim_head(&mut self) -> Option<Arc<Preview>> {
+        let (_, id) = self.order.pop_last()?;
+        let slot = self.slots.get_mut(&id)?;
+        slot.claimed = true;
+        Some(Arc::clone(&slot.preview))
+    }
+
+    /// Claims the preview with this id, if it is pending and unclaimed.
+    pub(crate) fn claim(&mut self, id: &str) -> Option<Arc<Preview>> {
+        let slot = self.slots.get_mut(id).filter(|slot| !slot.claimed)?;
+        slot.claimed = true;
+        self.order.remove(&slot.stamp);
+        Some(Arc::clone(&slot.preview))
+    }
+
+    /// Returns a claimed preview to where it stood. Does nothing if the id
+    /// is gone (a session boundary cleared it meanwhile).
+    pub(crate) fn unclaim(&mut self, id: &str) {
+        if let Some(slot) = self.slots.get_mut(id).filter(|slot| slot.claimed) {
+            slot.claimed = false;
+            self.order.insert(slot.stamp, Arc::clone(&slot.preview.id));
+        }
+    }
+
+    /// Re-registers a claimed preview at the head, unclaimed. Returns false
+    /// (and does nothing) if the id is gone, so a preview cleared by a session
+    /// boundary never comes back.
+    pub(crate) fn requeue_at_head(&mut self, id: &str) -> bool {
+        let Some(preview) = self.slots.get(id).map(|slot| Arc::clone(&slot.preview)) else {
+            return false;
+        };
+        self.register(preview);
+        true
+    }
+
+    /// Removes a preview by id, claimed or not.
+    pub(crate) fn remove(&mut self, id: &str) -> Option<Arc<Preview>> {
+        let slot = self.slots.remove(id)?;
+        if !slot.claimed {
+            self.order.remove(&slot.stamp);
+        }
+        Some(slot.preview)
+    }
+
+    /// Removes every preview, head first among the unclaimed ones.
+    pub(crate) fn clear(&mut self) -> Vec<Arc<Preview>> {
+        let mut cleared: Vec<Arc<Preview>> = self
+            .order
+            .values()
+            .rev()
+            .filter_map(|id| self.slots.get(id).map(|slot| Arc::clone(&slot.preview)))
+            .collect();
+        cleared.extend(
+            self.slots
+                .values()
+                .filter(|slot| slot.claimed)
+                .map(|slot| Arc::clone(&slot.preview)),
+        );
+        self.order.clear();
+        self.slots.clear();
+        cleared
+    }
+
+    /// The newest unclaimed preview.
+    pub(crate) fn head(&self) -> Option<&Arc<Preview>> {
+        let (_, id) = self.order.last_key_value()?;
+        self.slots.get(id).map(|slot| &slot.preview)
+    }
+
+    /// Looks a preview up by id, claimed or not.
+    pub(crate) fn get(&self, id: &str) -> Option<&Arc<Preview>> {
+        self.slots.get(id).map(|slot| &slot.preview)
+    }
+
+    /// Unclaimed previews, head first.
+    pub(crate) fn iter_head_first(&self) -> impl Iterator<Item = &Arc<Preview>> {
+        self.order
+            .values()
+            .rev()
+            .filter_map(|id| self.slots.get(id).map(|slot| &slot.preview))
+    }
+
+    /// Previews waiting to be decided (not claimed).
+    pub(crate) fn waiting(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Previews being applied or discarded right now.
+    pub(crate) fn in_progress(&self) -> usize {
+        self.slots.len() - self.order.len()
+    }
+}

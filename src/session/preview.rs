@@ -1,0 +1,139 @@
+//! A staged preview and the callbacks that finalize it.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::error::CallbackError;
+
+/// A boxed, sendable future, the shape of every callback's answer.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// What a callback (or any handler) answers: text for the user, optional
+/// structured details, and whether it is an error result.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolResult {
+    /// The text shown to the user (and read back from the mount).
+    pub text: String,
+    /// The callback's own structured details, if any.
+    pub details: Option<Value>,
+    /// An error *result*: the call ran and reports a failure (a stale
+    /// preview, say). For an apply, the preview is still consumed.
+    pub is_error: bool,
+}
+
+impl ToolResult {
+    /// A successful result with this text.
+    pub fn ok(text: impl Into<String>) -> Self {
+        ToolResult {
+            text: text.into(),
+            ..ToolResult::default()
+        }
+    }
+
+    /// An error result with this text.
+    pub fn error(text: impl Into<String>) -> Self {
+        ToolResult {
+            text: text.into(),
+            details: None,
+            is_error: true,
+        }
+    }
+
+    /// The same result carrying these details.
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+}
+
+/// Applies a preview: `(reason, extra)`. `Err` means the apply failed and
+/// the preview stays pending; `Ok` with an error result consumes it.
+pub type ApplyFn = Arc<
+    dyn Fn(String, Option<Value>) -> BoxFuture<Result<ToolResult, CallbackError>> + Send + Sync,
+>;
+
+/// Discards a preview: `(reason, extra)`. `Ok(None)` means "use the default
+/// discard text"; `Err` leaves the preview pending.
+pub type RejectFn = Arc<
+    dyn Fn(String, Option<Value>) -> BoxFuture<Result<Option<ToolResult>, CallbackError>>
+        + Send
+        + Sync,
+>;
+
+/// Wraps an async closure as an [`ApplyFn`].
+pub fn apply_fn<F, Fut>(f: F) -> ApplyFn
+where
+    F: Fn(String, Option<Value>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ToolResult, CallbackError>> + Send + 'static,
+{
+    Arc::new(move |reason, extra| Box::pin(f(reason, extra)))
+}
+
+/// Wraps an async closure as a [`RejectFn`].
+pub fn reject_fn<F, Fut>(f: F) -> RejectFn
+where
+    F: Fn(String, Option<Value>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Option<ToolResult>, CallbackError>> + Send + 'static,
+{
+    Arc::new(move |reason, extra| Box::pin(f(reason, extra)))
+}
+
+/// The source tool name used for custom tools.
+pub const CUSTOM_TOOL: &str = "custom_tool";
+
+/// The process-wide sequence behind preview ids: starts at 0, never reused.
+static NEXT_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// Builds a fresh id `pending-action:<sourceTool>:<seq>`.
+pub(crate) fn next_preview_id(source_tool: &str) -> String {
+    let seq = NEXT_SEQ.fetch_add(1, Ordering::Relaxed);
+    format!("pending-action:{source_tool}:{seq}")
+}
+
+/// A staged preview: what it is, and how to apply or discard it.
+pub struct Preview {
+    /// `pending-action:<sourceTool>:<seq>`.
+    pub id: Arc<str>,
+    /// A short human description ("edit src/main.rs").
+    pub label: String,
+    /// The tool that staged it.
+    pub source_tool: String,
+    pub(crate) apply: ApplyFn,
+    pub(crate) reject: Option<RejectFn>,
+}
+
+impl std::fmt::Debug for Preview {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Preview")
+            .field("id", &self.id)
+            .field("label", &self.label)
+            .field("source_tool", &self.source_tool)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A read-only view of one pending preview, for status and listings.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreviewInfo {
+    /// The preview's id.
+    pub id: String,
+    /// Its label.
+    pub label: String,
+    /// The tool that staged it.
+    pub source_tool: String,
+}
+
+impl From<&Preview> for PreviewInfo {
+    fn from(preview: &Preview) -> Self {
+        PreviewInfo {
+            id: preview.id.to_string(),
+            label: preview.label.clone(),
+            source_tool: preview.source_tool.clone(),
+        }
+    }
+}
