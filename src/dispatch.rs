@@ -5,7 +5,9 @@
 //! waiting (an abort, a writer's signal) never cancels it: the preview's
 //! eventual outcome (consumed, or requeued after a failure) is still recorded.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::task::Poll;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -167,23 +169,50 @@ impl Device {
 /// error (a writer's signal, a deadline). The handler itself keeps running.
 pub type Cancel = BoxFuture<Error>;
 
-/// Runs `work` in its own task and waits for it, unless the session aborts
-/// or `cancel` fires first.
+/// Work that must run to completion even if its caller stops waiting: if
+/// dropped unfinished, it is moved onto the tokio runtime to finish there.
+struct Detached(Option<BoxFuture<Resolution>>);
+
+impl Drop for Detached {
+    fn drop(&mut self) {
+        let Some(work) = self.0.take() else { return };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn(work)),
+            Err(_) => {
+                tracing::error!("a preview callback was dropped unfinished outside a tokio runtime")
+            }
+        }
+    }
+}
+
+/// Drives `work` until it finishes, unless the session aborts or `cancel`
+/// fires first; then the caller gets the abort at once and `work` runs on
+/// in the background. Polling `work` here (rather than spawning it up front)
+/// lets a callback that finishes at once answer with no thread hop.
 async fn race(
     session: &Session,
     work: BoxFuture<Resolution>,
     cancel: Option<Cancel>,
 ) -> Resolution {
-    let aborted = session.abort_waiter().aborted();
-    let cancel = cancel.unwrap_or_else(|| Box::pin(std::future::pending()));
-    let task = tokio::spawn(work);
-    tokio::select! {
-        joined = task => joined.unwrap_or_else(|join_error| {
-            Resolution::failed(Error::CallbackFailed(texts::apply_failed(&join_error.to_string())), None)
-        }),
-        why = aborted => Resolution::failed(Error::Aborted(why), None),
-        error = cancel => Resolution::failed(error, None),
-    }
+    let mut aborted = std::pin::pin!(session.abort_waiter().aborted());
+    let mut cancel = cancel.unwrap_or_else(|| Box::pin(std::future::pending()));
+    let mut work = Detached(Some(work));
+    std::future::poll_fn(|cx| {
+        if let Some(running) = work.0.as_mut() {
+            if let Poll::Ready(resolution) = running.as_mut().poll(cx) {
+                work.0 = None;
+                return Poll::Ready(resolution);
+            }
+        }
+        if let Poll::Ready(why) = aborted.as_mut().poll(cx) {
+            return Poll::Ready(Resolution::failed(Error::Aborted(why), None));
+        }
+        if let Poll::Ready(error) = cancel.as_mut().poll(cx) {
+            return Poll::Ready(Resolution::failed(error, None));
+        }
+        Poll::Pending
+    })
+    .await
 }
 
 fn details_for(preview: &Preview, request: &ResolveRequest, source: Option<Value>) -> Details {

@@ -31,6 +31,8 @@
 pub mod directive;
 pub mod dispatch;
 pub mod error;
+mod fs;
+mod mount;
 pub mod plan;
 pub mod session;
 pub mod texts;
@@ -44,7 +46,10 @@ pub use dispatch::{
     run_resolve_invocation, run_resolve_tool, Action, Cancel, Details, Device, Resolution,
     ResolveRequest,
 };
-pub use error::{CallbackError, Error};
+pub use error::{errno_name, CallbackError, Error};
+pub use fs::status::DeviceResult;
+pub use fs::MAX_MESSAGE;
+pub use mount::{is_stale_mount, mount, Mount, MountError, MountOptions};
 pub use plan::{plan_handler, PlanHandler, PlanProposal, PlanTitle};
 pub use session::directives::{
     queue_invoker, Directive, DirectiveId, QueueInvoker, RejectAction, RejectReason, ToolChoice,

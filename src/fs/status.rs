@@ -1,0 +1,132 @@
+//! The read-only status files: `status`, `status.json`, `last`, `reminder`.
+//! Rendered afresh from the session on every open.
+
+use parking_lot::Mutex;
+use serde::Serialize;
+use serde_json::json;
+
+use crate::dispatch::{Device, Resolution};
+use crate::error::errno_name;
+use crate::session::Session;
+use crate::texts;
+
+/// The most recent device result, as the status files show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeviceResult {
+    /// Which device was written (`resolve`, `reject`, `propose`, or a
+    /// per-item path).
+    pub device: String,
+    /// Whether the handler succeeded.
+    pub ok: bool,
+    /// The result text.
+    pub text: String,
+    /// The errno name on failure (`ENOENT`), else `None`.
+    pub errno: Option<&'static str>,
+}
+
+impl DeviceResult {
+    pub(crate) fn new(device: Device, resolution: &Resolution) -> Self {
+        DeviceResult {
+            device: device.name().to_string(),
+            ok: resolution.is_ok(),
+            text: resolution.text.clone(),
+            errno: (!resolution.is_ok()).then(|| errno_name(resolution.errno())),
+        }
+    }
+}
+
+/// The last device result of a mount.
+#[derive(Debug, Default)]
+pub(crate) struct LastResult {
+    last: Mutex<Option<DeviceResult>>,
+}
+
+impl LastResult {
+    pub(crate) fn record(&self, result: DeviceResult) {
+        *self.last.lock() = Some(result);
+    }
+
+    pub(crate) fn get(&self) -> Option<DeviceResult> {
+        self.last.lock().clone()
+    }
+}
+
+/// One of the read-only status files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StatusFile {
+    Status,
+    StatusJson,
+    Last,
+    Reminder,
+}
+
+impl StatusFile {
+    /// The file's content right now.
+    pub(crate) fn render(self, session: &Session, last: &LastResult) -> String {
+        match self {
+            StatusFile::Status => render_status(session, last.get()),
+            StatusFile::StatusJson => render_status_json(session, last.get()),
+            StatusFile::Last => last
+                .get()
+                .map(|last| format!("{}\n", last.text))
+                .unwrap_or_default(),
+            StatusFile::Reminder => render_reminder(session),
+        }
+    }
+}
+
+fn render_status(session: &Session, last: Option<DeviceResult>) -> String {
+    let mut out = format!("pending: {}\n", session.pending_count());
+    let in_progress = session.in_progress_count();
+    if in_progress > 0 {
+        out.push_str(&format!("in progress: {in_progress}\n"));
+    }
+    match session.pending_head() {
+        Some(head) => out.push_str(&format!(
+            "head: {} (source: {}) {}\n",
+            head.id, head.source_tool, head.label
+        )),
+        None => out.push_str("head: none\n"),
+    }
+    let plan_mode = if session.plan_mode() { "on" } else { "off" };
+    out.push_str(&format!("plan mode: {plan_mode}\n"));
+    match last {
+        Some(last) if last.ok => {
+            out.push_str(&format!("last: {} ok: {}\n", last.device, last.text))
+        }
+        Some(last) => out.push_str(&format!(
+            "last: {} error {}: {}\n",
+            last.device,
+            last.errno.unwrap_or("E?"),
+            last.text
+        )),
+        None => out.push_str("last: none\n"),
+    }
+    out
+}
+
+fn render_status_json(session: &Session, last: Option<DeviceResult>) -> String {
+    let stack = session.pending();
+    let value = json!({
+        "mountDir": session.mount_dir(),
+        "pending": stack.len(),
+        "inProgress": session.in_progress_count(),
+        "head": stack.first(),
+        "planMode": session.plan_mode(),
+        "last": last,
+        "stack": stack,
+    });
+    format!("{value}\n")
+}
+
+fn render_reminder(session: &Session) -> String {
+    session
+        .pending_head()
+        .map(|head| {
+            format!(
+                "{}\n",
+                texts::reminder(&head.source_tool, &session.mount_dir())
+            )
+        })
+        .unwrap_or_default()
+}
