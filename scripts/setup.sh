@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Prepares a fresh Debian machine to build, run and test xdev.
+#
+# Idempotent: packages are installed only when something is missing, so a
+# second run changes nothing. Needs root, or sudo when not run as root.
+#
+#   - fuse3       fusermount3 (mounting and unmounting as a user, cleanup)
+#   - python3     the mount tests drive raw os.open/os.write calls with it
+#   - procps      ps/pgrep/kill, used by the tests
+#   - util-linux  mountpoint, setpriv (second-uid tests)
+#
+# The Rust toolchain (cargo) must already be installed.
+set -euo pipefail
+
+say() { printf 'setup: %s\n' "$*"; }
+die() {
+    printf 'setup: error: %s\n' "$*" >&2
+    exit 1
+}
+
+# Runs a command as root: directly when we are root, else through sudo.
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        die "need root to run '$*' (run this script as root, or install sudo)"
+    fi
+}
+
+# --- system packages ---------------------------------------------------------
+# package name -> a command it provides
+declare -A needs=(
+    [fuse3]=fusermount3
+    [python3]=python3
+    [procps]=pgrep
+    [util-linux]=mountpoint
+)
+missing=()
+for package in fuse3 python3 procps util-linux; do
+    if ! command -v "${needs[$package]}" >/dev/null 2>&1; then
+        missing+=("$package")
+    fi
+done
+# setpriv is in util-linux too (older Debian releases split it out).
+if ! command -v setpriv >/dev/null 2>&1 && [[ " ${missing[*]-} " != *" util-linux "* ]]; then
+    missing+=(util-linux)
+fi
+
+if [ "${#missing[@]}" -gt 0 ]; then
+    command -v apt-get >/dev/null 2>&1 ||
+        die "missing ${missing[*]} and apt-get is not available; install them by hand"
+    say "installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    as_root apt-get update -qq
+    as_root apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+    say "system packages present (fuse3, python3, procps, util-linux)"
+fi
+
+# --- /dev/fuse -----------------------------------------------------------------
+if [ ! -e /dev/fuse ]; then
+    say "/dev/fuse is missing; trying 'modprobe fuse'"
+    if command -v modprobe >/dev/null 2>&1; then
+        as_root modprobe fuse || true
+    fi
+    if [ ! -e /dev/fuse ]; then
+        die "/dev/fuse does not exist and 'modprobe fuse' did not create it.
+  xdev needs the FUSE kernel module. On a normal machine: 'modprobe fuse'.
+  In a container, start it with '--device /dev/fuse --cap-add SYS_ADMIN'."
+    fi
+fi
+[ -c /dev/fuse ] || die "/dev/fuse exists but is not a character device"
+say "/dev/fuse present"
+
+# --- Rust toolchain ------------------------------------------------------------
+if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
+    # shellcheck disable=SC1091
+    . "$HOME/.cargo/env"
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+    die "cargo (the Rust toolchain) is not installed or not on PATH.
+  Install it first, e.g. from https://rustup.rs, then run this again."
+fi
+say "cargo present ($(cargo --version))"
