@@ -101,6 +101,7 @@ pub fn mount(
     let fs = XdevFs::new(session.clone(), runtime.handle().clone());
     let control = fs.control();
     let background = fuser::spawn_mount(fs, dir, &fuse_config(&options)).map_err(io_error)?;
+    control.set_notifier(background.notifier());
     tracing::info!(dir = %shown, "mounted");
     Ok(Mount {
         dir: dir.to_path_buf(),
@@ -134,18 +135,14 @@ fn fuse_config(options: &MountOptions) -> Config {
 /// ("Transport endpoint is not connected") is cleared first.
 fn check_mount_point(dir: &Path) -> Result<(), MountError> {
     let shown = dir.display().to_string();
+    if is_stale_mount(dir) {
+        tracing::warn!(dir = %shown, "clearing a stale mount");
+        unmount_dir(dir, true).map_err(|source| MountError::Io {
+            dir: shown.clone(),
+            source,
+        })?;
+    }
     let metadata = match std::fs::metadata(dir) {
-        Err(err) if err.raw_os_error() == Some(libc::ENOTCONN) => {
-            tracing::warn!(dir = %shown, "clearing a stale mount");
-            unmount_dir(dir, true).map_err(|source| MountError::Io {
-                dir: shown.clone(),
-                source,
-            })?;
-            std::fs::metadata(dir)
-        }
-        other => other,
-    };
-    let metadata = match metadata {
         Ok(metadata) => metadata,
         Err(err) if err.kind() == io::ErrorKind::NotFound => {
             return Err(MountError::Missing(shown))
@@ -165,9 +162,19 @@ fn check_mount_point(dir: &Path) -> Result<(), MountError> {
     Ok(())
 }
 
-/// Whether `dir` is a stale FUSE mount (its server is gone).
+/// Whether `dir` is a stale FUSE mount: its server is gone and the kernel
+/// answers "Transport endpoint is not connected". Asks with `statfs`, which
+/// always reaches the server (a `stat` may be answered from cached attributes).
 pub fn is_stale_mount(dir: &Path) -> bool {
-    matches!(std::fs::metadata(dir), Err(err) if err.raw_os_error() == Some(libc::ENOTCONN))
+    let Ok(path) = CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `path` is a valid C string and `stats` a writable statfs.
+    let failed = unsafe {
+        let mut stats: libc::statfs = std::mem::zeroed();
+        libc::statfs(path.as_ptr(), &mut stats) != 0
+    };
+    failed && io::Error::last_os_error().raw_os_error() == Some(libc::ENOTCONN)
 }
 
 /// Unmounts `dir`: a plain unmount first, a lazy one if it is busy (or if

@@ -13,10 +13,13 @@ use crate::fs::message::{Message, WriteStep};
 #[derive(Debug)]
 pub(crate) enum Handle {
     /// A device: the message being written, then that message's result.
+    /// Reads keep their own cursor: the descriptor's offset moved with the
+    /// write, but the answer is read from its start (as from a ctl file).
     Device {
         device: Device,
         message: Message,
         result: Option<String>,
+        read_from: usize,
     },
     /// A status file: its content as of the open, so reads at any offset
     /// agree with each other.
@@ -54,24 +57,41 @@ impl Handles {
     /// Records the result of the message written on `fh`, for reading back
     /// on the same descriptor.
     pub(crate) fn set_result(&self, fh: FileHandle, text: &str) {
-        if let Some(Handle::Device { result, .. }) = self.open.lock().get_mut(&fh.0) {
+        if let Some(Handle::Device {
+            result, read_from, ..
+        }) = self.open.lock().get_mut(&fh.0)
+        {
             *result = Some(text.to_string());
+            *read_from = 0;
         }
     }
 
-    /// What a read of `fh` returns: a snapshot's bytes, or a device's
-    /// result (else its usage line, made by `usage`).
+    /// What a read of `fh` returns: a snapshot's bytes at `offset`; for a
+    /// device, the next part of its result (else of its usage line, made by
+    /// `usage`), whatever the offset.
     pub(crate) fn read(
         &self,
         fh: FileHandle,
+        offset: u64,
+        size: u32,
         usage: impl FnOnce(Device) -> String,
     ) -> Option<Vec<u8>> {
-        match self.open.lock().get(&fh.0)? {
-            Handle::Snapshot(bytes) => Some(bytes.clone()),
+        match self.open.lock().get_mut(&fh.0)? {
+            Handle::Snapshot(bytes) => Some(slice_at(bytes, offset, size).to_vec()),
             Handle::Device {
-                result: Some(text), ..
-            } => Some(format!("{text}\n").into_bytes()),
-            Handle::Device { device, .. } => Some(format!("{}\n", usage(*device)).into_bytes()),
+                device,
+                result,
+                read_from,
+                ..
+            } => {
+                let text = match result {
+                    Some(text) => format!("{text}\n"),
+                    None => format!("{}\n", usage(*device)),
+                };
+                let part = slice_at(text.as_bytes(), *read_from as u64, size).to_vec();
+                *read_from += part.len();
+                Some(part)
+            }
         }
     }
 }
@@ -103,15 +123,26 @@ mod tests {
             device: Device::Resolve,
             message: Message::default(),
             result: None,
+            read_from: 0,
         });
         let usage = |device: Device| format!("usage of {}", device.name());
+        assert_eq!(handles.read(fh, 0, 6, usage), Some(b"usage ".to_vec()));
         assert_eq!(
-            handles.read(fh, usage),
-            Some(b"usage of resolve\n".to_vec())
+            handles.read(fh, 6, 100, usage),
+            Some(b"of resolve\n".to_vec())
+        );
+        assert_eq!(
+            handles.read(fh, 17, 100, usage),
+            Some(Vec::new()),
+            "then end of file"
         );
         handles.set_result(fh, "applied");
-        assert_eq!(handles.read(fh, usage), Some(b"applied\n".to_vec()));
+        assert_eq!(
+            handles.read(fh, 4096, 100, usage),
+            Some(b"applied\n".to_vec()),
+            "the result reads from its start whatever the offset"
+        );
         assert!(handles.remove(fh).is_some());
-        assert_eq!(handles.read(fh, usage), None);
+        assert_eq!(handles.read(fh, 0, 100, usage), None);
     }
 }

@@ -12,14 +12,14 @@ use std::ffi::OsStr;
 use std::future::Future;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
 use tokio::sync::watch;
 
 use fuser::{
     BsdFileFlags, Errno, FileHandle, Filesystem, FopenFlags, Generation, INodeNo, InitFlags,
-    KernelConfig, LockOwner, OpenAccMode, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate,
+    KernelConfig, LockOwner, Notifier, OpenAccMode, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate,
     ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, Request, TimeOrNow,
     WriteFlags,
 };
@@ -28,9 +28,9 @@ use futures::FutureExt;
 use crate::dispatch::{dispatch_resolution_device_until, Cancel, Device, Resolution};
 use crate::error::Error;
 use crate::session::Session;
-use handles::{slice_at, Handle, Handles};
+use handles::{Handle, Handles};
 use message::{Message, WriteStep};
-use nodes::{Node, Owner, STATIC_TTL};
+use nodes::{Inodes, Node, Owner, STATIC_TTL};
 use status::{DeviceResult, LastResult};
 
 pub use message::MAX_MESSAGE;
@@ -48,6 +48,7 @@ const CLOSING: &str = "the xdev mount is shutting down";
 pub(crate) struct Control {
     closing: watch::Sender<bool>,
     in_flight: AtomicUsize,
+    notifier: OnceLock<Notifier>,
 }
 
 impl Control {
@@ -55,7 +56,13 @@ impl Control {
         Control {
             closing: watch::Sender::new(false),
             in_flight: AtomicUsize::new(0),
+            notifier: OnceLock::new(),
         }
+    }
+
+    /// Lets the filesystem ask the kernel to drop cached names.
+    pub(crate) fn set_notifier(&self, notifier: Notifier) {
+        let _ = self.notifier.set(notifier);
     }
 
     /// Every writer blocked now or later gets `ECANCELED`.
@@ -115,6 +122,7 @@ struct Shared {
     session: Session,
     runtime: tokio::runtime::Handle,
     handles: Handles,
+    inodes: Inodes,
     last: LastResult,
     owner: Owner,
 }
@@ -132,6 +140,7 @@ impl XdevFs {
                 session,
                 runtime,
                 handles: Handles::default(),
+                inodes: Inodes::default(),
                 last: LastResult::default(),
                 owner: Owner::current(),
             }),
@@ -146,22 +155,39 @@ impl XdevFs {
     fn attr(&self, ino: INodeNo, node: Node) -> fuser::FileAttr {
         let size = match node {
             Node::Status(file) => file.render(&self.shared.session, &self.shared.last).len() as u64,
-            _ => 0,
+            // A device "holds" up to one message. The kernel serialises
+            // every direct write that extends a file; with this size no
+            // message write on a freshly looked-up device extends it.
+            Node::Device(_) => MAX_MESSAGE as u64,
+            Node::Root => 0,
         };
         node.attr(ino, size, self.shared.owner)
     }
 
     /// Runs `answer` on the runtime: inline if it finishes at once (no
     /// thread hop for a fast handler), else as a task, so a slow handler
-    /// never blocks the request loop.
-    fn answer_soon<F>(&self, answer: F)
+    /// never blocks the request loop. Returns whether it had to wait.
+    fn answer_soon<F>(&self, answer: F) -> bool
     where
         F: Future<Output = ()> + Send + 'static,
     {
         let _entered = self.shared.runtime.enter();
         let mut answer = Box::pin(answer);
-        if answer.as_mut().now_or_never().is_none() {
-            self.shared.runtime.spawn(answer);
+        if answer.as_mut().now_or_never().is_some() {
+            return false;
+        }
+        self.shared.runtime.spawn(answer);
+        true
+    }
+
+    /// A write on `device` is waiting: later opens get a fresh inode so they
+    /// do not queue behind it in the kernel (see [`Inodes::renew`]).
+    fn move_opens_off(&self, device: Device) {
+        self.shared.inodes.renew(device);
+        if let Some(notifier) = self.shared.control.notifier.get() {
+            if let Err(err) = notifier.inval_entry(INodeNo::ROOT, OsStr::new(device.name())) {
+                tracing::debug!(%err, device = device.name(), "could not invalidate the device name");
+            }
         }
     }
 }
@@ -214,7 +240,10 @@ impl Filesystem for XdevFs {
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         let found = (parent == INodeNo::ROOT)
-            .then(|| name.to_str().and_then(Node::by_name))
+            .then(|| {
+                name.to_str()
+                    .and_then(|name| self.shared.inodes.lookup(name))
+            })
             .flatten();
         match found {
             Some((ino, node)) => {
@@ -226,7 +255,7 @@ impl Filesystem for XdevFs {
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
-        match Node::by_ino(ino) {
+        match self.shared.inodes.node(ino) {
             Some(node) => reply.attr(&node.attr_ttl(), &self.attr(ino, node)),
             None => reply.error(Errno::ENOENT),
         }
@@ -250,7 +279,7 @@ impl Filesystem for XdevFs {
         _flags: Option<BsdFileFlags>,
         reply: ReplyAttr,
     ) {
-        let Some(node) = Node::by_ino(ino) else {
+        let Some(node) = self.shared.inodes.node(ino) else {
             return reply.error(Errno::ENOENT);
         };
         // A truncate carries times of its own; only a truncate to 0 of a
@@ -271,7 +300,7 @@ impl Filesystem for XdevFs {
 
     fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
         let writing = flags.acc_mode() != OpenAccMode::O_RDONLY;
-        let handle = match Node::by_ino(ino) {
+        let handle = match self.shared.inodes.node(ino) {
             None => return reply.error(Errno::ENOENT),
             Some(Node::Root) => return reply.error(Errno::EISDIR),
             Some(Node::Status(_)) if writing => return reply.error(Errno::EACCES),
@@ -283,6 +312,7 @@ impl Filesystem for XdevFs {
                 device,
                 message: Message::default(),
                 result: None,
+                read_from: 0,
             },
         };
         let fh = self.shared.handles.insert(handle);
@@ -307,8 +337,12 @@ impl Filesystem for XdevFs {
         reply: ReplyData,
     ) {
         let dir = self.shared.session.mount_dir();
-        match self.shared.handles.read(fh, |device| device.usage(&dir)) {
-            Some(bytes) => reply.data(slice_at(&bytes, offset, size)),
+        match self
+            .shared
+            .handles
+            .read(fh, offset, size, |device| device.usage(&dir))
+        {
+            Some(bytes) => reply.data(&bytes),
             None => reply.error(Errno::EBADF),
         }
     }
@@ -336,7 +370,7 @@ impl Filesystem for XdevFs {
                 let shared = Arc::clone(&self.shared);
                 let tid = req.pid();
                 let waiting = InFlight::start(&self.shared.control);
-                self.answer_soon(async move {
+                let waits = self.answer_soon(async move {
                     let _waiting = waiting;
                     let resolution = shared.dispatch(device, text, Some(fh), tid).await;
                     match &resolution.error {
@@ -344,6 +378,9 @@ impl Filesystem for XdevFs {
                         Some(error) => reply.error(errno_of(error)),
                     }
                 });
+                if waits {
+                    self.move_opens_off(device);
+                }
             }
         }
     }
@@ -382,7 +419,7 @@ impl Filesystem for XdevFs {
             match message.release() {
                 Some(WriteStep::Dispatch(text)) => {
                     let shared = Arc::clone(&self.shared);
-                    self.answer_soon(async move {
+                    let _ = self.answer_soon(async move {
                         shared.dispatch(device, text, None, 0).await;
                     });
                 }
@@ -407,7 +444,7 @@ impl Filesystem for XdevFs {
     }
 
     fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
-        match Node::by_ino(ino) {
+        match self.shared.inodes.node(ino) {
             Some(Node::Root) => reply.opened(FileHandle(0), FopenFlags::empty()),
             Some(_) => reply.error(Errno::ENOTDIR),
             None => reply.error(Errno::ENOENT),
@@ -429,7 +466,7 @@ impl Filesystem for XdevFs {
             (INodeNo::ROOT, ".", Node::Root),
             (INodeNo::ROOT, "..", Node::Root),
         ];
-        let listing = dots.into_iter().chain(Node::entries());
+        let listing = dots.into_iter().chain(self.shared.inodes.entries());
         for (index, (entry_ino, name, node)) in listing.enumerate().skip(offset as usize) {
             if reply.add(entry_ino, index as u64 + 1, node.kind(), name) {
                 break;
@@ -530,6 +567,22 @@ impl Filesystem for XdevFs {
         reply: ReplyEmpty,
     ) {
         reply.error(Errno::EPERM);
+    }
+
+    fn getxattr(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _name: &OsStr,
+        _size: u32,
+        reply: fuser::ReplyXattr,
+    ) {
+        // ENOSYS tells the kernel to stop asking (one round trip, once).
+        reply.error(Errno::ENOSYS);
+    }
+
+    fn listxattr(&self, _req: &Request, _ino: INodeNo, _size: u32, reply: fuser::ReplyXattr) {
+        reply.error(Errno::ENOSYS);
     }
 
     fn removexattr(&self, _req: &Request, _ino: INodeNo, _name: &OsStr, reply: ReplyEmpty) {

@@ -1,9 +1,15 @@
 //! The mount's inodes: a root directory holding three devices and four
-//! status files. All of them are static, so their inode numbers never change.
+//! status files.
+//!
+//! Status files have fixed inode numbers. A device gets a fresh inode number
+//! whenever a write on it has to wait for its handler (see
+//! [`Inodes::renew`]); numbers are never reused while mounted.
 
+use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 
 use fuser::{FileAttr, FileType, INodeNo};
+use parking_lot::Mutex;
 
 use crate::dispatch::Device;
 use crate::fs::status::StatusFile;
@@ -16,7 +22,7 @@ pub(crate) enum Node {
     Status(StatusFile),
 }
 
-/// The root's entries, in listing order; entry `i` has inode `i + 2`.
+/// The root's entries, in listing order.
 const ENTRIES: [(&str, Node); 7] = [
     ("resolve", Node::Device(Device::Resolve)),
     ("reject", Node::Device(Device::Reject)),
@@ -39,30 +45,88 @@ pub(crate) const FRESH_TTL: Duration = Duration::ZERO;
 /// one write.
 const DEVICE_BLOCK_SIZE: u32 = 8192;
 
-impl Node {
-    pub(crate) fn by_ino(ino: INodeNo) -> Option<Node> {
-        if ino == INodeNo::ROOT {
-            return Some(Node::Root);
+/// The inode table of one mount.
+#[derive(Debug)]
+pub(crate) struct Inodes {
+    inner: Mutex<Table>,
+}
+
+#[derive(Debug)]
+struct Table {
+    by_ino: HashMap<u64, Node>,
+    current: HashMap<&'static str, u64>,
+    next: u64,
+}
+
+impl Default for Inodes {
+    fn default() -> Self {
+        let mut table = Table {
+            by_ino: HashMap::from([(INodeNo::ROOT.0, Node::Root)]),
+            current: HashMap::new(),
+            next: INodeNo::ROOT.0 + 1,
+        };
+        for (name, node) in ENTRIES {
+            table.assign(name, node);
         }
-        let index = usize::try_from(ino.0.checked_sub(2)?).ok()?;
-        ENTRIES.get(index).map(|(_, node)| *node)
+        Inodes {
+            inner: Mutex::new(table),
+        }
+    }
+}
+
+impl Table {
+    fn assign(&mut self, name: &'static str, node: Node) -> INodeNo {
+        let ino = self.next;
+        self.next += 1;
+        self.by_ino.insert(ino, node);
+        self.current.insert(name, ino);
+        INodeNo(ino)
+    }
+}
+
+impl Inodes {
+    /// What `ino` is (an older inode of a device still answers).
+    pub(crate) fn node(&self, ino: INodeNo) -> Option<Node> {
+        self.inner.lock().by_ino.get(&ino.0).copied()
     }
 
-    pub(crate) fn by_name(name: &str) -> Option<(INodeNo, Node)> {
+    /// The current inode of a root entry.
+    pub(crate) fn lookup(&self, name: &str) -> Option<(INodeNo, Node)> {
+        let table = self.inner.lock();
+        let ino = *table.current.get(name)?;
+        table.by_ino.get(&ino).map(|node| (INodeNo(ino), *node))
+    }
+
+    /// The root's entries with their current inodes, in listing order.
+    pub(crate) fn entries(&self) -> Vec<(INodeNo, &'static str, Node)> {
+        let table = self.inner.lock();
         ENTRIES
             .iter()
-            .position(|(entry, _)| *entry == name)
-            .map(|index| (INodeNo(index as u64 + 2), ENTRIES[index].1))
+            .filter_map(|(name, node)| {
+                table
+                    .current
+                    .get(name)
+                    .map(|ino| (INodeNo(*ino), *name, *node))
+            })
+            .collect()
     }
 
-    /// The root's entries with their inode numbers, in listing order.
-    pub(crate) fn entries() -> impl Iterator<Item = (INodeNo, &'static str, Node)> {
-        ENTRIES
-            .iter()
-            .enumerate()
-            .map(|(index, (name, node))| (INodeNo(index as u64 + 2), *name, *node))
+    /// Gives `device` a fresh inode for opens from now on.
+    ///
+    /// The kernel holds a file's inode lock while a write on it waits for
+    /// its answer, and truncating (`>`) or extending that file needs the
+    /// same lock: a second `echo ... > resolve` would queue behind a slow
+    /// handler, uninterruptibly. Once a write has to wait, new opens get a
+    /// new inode (after the caller invalidates the name), so they never
+    /// queue behind it.
+    pub(crate) fn renew(&self, device: Device) -> INodeNo {
+        self.inner
+            .lock()
+            .assign(device.name(), Node::Device(device))
     }
+}
 
+impl Node {
     pub(crate) fn kind(self) -> FileType {
         match self {
             Node::Root => FileType::Directory,
@@ -140,12 +204,25 @@ mod tests {
 
     #[test]
     fn names_and_inodes_agree() {
-        for (ino, name, node) in Node::entries() {
-            assert_eq!(Node::by_name(name), Some((ino, node)));
-            assert_eq!(Node::by_ino(ino), Some(node));
+        let inodes = Inodes::default();
+        for (ino, name, node) in inodes.entries() {
+            assert_eq!(inodes.lookup(name), Some((ino, node)));
+            assert_eq!(inodes.node(ino), Some(node));
         }
-        assert_eq!(Node::by_ino(INodeNo::ROOT), Some(Node::Root));
-        assert_eq!(Node::by_ino(INodeNo(99)), None);
-        assert_eq!(Node::by_name("nope"), None);
+        assert_eq!(inodes.node(INodeNo::ROOT), Some(Node::Root));
+        assert_eq!(inodes.node(INodeNo(99)), None);
+        assert_eq!(inodes.lookup("nope"), None);
+    }
+
+    #[test]
+    fn a_renewed_device_keeps_its_old_inode_answering() {
+        let inodes = Inodes::default();
+        let (old, node) = inodes.lookup("resolve").expect("resolve");
+        let new = inodes.renew(Device::Resolve);
+        assert_ne!(old, new);
+        assert_eq!(inodes.lookup("resolve"), Some((new, node)));
+        assert_eq!(inodes.node(old), Some(node));
+        let all: Vec<u64> = inodes.entries().iter().map(|(ino, _, _)| ino.0).collect();
+        assert!(all.contains(&new.0) && !all.contains(&old.0));
     }
 }

@@ -1,0 +1,316 @@
+//! Shared fixtures for the mount tests: a session mounted in a temp dir,
+//! previews whose callbacks the test controls, and raw syscall helpers.
+#![allow(dead_code)]
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use xdev::{apply_fn, reject_fn, CallbackError, Mount, MountOptions, Session, ToolResult};
+
+/// Fails loudly (never skips) when FUSE is not usable here.
+pub fn require_fuse() {
+    assert!(
+        Path::new("/dev/fuse").exists(),
+        "FUSE is required for this test: /dev/fuse is missing (run scripts/setup.sh)"
+    );
+    let fusermount = Command::new("fusermount3").arg("-V").output();
+    assert!(
+        fusermount.is_ok(),
+        "FUSE is required for this test: fusermount3 is missing (apt-get install -y fuse3)"
+    );
+}
+
+/// A session mounted in a fresh temp dir; unmounted on drop.
+pub struct Fixture {
+    pub session: Session,
+    pub mount: Option<Mount>,
+    pub dir: PathBuf,
+    _tmp: tempfile::TempDir,
+}
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        Fixture::with_options(MountOptions::default())
+    }
+
+    pub fn with_options(options: MountOptions) -> Fixture {
+        require_fuse();
+        let tmp = tempfile::Builder::new()
+            .prefix("xdev-test-")
+            .tempdir()
+            .expect("temp dir");
+        let dir = tmp.path().join("mnt");
+        std::fs::create_dir(&dir).expect("mount dir");
+        let session = Session::new();
+        let mount = xdev::mount(&session, &dir, options).expect("mount");
+        Fixture {
+            session,
+            mount: Some(mount),
+            dir,
+            _tmp: tmp,
+        }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    pub fn path_str(&self, name: &str) -> String {
+        self.path(name).display().to_string()
+    }
+
+    pub fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.path(name)).expect("read status file")
+    }
+
+    pub fn status_json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.read("status.json")).expect("status.json is JSON")
+    }
+
+    /// Runs `script` with `sh -c`, `$D` set to the mount dir.
+    pub fn sh(&self, script: &str) -> Output {
+        Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .env("D", &self.dir)
+            .output()
+            .expect("run sh")
+    }
+
+    /// Runs `script` with `bash -c`, `$D` set to the mount dir.
+    pub fn bash(&self, script: &str) -> Output {
+        Command::new("bash")
+            .arg("-c")
+            .arg(script)
+            .env("D", &self.dir)
+            .output()
+            .expect("run bash")
+    }
+
+    /// Runs a Python snippet with `D` set to the mount dir; returns stdout.
+    pub fn python(&self, code: &str) -> Output {
+        Command::new("python3")
+            .arg("-c")
+            .arg(code)
+            .env("D", &self.dir)
+            .output()
+            .expect("run python3")
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        if let Some(mount) = self.mount.take() {
+            let _ = mount.unmount();
+        }
+    }
+}
+
+/// What a staged test preview's callbacks saw.
+#[derive(Default)]
+pub struct Calls {
+    pub applied: AtomicUsize,
+    pub rejected: AtomicUsize,
+    pub reasons: Mutex<Vec<String>>,
+}
+
+impl Calls {
+    pub fn applied(&self) -> usize {
+        self.applied.load(Ordering::SeqCst)
+    }
+
+    pub fn rejected(&self) -> usize {
+        self.rejected.load(Ordering::SeqCst)
+    }
+
+    pub fn reasons(&self) -> Vec<String> {
+        self.reasons.lock().clone()
+    }
+}
+
+/// Stages a preview whose apply answers `applied: <label>` and whose
+/// reject answers `rejected: <label>`, counting calls.
+pub fn stage(session: &Session, label: &str) -> (String, Arc<Calls>) {
+    let calls = Arc::new(Calls::default());
+    let (on_apply, on_reject) = (Arc::clone(&calls), Arc::clone(&calls));
+    let (apply_label, reject_label) = (label.to_string(), label.to_string());
+    let id = session.queue_resolve_handler(
+        label,
+        "edit",
+        apply_fn(move |reason, _| {
+            let calls = Arc::clone(&on_apply);
+            let label = apply_label.clone();
+            async move {
+                calls.applied.fetch_add(1, Ordering::SeqCst);
+                calls.reasons.lock().push(reason);
+                Ok(ToolResult::ok(format!("applied: {label}")))
+            }
+        }),
+        Some(reject_fn(move |reason, _| {
+            let calls = Arc::clone(&on_reject);
+            let label = reject_label.clone();
+            async move {
+                calls.rejected.fetch_add(1, Ordering::SeqCst);
+                calls.reasons.lock().push(reason);
+                Ok(Some(ToolResult::ok(format!("rejected: {label}"))))
+            }
+        })),
+    );
+    (id, calls)
+}
+
+/// Stages a preview whose apply sleeps `delay` before succeeding.
+pub fn stage_slow(session: &Session, label: &str, delay: Duration) -> (String, Arc<Calls>) {
+    let calls = Arc::new(Calls::default());
+    let counted = Arc::clone(&calls);
+    let id = session.queue_resolve_handler(
+        label,
+        "edit",
+        apply_fn(move |reason, _| {
+            let calls = Arc::clone(&counted);
+            async move {
+                tokio::time::sleep(delay).await;
+                calls.applied.fetch_add(1, Ordering::SeqCst);
+                calls.reasons.lock().push(reason);
+                Ok(ToolResult::ok("slow apply done"))
+            }
+        }),
+        None,
+    );
+    (id, calls)
+}
+
+/// Stages a preview whose apply fails the first `failures` times.
+pub fn stage_flaky(session: &Session, label: &str, failures: usize) -> (String, Arc<Calls>) {
+    let calls = Arc::new(Calls::default());
+    let counted = Arc::clone(&calls);
+    let id = session.queue_resolve_handler(
+        label,
+        "edit",
+        apply_fn(move |reason, _| {
+            let calls = Arc::clone(&counted);
+            async move {
+                let attempt = calls.applied.fetch_add(1, Ordering::SeqCst);
+                calls.reasons.lock().push(reason);
+                if attempt < failures {
+                    Err(CallbackError::Failed("disk full".into()))
+                } else {
+                    Ok(ToolResult::ok("applied on retry"))
+                }
+            }
+        }),
+        None,
+    );
+    (id, calls)
+}
+
+/// The result of a raw `write(2)`: the byte count or the errno.
+pub type WriteResult = Result<usize, i32>;
+
+fn c_path(path: &Path) -> CString {
+    CString::new(path.as_os_str().as_bytes()).expect("path without NUL")
+}
+
+/// A raw open file descriptor, closed on drop.
+pub struct Fd(pub i32);
+
+impl Fd {
+    pub fn open(path: &Path, flags: i32) -> Result<Fd, i32> {
+        let path = c_path(path);
+        // SAFETY: path is a valid C string; open has no other preconditions.
+        let fd = unsafe { libc::open(path.as_ptr(), flags) };
+        if fd < 0 {
+            Err(errno())
+        } else {
+            Ok(Fd(fd))
+        }
+    }
+
+    pub fn write(&self, data: &[u8]) -> WriteResult {
+        // SAFETY: data is a valid buffer of data.len() bytes.
+        let n = unsafe { libc::write(self.0, data.as_ptr().cast(), data.len()) };
+        if n < 0 {
+            Err(errno())
+        } else {
+            Ok(n as usize)
+        }
+    }
+
+    pub fn read_to_string(&self) -> String {
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            // SAFETY: buf is a valid writable buffer of buf.len() bytes.
+            let n = unsafe { libc::read(self.0, buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                break;
+            }
+            out.extend_from_slice(&buf[..n as usize]);
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    }
+}
+
+impl Drop for Fd {
+    fn drop(&mut self) {
+        // SAFETY: closing a descriptor this value owns.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+pub fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// open(O_WRONLY|O_TRUNC) + one write + close: what `echo x > dev` does.
+pub fn write_once(path: &Path, data: &[u8]) -> WriteResult {
+    let fd = Fd::open(path, libc::O_WRONLY | libc::O_TRUNC)?;
+    fd.write(data)
+}
+
+/// Polls `done` every 10 ms for up to `limit`.
+pub fn eventually(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if done() {
+            return true;
+        }
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Stages a preview whose apply waits until `gate` is notified (at most
+/// 30 s), so a test decides when it finishes.
+pub fn stage_gated(
+    session: &Session,
+    label: &str,
+) -> (String, Arc<Calls>, Arc<tokio::sync::Notify>) {
+    let calls = Arc::new(Calls::default());
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let (counted, opened) = (Arc::clone(&calls), Arc::clone(&gate));
+    let id = session.queue_resolve_handler(
+        label,
+        "edit",
+        apply_fn(move |reason, _| {
+            let calls = Arc::clone(&counted);
+            let gate = Arc::clone(&opened);
+            async move {
+                let _ = tokio::time::timeout(Duration::from_secs(30), gate.notified()).await;
+                calls.applied.fetch_add(1, Ordering::SeqCst);
+                calls.reasons.lock().push(reason);
+                Ok(ToolResult::ok("gated apply done"))
+            }
+        }),
+        None,
+    );
+    (id, calls, gate)
+}

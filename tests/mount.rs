@@ -1,0 +1,717 @@
+//! The mount against real processes: shells, cat, python3 and raw syscalls
+//! (SPEC sections 4 and 5).
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use xdev::{apply_fn, plan_handler, reject_fn, CallbackError, Error, ToolResult};
+
+const NOTHING: &str = "No pending action to resolve. Nothing to apply or discard.";
+
+fn stdout(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn last_json(fx: &Fixture) -> serde_json::Value {
+    fx.status_json()["last"].clone()
+}
+
+// ----- the errno table, one row at a time ---------------------------------
+
+#[test]
+fn success_returns_the_byte_count_and_the_text_everywhere() {
+    let fx = Fixture::new();
+    stage(&fx.session, "edit a.rs");
+    let fd = Fd::open(&fx.path("resolve"), libc::O_RDWR).expect("open");
+    assert_eq!(fd.write(b"tests pass\n"), Ok(11));
+    assert_eq!(fd.read_to_string(), "applied: edit a.rs\n");
+    assert_eq!(fx.read("last"), "applied: edit a.rs\n");
+    assert!(fx
+        .read("status")
+        .contains("last: resolve ok: applied: edit a.rs"));
+    let last = last_json(&fx);
+    assert_eq!(last["ok"], true);
+    assert_eq!(last["device"], "resolve");
+}
+
+#[test]
+fn resolve_with_nothing_pending_is_enoent() {
+    let fx = Fixture::new();
+    let fd = Fd::open(&fx.path("resolve"), libc::O_RDWR).expect("open");
+    assert_eq!(fd.write(b"go\n"), Err(libc::ENOENT));
+    assert_eq!(fd.read_to_string(), format!("{NOTHING}\n"));
+    assert_eq!(fx.read("last"), format!("{NOTHING}\n"));
+    assert_eq!(last_json(&fx)["errno"], "ENOENT");
+    assert!(fx.read("status").contains("error ENOENT"));
+}
+
+#[test]
+fn reject_with_nothing_pending_succeeds_with_its_text() {
+    let fx = Fixture::new();
+    let out = fx.sh("echo why > \"$D/reject\" && echo ok");
+    assert_eq!(stdout(&out), "ok\n");
+    assert_eq!(
+        fx.read("last"),
+        "Nothing to reject; no pending action remains.\n"
+    );
+}
+
+#[test]
+fn propose_outside_plan_mode_is_eperm_with_the_spec_text() {
+    let fx = Fixture::new();
+    assert_eq!(write_once(&fx.path("propose"), b"auth\n"), Err(libc::EPERM));
+    let expected = format!(
+        "No plan is awaiting approval — {}/propose only accepts a plan title while plan mode is active.\n",
+        fx.dir.display()
+    );
+    assert_eq!(fx.read("last"), expected);
+}
+
+#[test]
+fn nothing_pending_texts_carry_the_propose_hint_in_plan_mode() {
+    let fx = Fixture::new();
+    fx.session
+        .set_plan_proposal_handler(plan_handler(|_| async { Ok(ToolResult::ok("ok")) }));
+    assert_eq!(write_once(&fx.path("resolve"), b"x"), Err(libc::ENOENT));
+    let hint = format!(
+        " To submit the plan for approval, write its title to {}/propose instead.\n",
+        fx.dir.display()
+    );
+    assert_eq!(fx.read("last"), format!("{NOTHING}{hint}"));
+    assert_eq!(fx.read("status").contains("plan mode: on"), true);
+}
+
+#[test]
+fn bad_plan_title_is_einval_and_the_handler_gets_the_normalized_title() {
+    let fx = Fixture::new();
+    let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let record = Arc::clone(&seen);
+    fx.session
+        .set_plan_proposal_handler(plan_handler(move |proposal| {
+            let record = Arc::clone(&record);
+            async move {
+                let title = proposal.require_title()?.clone();
+                record.lock().push(title.file_name());
+                Ok(ToolResult::ok(format!("Plan approved: {}", title.slug)))
+            }
+        }));
+    assert_eq!(
+        write_once(&fx.path("propose"), b"../etc/passwd"),
+        Err(libc::EINVAL)
+    );
+    assert_eq!(
+        fx.read("last"),
+        "Plan title must not contain path separators or '..'.\n"
+    );
+    assert_eq!(write_once(&fx.path("propose"), b"Auth Refactor\n"), Ok(14));
+    assert_eq!(
+        seen.lock().clone(),
+        vec!["Auth-Refactor-plan.md".to_string()]
+    );
+}
+
+#[test]
+fn plan_handler_errors_map_to_enoent_ebusy_etimedout() {
+    let fx = Fixture::new();
+    fx.session
+        .set_plan_proposal_handler(plan_handler(|proposal| async move {
+            match proposal.require_title()?.slug.as_str() {
+                "missing" => Err(Error::PlanNotFound(
+                    "Plan file not found at /p/missing-plan.md.".into(),
+                )),
+                "busy" => Err(Error::Busy("Another plan is under review.".into())),
+                _ => Err(Error::TimedOut(
+                    "The reviewer did not answer in time.".into(),
+                )),
+            }
+        }));
+    assert_eq!(
+        write_once(&fx.path("propose"), b"missing"),
+        Err(libc::ENOENT)
+    );
+    assert_eq!(
+        fx.read("last"),
+        "Plan file not found at /p/missing-plan.md.\n"
+    );
+    assert_eq!(write_once(&fx.path("propose"), b"busy"), Err(libc::EBUSY));
+    assert_eq!(last_json(&fx)["errno"], "EBUSY");
+    assert_eq!(
+        write_once(&fx.path("propose"), b"slow"),
+        Err(libc::ETIMEDOUT)
+    );
+    assert_eq!(last_json(&fx)["errno"], "ETIMEDOUT");
+}
+
+#[test]
+fn failing_callbacks_and_error_results_are_eio() {
+    let fx = Fixture::new();
+    fx.session.queue_resolve_handler(
+        "stale edit",
+        "edit",
+        apply_fn(|_, _| async { Ok(ToolResult::error("The file changed since the preview.")) }),
+        None,
+    );
+    assert_eq!(write_once(&fx.path("resolve"), b"go"), Err(libc::EIO));
+    assert_eq!(fx.read("last"), "The file changed since the preview.\n");
+    assert_eq!(
+        fx.session.pending_count(),
+        0,
+        "an error result consumes the preview"
+    );
+
+    let id = fx.session.queue_resolve_handler(
+        "locked edit",
+        "edit",
+        apply_fn(|_, _| async { Ok(ToolResult::ok("never")) }),
+        Some(reject_fn(|_, _| async {
+            Err(CallbackError::Failed("lock held".into()))
+        })),
+    );
+    assert_eq!(write_once(&fx.path("reject"), b"no"), Err(libc::EIO));
+    assert_eq!(fx.read("last"), "Reject failed: lock held\n");
+    assert_eq!(
+        fx.session.pending_head().map(|head| head.id),
+        Some(id),
+        "a failed reject keeps it"
+    );
+}
+
+#[test]
+fn non_utf8_body_is_einval_and_dispatches_nothing() {
+    let fx = Fixture::new();
+    let (_, calls) = stage(&fx.session, "edit");
+    assert_eq!(
+        write_once(&fx.path("resolve"), &[0xff, 0xfe, b'\n']),
+        Err(libc::EINVAL)
+    );
+    assert_eq!(calls.applied(), 0);
+    assert_eq!(fx.session.pending_count(), 1);
+    assert_eq!(last_json(&fx)["errno"], "EINVAL");
+}
+
+#[test]
+fn oversized_messages_are_emsgsize_and_dispatch_nothing() {
+    let fx = Fixture::new();
+    let (_, calls) = stage(&fx.session, "edit");
+    let over = vec![b'a'; 64 * 1024 + 1];
+    assert_eq!(write_once(&fx.path("resolve"), &over), Err(libc::EMSGSIZE));
+    let huge = vec![b'a'; 1024 * 1024];
+    assert_eq!(write_once(&fx.path("resolve"), &huge), Err(libc::EMSGSIZE));
+    assert_eq!(calls.applied(), 0);
+    assert_eq!(fx.session.pending_count(), 1);
+    assert_eq!(last_json(&fx)["errno"], "EMSGSIZE");
+
+    let mut exact = vec![b'r'; 64 * 1024 - 1];
+    exact.push(b'\n');
+    assert_eq!(write_once(&fx.path("resolve"), &exact), Ok(64 * 1024));
+    assert_eq!(
+        calls.reasons(),
+        vec!["r".repeat(64 * 1024 - 1)],
+        "64 KiB arrives whole"
+    );
+}
+
+#[test]
+fn second_write_on_one_descriptor_is_ealready() {
+    let fx = Fixture::new();
+    stage(&fx.session, "first");
+    let (_, second) = stage(&fx.session, "second");
+    let fd = Fd::open(&fx.path("resolve"), libc::O_RDWR).expect("open");
+    assert_eq!(fd.write(b"one\n"), Ok(4));
+    assert_eq!(fd.write(b"two\n"), Err(libc::EALREADY));
+    assert_eq!(second.applied(), 1, "only the first message was dispatched");
+    assert_eq!(fx.session.pending_count(), 1);
+    assert_eq!(
+        fd.read_to_string(),
+        "applied: second\n",
+        "the first result stays readable"
+    );
+}
+
+#[test]
+fn session_abort_cancels_a_blocked_writer_with_ecanceled() {
+    let fx = Fixture::new();
+    let (id, calls) = stage_slow(&fx.session, "slow", Duration::from_millis(800));
+    let path = fx.path("resolve");
+    let writer = std::thread::spawn(move || write_once(&path, b"go"));
+    std::thread::sleep(Duration::from_millis(200));
+    fx.session.abort("session aborted by user");
+    assert_eq!(writer.join().expect("writer"), Err(libc::ECANCELED));
+    assert_eq!(fx.read("last"), "Aborted: session aborted by user\n");
+    assert!(eventually(Duration::from_secs(3), || calls.applied() == 1));
+    assert!(
+        eventually(Duration::from_secs(1), || !fx.session.is_pending(&id)),
+        "the late apply still consumes it"
+    );
+}
+
+#[test]
+fn unmount_cancels_blocked_writers_with_ecanceled() {
+    let mut fx = Fixture::new();
+    stage_slow(&fx.session, "slow", Duration::from_secs(5));
+    let path = fx.path("resolve");
+    let writer = std::thread::spawn(move || write_once(&path, b"go"));
+    std::thread::sleep(Duration::from_millis(200));
+    let started = Instant::now();
+    fx.mount
+        .take()
+        .expect("mounted")
+        .unmount()
+        .expect("unmount");
+    assert_eq!(writer.join().expect("writer"), Err(libc::ECANCELED));
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(!xdev::is_stale_mount(&fx.dir));
+}
+
+extern "C" fn ignore_signal(_: i32) {}
+
+#[test]
+fn a_signalled_writer_gets_eintr() {
+    let fx = Fixture::new();
+    let (id, calls) = stage_slow(&fx.session, "slow", Duration::from_millis(1500));
+    // SAFETY: installing a handler that does nothing, without SA_RESTART.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = ignore_signal as *const () as usize;
+        libc::sigaction(libc::SIGUSR1, &action, std::ptr::null_mut());
+    }
+    let path = fx.path("resolve");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let writer = std::thread::spawn(move || {
+        // SAFETY: pthread_self has no preconditions.
+        tx.send(unsafe { libc::pthread_self() })
+            .expect("send thread id");
+        write_once(&path, b"go")
+    });
+    let thread = rx.recv().expect("writer thread");
+    std::thread::sleep(Duration::from_millis(200));
+    let signalled = Instant::now();
+    // SAFETY: the thread is alive: it is blocked in write until answered.
+    unsafe { libc::pthread_kill(thread, libc::SIGUSR1) };
+    assert_eq!(writer.join().expect("writer"), Err(libc::EINTR));
+    assert!(
+        signalled.elapsed() < Duration::from_millis(300),
+        "answered in {:?}",
+        signalled.elapsed()
+    );
+    assert_eq!(last_json(&fx)["errno"], "EINTR");
+    assert!(eventually(Duration::from_secs(3), || calls.applied() == 1));
+    assert!(eventually(Duration::from_secs(1), || !fx
+        .session
+        .is_pending(&id)));
+}
+
+#[test]
+fn other_users_may_read_status_but_not_write_devices() {
+    let fx = Fixture::with_options(xdev::MountOptions {
+        allow_other: true,
+        ..xdev::MountOptions::default()
+    });
+    let (_, calls) = stage(&fx.session, "edit");
+    // The temp dir above the mount must be traversable by the other user.
+    let parent = fx.dir.parent().expect("parent");
+    std::fs::set_permissions(parent, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let nobody = |script: &str| {
+        std::process::Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "sh",
+                "-c",
+                script,
+            ])
+            .env("D", &fx.dir)
+            .output()
+            .expect("setpriv")
+    };
+    let read = nobody("cat \"$D/status\"");
+    assert!(read.status.success(), "{read:?}");
+    assert!(stdout(&read).contains("pending: 1"));
+    let write = nobody("echo go > \"$D/resolve\"");
+    assert!(!write.status.success());
+    assert!(
+        String::from_utf8_lossy(&write.stderr).contains("Permission denied"),
+        "{write:?}"
+    );
+    let python = nobody(
+        "python3 -c \"import os,errno\ntry:\n os.open(os.environ['D']+'/resolve', os.O_WRONLY)\nexcept OSError as e:\n print(errno.errorcode[e.errno])\"",
+    );
+    assert_eq!(stdout(&python), "EACCES\n");
+    assert_eq!(calls.applied(), 0);
+}
+
+// ----- callbacks, order, failure and retry ----------------------------------
+
+#[test]
+fn callbacks_see_the_trimmed_reason() {
+    let fx = Fixture::new();
+    let (_, applied) = stage(&fx.session, "a");
+    assert!(fx
+        .sh("echo '  tests pass  ' > \"$D/resolve\"")
+        .status
+        .success());
+    assert_eq!(applied.reasons(), vec!["tests pass".to_string()]);
+    let (_, rejected) = stage(&fx.session, "b");
+    assert!(fx
+        .sh("printf '\\n wrong approach \\n\\n' > \"$D/reject\"")
+        .status
+        .success());
+    assert_eq!(rejected.rejected(), 1);
+    assert_eq!(rejected.reasons(), vec!["wrong approach".to_string()]);
+}
+
+#[test]
+fn three_previews_resolve_newest_first() {
+    let fx = Fixture::new();
+    for label in ["one", "two", "three"] {
+        stage(&fx.session, label);
+    }
+    let out = fx.sh("for i in 1 2 3; do echo ok > \"$D/resolve\" && cat \"$D/last\"; done");
+    assert_eq!(stdout(&out), "applied: three\napplied: two\napplied: one\n");
+}
+
+#[test]
+fn failed_apply_keeps_the_same_id_at_the_head_and_a_retry_applies() {
+    let fx = Fixture::new();
+    stage(&fx.session, "older");
+    let (id, calls) = stage_flaky(&fx.session, "flaky", 1);
+    assert_eq!(write_once(&fx.path("resolve"), b"go\n"), Err(libc::EIO));
+    assert_eq!(fx.read("last"), "Apply failed: disk full\n");
+    let status = fx.status_json();
+    assert_eq!(status["head"]["id"], id.as_str());
+    assert_eq!(status["stack"][0]["id"], id.as_str());
+    assert_eq!(status["pending"], 2);
+    assert_eq!(write_once(&fx.path("resolve"), b"again\n"), Ok(6));
+    assert_eq!(calls.applied(), 2);
+    assert_eq!(fx.read("last"), "applied on retry\n");
+    assert_eq!(fx.session.pending_count(), 1);
+}
+
+// ----- how messages are cut -------------------------------------------------
+
+#[test]
+fn a_20_kib_bash_echo_arrives_as_one_message() {
+    let fx = Fixture::new();
+    let (_, calls) = stage(&fx.session, "big");
+    let (_, untouched) = stage(&fx.session, "bigger");
+    let out = fx.bash("echo \"$(head -c 20480 /dev/zero | tr '\\0' r)\" > \"$D/resolve\"");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(untouched.reasons(), vec!["r".repeat(20480)]);
+    assert_eq!(calls.applied(), 0, "one message applies one preview");
+}
+
+#[test]
+fn printf_without_newline_dispatches_at_its_write() {
+    let fx = Fixture::new();
+    let (_, calls) = stage(&fx.session, "edit");
+    let out = fx.sh("exec 3>\"$D/resolve\"; printf %s reason >&3; cat \"$D/last\"; exec 3>&-");
+    assert_eq!(
+        stdout(&out),
+        "applied: edit\n",
+        "dispatched before the close"
+    );
+    assert_eq!(calls.reasons(), vec!["reason".to_string()]);
+}
+
+#[test]
+fn a_held_chunk_is_dispatched_when_the_descriptor_closes() {
+    let fx = Fixture::new();
+    let (_, calls) = stage(&fx.session, "edit");
+    let fd = Fd::open(&fx.path("resolve"), libc::O_WRONLY).expect("open");
+    assert_eq!(fd.write(&[b'c'; 4096]), Ok(4096));
+    assert_eq!(calls.applied(), 0, "a full chunk is held");
+    drop(fd);
+    assert!(eventually(Duration::from_secs(2), || calls.applied() == 1));
+    assert_eq!(calls.reasons(), vec!["c".repeat(4096)]);
+    assert!(eventually(Duration::from_secs(1), || fx.read("last")
+        == "applied: edit\n"));
+}
+
+#[test]
+fn truncating_open_and_close_dispatch_nothing() {
+    let fx = Fixture::new();
+    let (_, calls) = stage(&fx.session, "edit");
+    assert!(fx.sh(": > \"$D/resolve\"").status.success());
+    assert!(fx.sh("truncate -s 0 \"$D/resolve\"").status.success());
+    let refused = fx.sh("truncate -s 5 \"$D/resolve\"");
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("Invalid argument"));
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(calls.applied(), 0);
+    assert_eq!(fx.read("last"), "");
+}
+
+#[test]
+fn append_and_offsets_are_ignored() {
+    let fx = Fixture::new();
+    let (_, calls) = stage(&fx.session, "edit");
+    assert!(fx.sh("echo appended >> \"$D/resolve\"").status.success());
+    assert_eq!(calls.reasons(), vec!["appended".to_string()]);
+    let (_, second) = stage(&fx.session, "second");
+    let py = fx.python("import os\nfd=os.open(os.environ['D']+'/resolve', os.O_WRONLY)\nprint(os.pwrite(fd, b'at offset', 4096))");
+    assert_eq!(stdout(&py), "9\n");
+    assert_eq!(second.reasons(), vec!["at offset".to_string()]);
+}
+
+#[test]
+fn python_and_cat_speak_the_protocol() {
+    let fx = Fixture::new();
+    stage(&fx.session, "edit");
+    let py = fx.python(
+        "import os\nfd=os.open(os.environ['D']+'/resolve', os.O_RDWR)\nprint(os.read(fd, 4096).decode().strip())\nos.write(fd, b'looks right\\n')\nprint(os.read(fd, 4096).decode(), end='')",
+    );
+    let dir = fx.dir.display();
+    assert_eq!(
+        stdout(&py),
+        format!("Write a one-sentence reason as plain text to {dir}/resolve to APPLY the pending staged action (e.g. a tool preview).\napplied: edit\n")
+    );
+    let usage = fx.sh("cat \"$D/reject\" \"$D/propose\"");
+    assert_eq!(
+        stdout(&usage),
+        format!("Write a one-sentence reason as plain text to {dir}/reject to DISCARD the pending staged action (e.g. a tool preview).\nWrite your plan's <slug> (matching <slug>-plan.md) as plain text to {dir}/propose to submit the plan for approval. Valid only while plan mode is active.\n")
+    );
+}
+
+// ----- the rest of the mount --------------------------------------------------
+
+#[test]
+fn nothing_can_be_created_removed_renamed_linked_or_chmodded() {
+    let fx = Fixture::new();
+    for script in [
+        "touch \"$D/new\"",
+        "mkdir \"$D/dir\"",
+        "rm \"$D/status\"",
+        "rm \"$D/resolve\"",
+        "mv \"$D/resolve\" \"$D/moved\"",
+        "ln -s \"$D/resolve\" \"$D/link\"",
+        "ln \"$D/resolve\" \"$D/hard\"",
+        "chmod 666 \"$D/resolve\"",
+        "chown 1:1 \"$D/resolve\"",
+        "touch \"$D/resolve\"",
+        "mknod \"$D/fifo\" p",
+    ] {
+        let out = fx.sh(script);
+        assert!(!out.status.success(), "{script} should fail");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("Operation not permitted"),
+            "{script}: {stderr}"
+        );
+    }
+    let write_status = fx.sh("echo x > \"$D/status\"");
+    assert!(!write_status.status.success());
+    let listing = fx.sh("ls \"$D\"");
+    assert_eq!(
+        stdout(&listing),
+        "last\npropose\nreject\nreminder\nresolve\nstatus\nstatus.json\n"
+    );
+}
+
+#[test]
+fn status_files_are_always_fresh() {
+    let fx = Fixture::new();
+    assert_eq!(fx.read("reminder"), "");
+    let size_before = std::fs::metadata(fx.path("status")).expect("stat").len();
+    let (id, _) = stage(&fx.session, "edit src/lib.rs");
+    let status = fx.read("status");
+    assert!(status.contains("pending: 1"), "{status}");
+    assert!(
+        status.contains(&format!("head: {id} (source: edit) edit src/lib.rs")),
+        "{status}"
+    );
+    let size_after = std::fs::metadata(fx.path("status")).expect("stat").len();
+    assert_eq!(
+        size_after as usize,
+        status.len(),
+        "stat shows the fresh size"
+    );
+    assert_ne!(size_before, size_after);
+    let dir = fx.dir.display();
+    assert_eq!(
+        fx.read("reminder"),
+        format!("<system-reminder>\n`edit` result above: PREVIEW — no files changed. Finalize now with `write`: write a one-sentence plain-text reason to `{dir}/resolve` to APPLY, or `{dir}/reject` to DISCARD.\n</system-reminder>\n")
+    );
+    let json = fx.status_json();
+    assert_eq!(json["pending"], 1);
+    assert_eq!(json["planMode"], false);
+    assert_eq!(json["stack"][0]["label"], "edit src/lib.rs");
+    let cat = fx.sh("cat \"$D/status\"; echo go > \"$D/resolve\"; cat \"$D/status\"");
+    let text = stdout(&cat);
+    assert!(
+        text.contains("pending: 1") && text.contains("pending: 0"),
+        "{text}"
+    );
+}
+
+// ----- never block the request loop -----------------------------------------
+
+#[test]
+fn a_slow_apply_does_not_delay_status_reads() {
+    let fx = Fixture::new();
+    stage_slow(&fx.session, "slow", Duration::from_secs(2));
+    let path = fx.path("resolve");
+    let writer = std::thread::spawn(move || write_once(&path, b"go"));
+    std::thread::sleep(Duration::from_millis(200));
+    for _ in 0..5 {
+        let started = Instant::now();
+        let out = fx.sh("cat \"$D/status\" >/dev/null && ls \"$D\" >/dev/null");
+        assert!(out.status.success());
+        assert!(
+            started.elapsed() < Duration::from_millis(100),
+            "took {:?}",
+            started.elapsed()
+        );
+    }
+    assert!(fx.read("status").contains("in progress: 1"));
+    assert_eq!(writer.join().expect("writer"), Ok(2));
+}
+
+#[test]
+fn writers_of_the_same_device_do_not_queue_behind_a_slow_one() {
+    let fx = Fixture::new();
+    let (_, slow, gate) = stage_gated(&fx.session, "slow");
+    let path = fx.path("resolve");
+    let blocked = std::thread::spawn(move || write_once(&path, b"slow one"));
+    assert!(eventually(Duration::from_secs(2), || fx
+        .session
+        .in_progress_count()
+        == 1));
+    // Later writers of the same device: shell `>` (O_TRUNC), python
+    // O_WRONLY, and raw O_WRONLY|O_TRUNC, each answered at once.
+    for index in 0..3 {
+        let (_, fast) = stage(&fx.session, &format!("fast {index}"));
+        let started = Instant::now();
+        let written = match index {
+            0 => fx.sh("echo fast > \"$D/resolve\"").status.success(),
+            1 => stdout(&fx.python("import os\nfd=os.open(os.environ['D']+'/resolve', os.O_WRONLY)\nprint(os.write(fd, b'fast'))")) == "4\n",
+            _ => write_once(&fx.path("resolve"), b"fast") == Ok(4),
+        };
+        assert!(written, "writer {index}");
+        assert_eq!(fast.applied(), 1);
+        let waited = started.elapsed();
+        assert!(
+            waited < Duration::from_millis(300),
+            "writer {index} waited {waited:?} behind the slow one"
+        );
+    }
+    assert_eq!(slow.applied(), 0, "the slow apply is still running");
+    gate.notify_one();
+    assert_eq!(blocked.join().expect("writer"), Ok(8));
+}
+
+// ----- concurrency ------------------------------------------------------------
+
+#[test]
+fn eight_threads_apply_8000_previews_exactly_once() {
+    let fx = Fixture::new();
+    let counts: Arc<Vec<AtomicUsize>> = Arc::new((0..8000).map(|_| AtomicUsize::new(0)).collect());
+    for index in 0..8000 {
+        let counts = Arc::clone(&counts);
+        fx.session.queue_resolve_handler(
+            format!("preview {index}"),
+            "edit",
+            apply_fn(move |_, _| {
+                counts[index].fetch_add(1, Ordering::SeqCst);
+                async { Ok(ToolResult::ok("ok")) }
+            }),
+            None,
+        );
+    }
+    let writers: Vec<_> = (0..8)
+        .map(|_| {
+            let path = fx.path("resolve");
+            std::thread::spawn(move || {
+                (0..1000)
+                    .filter(|_| write_once(&path, b"go\n") != Ok(3))
+                    .count()
+            })
+        })
+        .collect();
+    let errors: usize = writers.into_iter().map(|w| w.join().expect("writer")).sum();
+    assert_eq!(errors, 0);
+    assert!(counts.iter().all(|count| count.load(Ordering::SeqCst) == 1));
+    assert_eq!(fx.session.pending_count(), 0);
+}
+
+#[test]
+fn eight_writers_racing_on_one_preview_one_wins() {
+    let fx = Fixture::new();
+    let (_, calls) = stage_slow(&fx.session, "only", Duration::from_millis(100));
+    let barrier = Arc::new(std::sync::Barrier::new(8));
+    let writers: Vec<_> = (0..8)
+        .map(|_| {
+            let path = fx.path("resolve");
+            let barrier = Arc::clone(&barrier);
+            std::thread::spawn(move || {
+                let fd = Fd::open(&path, libc::O_WRONLY | libc::O_TRUNC).expect("open");
+                barrier.wait();
+                fd.write(b"mine")
+            })
+        })
+        .collect();
+    let results: Vec<_> = writers
+        .into_iter()
+        .map(|w| w.join().expect("writer"))
+        .collect();
+    assert_eq!(
+        results.iter().filter(|r| **r == Ok(4)).count(),
+        1,
+        "{results:?}"
+    );
+    assert_eq!(
+        results.iter().filter(|r| **r == Err(libc::ENOENT)).count(),
+        7,
+        "{results:?}"
+    );
+    assert_eq!(calls.applied(), 1);
+}
+
+// ----- blocked writers stay killable ------------------------------------------
+
+#[test]
+fn a_blocked_writer_dies_promptly_on_sigint_and_sigkill() {
+    for signal in [libc::SIGINT, libc::SIGKILL] {
+        let fx = Fixture::new();
+        let (id, calls, gate) = stage_gated(&fx.session, "slow");
+        let mut child = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("echo go > \"$D/resolve\"")
+            .env("D", &fx.dir)
+            .spawn()
+            .expect("spawn writer");
+        assert!(eventually(Duration::from_secs(2), || fx
+            .session
+            .in_progress_count()
+            == 1));
+        let killed = Instant::now();
+        // SAFETY: signalling a child this test spawned and has not reaped.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        assert!(
+            eventually(Duration::from_millis(500), || matches!(
+                child.try_wait(),
+                Ok(Some(_))
+            )),
+            "writer still blocked 500 ms after signal {signal}"
+        );
+        let gone_after = killed.elapsed();
+        assert!(gone_after < Duration::from_millis(500), "{gone_after:?}");
+        assert_eq!(last_json(&fx)["errno"], "EINTR", "signal {signal}");
+        assert_eq!(
+            calls.applied(),
+            0,
+            "the apply is not cancelled, only no longer awaited"
+        );
+        gate.notify_one();
+        assert!(eventually(Duration::from_secs(2), || calls.applied() == 1));
+        assert!(
+            eventually(Duration::from_secs(1), || !fx.session.is_pending(&id)),
+            "its outcome is still recorded"
+        );
+    }
+}
