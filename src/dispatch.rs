@@ -244,9 +244,30 @@ async fn invoke(session: Session, preview: Arc<Preview>, request: ResolveRequest
     }
 }
 
+/// Runs a preview callback, turning a panic into a failure, so that the
+/// claimed preview is requeued (apply) or kept (reject) rather than left
+/// claimed forever, and the panic does not reach the dispatching caller.
+async fn catch_panic<T>(
+    callback: impl Future<Output = Result<T, CallbackError>>,
+) -> Result<T, CallbackError> {
+    use futures::FutureExt;
+    std::panic::AssertUnwindSafe(callback)
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|panic| {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|message| message.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "the callback panicked".to_string());
+            Err(CallbackError::Failed(message))
+        })
+}
+
 async fn apply(session: &Session, preview: &Preview, request: &ResolveRequest) -> Resolution {
     let reason = &request.reason;
-    match (preview.apply)(reason.clone(), request.extra.clone()).await {
+    let applying = async { (preview.apply)(reason.clone(), request.extra.clone()).await };
+    match catch_panic(applying).await {
         Ok(result) => {
             let ok = !result.is_error;
             session.consume(preview, EventKind::Applied, reason, &result.text, ok);
@@ -265,7 +286,9 @@ async fn apply(session: &Session, preview: &Preview, request: &ResolveRequest) -
 async fn discard(session: &Session, preview: &Preview, request: &ResolveRequest) -> Resolution {
     let reason = &request.reason;
     let outcome = match &preview.reject {
-        Some(reject) => reject(reason.clone(), request.extra.clone()).await,
+        Some(reject) => {
+            catch_panic(async { reject(reason.clone(), request.extra.clone()).await }).await
+        }
         None => Ok(None),
     };
     match outcome {
@@ -349,15 +372,14 @@ fn nothing_pending(session: &Session, device: Device) -> Resolution {
     }
 }
 
-fn propose(session: &Session, body: &str) -> Result<BoxFuture<Resolution>, Resolution> {
+/// The work of a `propose`, or the refusal (an [`Error`]) when there is
+/// no plan handler or the title is invalid.
+fn propose(session: &Session, body: &str) -> Result<BoxFuture<Resolution>, Error> {
     let Some(handler) = session.plan_proposal_handler() else {
         let dir = session.mount_dir();
-        return Err(Resolution::failed(
-            Error::NotInPlanMode(texts::not_in_plan_mode(&dir)),
-            None,
-        ));
+        return Err(Error::NotInPlanMode(texts::not_in_plan_mode(&dir)));
     };
-    let proposal = proposal_from_body(body).map_err(|error| Resolution::failed(error, None))?;
+    let proposal = proposal_from_body(body)?;
     Ok(Box::pin(async move {
         Resolution::from_handler(handler(proposal).await, None)
     }))
@@ -387,7 +409,7 @@ pub async fn dispatch_resolution_device_until(
         Device::Reject => queue_or_pending(session, ResolveRequest::discard(reason)),
         Device::Propose => match propose(session, reason) {
             Ok(work) => Some(work),
-            Err(refused) => return refused,
+            Err(refused) => return Resolution::failed(refused, None),
         },
     };
     match work {

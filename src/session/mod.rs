@@ -183,10 +183,11 @@ impl Session {
             .publish(event(EventKind::Staged, &preview, None, None, true));
     }
 
-    /// Moves a pending id to the head. False if it is not pending.
+    /// Moves a pending id to the head. False if it is not waiting (unknown,
+    /// or being applied or discarded right now: it stays claimed).
     pub fn restage(&self, id: &str) -> bool {
         let mut state = self.shared.state.lock();
-        let Some(preview) = state.pending.get(id).cloned() else {
+        let Some(preview) = state.pending.get_waiting(id).cloned() else {
             return false;
         };
         state.pending.register(Arc::clone(&preview));

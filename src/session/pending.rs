@@ -127,6 +127,14 @@ impl PendingStack {
         self.slots.get(id).map(|slot| &slot.preview)
     }
 
+    /// Looks up a preview waiting to be decided (not claimed) by id.
+    pub(crate) fn get_waiting(&self, id: &str) -> Option<&Arc<Preview>> {
+        self.slots
+            .get(id)
+            .filter(|slot| !slot.claimed)
+            .map(|slot| &slot.preview)
+    }
+
     /// Unclaimed previews, head first.
     pub(crate) fn iter_head_first(&self) -> impl Iterator<Item = &Arc<Preview>> {
         self.order
