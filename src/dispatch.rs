@@ -91,6 +91,8 @@ pub struct Resolution {
     pub details: Option<Details>,
     /// Why it failed; `None` on success.
     pub error: Option<Error>,
+    /// The id of the preview this dispatch decided (or tried to), if any.
+    pub id: Option<String>,
 }
 
 impl Resolution {
@@ -100,6 +102,7 @@ impl Resolution {
             text: text.into(),
             details,
             error: None,
+            id: None,
         }
     }
 
@@ -109,6 +112,7 @@ impl Resolution {
             text: error.to_string(),
             details,
             error: Some(error),
+            id: None,
         }
     }
 
@@ -169,6 +173,46 @@ impl Device {
 /// error (a writer's signal, a deadline). The handler itself keeps running.
 pub type Cancel = BoxFuture<Error>;
 
+/// What a dispatch runs: the handler's future, the preview it decides (if
+/// any) and whether it must finish even when nobody waits for it any more.
+struct Work {
+    future: BoxFuture<Resolution>,
+    id: Option<String>,
+    must_finish: bool,
+}
+
+impl Work {
+    /// A preview's callback: it always runs to the end, so the preview's
+    /// outcome (consumed, or requeued after a failure) is recorded.
+    fn preview(id: &str, future: BoxFuture<Resolution>) -> Self {
+        Work {
+            future,
+            id: Some(id.to_string()),
+            must_finish: true,
+        }
+    }
+
+    /// A handler with no preview behind it (a queue invoker, the standing
+    /// handler): it also runs to the end.
+    fn handler(future: BoxFuture<Resolution>) -> Self {
+        Work {
+            future,
+            id: None,
+            must_finish: true,
+        }
+    }
+
+    /// A plan proposal: nothing is staged, so a writer that gives up
+    /// withdraws it (dropping the handler's future cancels a review).
+    fn proposal(future: BoxFuture<Resolution>) -> Self {
+        Work {
+            future,
+            id: None,
+            must_finish: false,
+        }
+    }
+}
+
 /// Work that must run to completion even if its caller stops waiting: if
 /// dropped unfinished, it is moved onto the tokio runtime to finish there.
 struct Detached(Option<BoxFuture<Resolution>>);
@@ -186,21 +230,23 @@ impl Drop for Detached {
 }
 
 /// Drives `work` until it finishes, unless the session aborts or `cancel`
-/// fires first; then the caller gets the abort at once and `work` runs on
-/// in the background. Polling `work` here (rather than spawning it up front)
-/// lets a callback that finishes at once answer with no thread hop.
-async fn race(
-    session: &Session,
-    work: BoxFuture<Resolution>,
-    cancel: Option<Cancel>,
-) -> Resolution {
+/// fires first; then the caller gets the abort at once and work that must
+/// finish runs on in the background. Polling `work` here (rather than
+/// spawning it up front) lets a callback that finishes at once answer with
+/// no thread hop.
+async fn race(session: &Session, work: Work, cancel: Option<Cancel>) -> Resolution {
     let mut aborted = std::pin::pin!(session.abort_waiter().aborted());
     let mut cancel = cancel.unwrap_or_else(|| Box::pin(std::future::pending()));
-    let mut work = Detached(Some(work));
-    std::future::poll_fn(|cx| {
-        if let Some(running) = work.0.as_mut() {
-            if let Poll::Ready(resolution) = running.as_mut().poll(cx) {
-                work.0 = None;
+    let Work {
+        future,
+        id,
+        must_finish,
+    } = work;
+    let mut running = Detached(Some(future));
+    let mut resolution = std::future::poll_fn(|cx| {
+        if let Some(future) = running.0.as_mut() {
+            if let Poll::Ready(resolution) = future.as_mut().poll(cx) {
+                running.0 = None;
                 return Poll::Ready(resolution);
             }
         }
@@ -212,7 +258,12 @@ async fn race(
         }
         Poll::Pending
     })
-    .await
+    .await;
+    if !must_finish {
+        running.0 = None;
+    }
+    resolution.id = resolution.id.or(id);
+    resolution
 }
 
 fn details_for(preview: &Preview, request: &ResolveRequest, source: Option<Value>) -> Details {
@@ -346,13 +397,17 @@ fn invoke_queue(
 
 /// The work for a resolve/reject: queue invoker first, then the head of the
 /// pending stack. `None` when neither can dispatch.
-fn queue_or_pending(session: &Session, request: ResolveRequest) -> Option<BoxFuture<Resolution>> {
+fn queue_or_pending(session: &Session, request: ResolveRequest) -> Option<Work> {
     if let Some(invoker) = session.take_queue_invoker() {
         let tool_name = session.hard_tool().unwrap_or_default();
-        return Some(invoke_queue(invoker, tool_name, request));
+        return Some(Work::handler(invoke_queue(invoker, tool_name, request)));
     }
     let preview = session.claim_head()?;
-    Some(Box::pin(invoke(session.clone(), preview, request)))
+    let id = preview.id.to_string();
+    Some(Work::preview(
+        &id,
+        Box::pin(invoke(session.clone(), preview, request)),
+    ))
 }
 
 /// The "nothing pending" answer of a device, with the propose hint while
@@ -374,15 +429,15 @@ fn nothing_pending(session: &Session, device: Device) -> Resolution {
 
 /// The work of a `propose`, or the refusal (an [`Error`]) when there is
 /// no plan handler or the title is invalid.
-fn propose(session: &Session, body: &str) -> Result<BoxFuture<Resolution>, Error> {
+fn propose(session: &Session, body: &str) -> Result<Work, Error> {
     let Some(handler) = session.plan_proposal_handler() else {
         let dir = session.mount_dir();
         return Err(Error::NotInPlanMode(texts::not_in_plan_mode(&dir)));
     };
     let proposal = proposal_from_body(body)?;
-    Ok(Box::pin(async move {
+    Ok(Work::proposal(Box::pin(async move {
         Resolution::from_handler(handler(proposal).await, None)
-    }))
+    })))
 }
 
 /// Writes `text` to a device: resolve/reject consult the queue invoker, then
@@ -430,12 +485,8 @@ pub async fn decide_pending(
         let text = format!("No pending action with id {id}; it was already decided or withdrawn.");
         return Resolution::failed(Error::NothingToResolve(text), None);
     };
-    race(
-        session,
-        Box::pin(invoke(session.clone(), preview, request)),
-        cancel,
-    )
-    .await
+    let work = Work::preview(id, Box::pin(invoke(session.clone(), preview, request)));
+    race(session, work, cancel).await
 }
 
 /// The resolve tool: queue invoker, then the head of the pending stack,
@@ -446,7 +497,7 @@ pub async fn run_resolve_tool(session: &Session, request: ResolveRequest) -> Res
         return race(session, work, None).await;
     }
     if let Some(handler) = session.standing_handler() {
-        let work = invoke_queue(handler, "resolve".to_string(), request);
+        let work = Work::handler(invoke_queue(handler, "resolve".to_string(), request));
         return race(session, work, None).await;
     }
     match action {

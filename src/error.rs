@@ -29,6 +29,10 @@ pub enum Error {
     /// The apply callback returned an error result; the preview was consumed.
     #[error("{0}")]
     ErrorResult(String),
+    /// A malformed request on a protocol file (a stage request, a result
+    /// line, a control command).
+    #[error("{0}")]
+    InvalidRequest(String),
     /// A device body that is not UTF-8.
     #[error("The message must be UTF-8 text.")]
     NotUtf8,
@@ -64,7 +68,7 @@ impl Error {
         match self {
             Error::NothingToResolve(_) | Error::PlanNotFound(_) => libc::ENOENT,
             Error::NotInPlanMode(_) => libc::EPERM,
-            Error::InvalidPlanTitle(_) | Error::NotUtf8 => libc::EINVAL,
+            Error::InvalidPlanTitle(_) | Error::InvalidRequest(_) | Error::NotUtf8 => libc::EINVAL,
             Error::CallbackFailed(_) | Error::ErrorResult(_) => libc::EIO,
             Error::MessageTooLong { .. } => libc::EMSGSIZE,
             Error::AlreadyDispatched => libc::EALREADY,
@@ -145,6 +149,7 @@ mod tests {
             (Error::NotInPlanMode(String::new()), libc::EPERM),
             (Error::InvalidPlanTitle(String::new()), libc::EINVAL),
             (Error::NotUtf8, libc::EINVAL),
+            (Error::InvalidRequest(String::new()), libc::EINVAL),
             (Error::CallbackFailed(String::new()), libc::EIO),
             (Error::ErrorResult(String::new()), libc::EIO),
             (Error::MessageTooLong { limit: 1 }, libc::EMSGSIZE),

@@ -34,6 +34,7 @@ pub mod error;
 mod fs;
 mod mount;
 pub mod plan;
+pub mod producer;
 pub mod session;
 pub mod texts;
 

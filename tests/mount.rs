@@ -82,7 +82,7 @@ fn nothing_pending_texts_carry_the_propose_hint_in_plan_mode() {
         fx.dir.display()
     );
     assert_eq!(fx.read("last"), format!("{NOTHING}{hint}"));
-    assert_eq!(fx.read("status").contains("plan mode: on"), true);
+    assert!(fx.read("status").contains("plan mode: on"));
 }
 
 #[test]

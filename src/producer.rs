@@ -1,0 +1,466 @@
+//! External producers: a process outside the session stages a preview and is
+//! told, as lines of JSON, when it is applied or discarded; it answers with
+//! the result. The mount's `stage` file carries the lines; this module knows
+//! nothing of files.
+//!
+//! The protocol, one JSON object per line:
+//! 1. the producer writes `{"label": "...", "sourceTool": "...", "deadlineMs": 30000}`
+//!    (`sourceTool` defaults to `external`, `deadlineMs` is optional);
+//! 2. it reads `{"event": "staged", "id": "pending-action:<tool>:<seq>"}`;
+//! 3. it reads (blocking) `{"event": "apply", "reason": "...", "extra": ...}`,
+//!    `{"event": "discard", "reason": "..."}` or `{"event": "withdrawn", "why": "..."}`;
+//! 4. after `apply` it must write `{"ok": true|false, "text": "..."}`: `ok`
+//!    finishes the preview, `false` is an apply failure (the preview goes
+//!    back to the head and the producer waits for the next decision); after
+//!    `discard` a result is optional (closing gives the default discard text);
+//! 5. once finished, reads return end of file. Closing before a decision
+//!    withdraws the preview; closing after `apply` without a result fails
+//!    that apply.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::error::{CallbackError, Error};
+use crate::session::preview::{apply_fn, reject_fn, ToolResult};
+use crate::session::Session;
+
+/// The source tool of an external producer that names none.
+pub const EXTERNAL_TOOL: &str = "external";
+
+/// Why an apply fails when its producer goes away without answering.
+pub const PRODUCER_GONE: &str = "producer exited before reporting a result";
+
+/// What a producer asks for when it stages.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StageRequest {
+    /// The preview's label.
+    pub label: String,
+    /// The tool that made it.
+    #[serde(default = "external_tool")]
+    pub source_tool: String,
+    /// Withdraw the preview if no decision has come after this long.
+    #[serde(default)]
+    pub deadline_ms: Option<u64>,
+}
+
+fn external_tool() -> String {
+    EXTERNAL_TOOL.to_string()
+}
+
+impl StageRequest {
+    /// Parses the first line a producer writes.
+    pub fn parse(line: &str) -> Result<StageRequest, Error> {
+        let request: StageRequest = serde_json::from_str(line.trim())
+            .map_err(|err| Error::InvalidRequest(format!("Bad stage request: {err}.")))?;
+        if request.label.trim().is_empty() || request.source_tool.trim().is_empty() {
+            return Err(Error::InvalidRequest(
+                "Bad stage request: label and sourceTool must not be empty.".into(),
+            ));
+        }
+        if request
+            .source_tool
+            .contains(|c: char| c == ':' || c.is_whitespace())
+        {
+            return Err(Error::InvalidRequest(
+                "Bad stage request: sourceTool must not contain ':' or whitespace.".into(),
+            ));
+        }
+        Ok(request)
+    }
+}
+
+/// A line the producer reads.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "lowercase")]
+pub enum ProducerMessage {
+    /// The preview is staged under this id.
+    Staged {
+        /// The preview's id.
+        id: String,
+    },
+    /// Apply it, then report the result.
+    Apply {
+        /// The reason given.
+        reason: String,
+        /// The caller's extra, if any.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        extra: Option<Value>,
+    },
+    /// It was discarded; a result is optional.
+    Discard {
+        /// The reason given.
+        reason: String,
+    },
+    /// It was taken back without a decision.
+    Withdrawn {
+        /// Why (`deadline`, ...).
+        why: String,
+    },
+}
+
+impl ProducerMessage {
+    fn line(&self) -> String {
+        let json = serde_json::to_string(self).unwrap_or_else(|_| "{}".to_string());
+        format!("{json}\n")
+    }
+}
+
+/// What the producer reports after a decision.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProducerReport {
+    /// Whether applying (or discarding) worked.
+    pub ok: bool,
+    /// The result text, or the failure message.
+    #[serde(default)]
+    pub text: String,
+}
+
+impl ProducerReport {
+    /// Parses a result line.
+    pub fn parse(line: &str) -> Result<ProducerReport, Error> {
+        serde_json::from_str(line.trim())
+            .map_err(|err| Error::InvalidRequest(format!("Bad result line: {err}.")))
+    }
+}
+
+/// The shared state between a staged preview's callbacks and its producer.
+struct Link {
+    session: Session,
+    id: String,
+    /// Lines for the producer; dropped once nothing more will come.
+    outbox: Mutex<Option<mpsc::UnboundedSender<ProducerMessage>>>,
+    /// Where the producer's next report goes.
+    awaiting: Mutex<Option<oneshot::Sender<ProducerReport>>>,
+}
+
+impl Link {
+    fn send(&self, message: ProducerMessage) {
+        if let Some(outbox) = self.outbox.lock().as_ref() {
+            let _ = outbox.send(message);
+        }
+    }
+
+    /// Sends the last message: the producer then reads end of file.
+    fn finish(&self, last: Option<ProducerMessage>) {
+        if let Some(outbox) = self.outbox.lock().take() {
+            if let Some(message) = last {
+                let _ = outbox.send(message);
+            }
+        }
+    }
+
+    /// Asks the producer something and waits for its report (`None` if it
+    /// went away first).
+    async fn ask(&self, message: ProducerMessage) -> Option<ProducerReport> {
+        let (answer, report) = oneshot::channel();
+        *self.awaiting.lock() = Some(answer);
+        self.send(message);
+        report.await.ok()
+    }
+
+    async fn apply(
+        self: Arc<Self>,
+        reason: String,
+        extra: Option<Value>,
+    ) -> Result<ToolResult, CallbackError> {
+        match self.ask(ProducerMessage::Apply { reason, extra }).await {
+            Some(report) if report.ok => {
+                self.finish(None);
+                Ok(ToolResult::ok(report.text))
+            }
+            Some(report) => Err(CallbackError::Failed(report.text)),
+            None => Err(CallbackError::Failed(PRODUCER_GONE.to_string())),
+        }
+    }
+
+    async fn discard(self: Arc<Self>, reason: String) -> Result<Option<ToolResult>, CallbackError> {
+        let report = self.ask(ProducerMessage::Discard { reason }).await;
+        self.finish(None);
+        match report {
+            Some(report) if report.ok && !report.text.is_empty() => {
+                Ok(Some(ToolResult::ok(report.text)))
+            }
+            Some(report) if !report.ok => Err(CallbackError::Failed(report.text)),
+            _ => Ok(None),
+        }
+    }
+
+    /// Takes the preview back (deadline, producer gone). A decision already
+    /// made stands; only a pending preview is withdrawn.
+    fn withdraw(&self, why: &str) {
+        if self.session.withdraw(&self.id, why) {
+            self.finish(Some(ProducerMessage::Withdrawn {
+                why: why.to_string(),
+            }));
+        }
+    }
+}
+
+/// One external producer's staged preview, as its stage file holds it.
+/// Dropping it (the producer closed the file) withdraws a preview still
+/// waiting for a decision.
+pub struct Producer {
+    link: Arc<Link>,
+    inbox: Arc<tokio::sync::Mutex<Inbox>>,
+}
+
+struct Inbox {
+    receiver: mpsc::UnboundedReceiver<ProducerMessage>,
+    unread: Vec<u8>,
+}
+
+impl std::fmt::Debug for Producer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Producer")
+            .field("id", &self.link.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Producer {
+    /// Stages a preview whose decisions go to this producer. A deadline
+    /// (which needs a tokio runtime) withdraws it if it is still pending then.
+    pub fn stage(session: &Session, request: &StageRequest) -> Producer {
+        let (outbox, receiver) = mpsc::unbounded_channel();
+        let id = crate::session::preview::next_preview_id(&request.source_tool);
+        let link = Arc::new(Link {
+            session: session.clone(),
+            id: id.clone(),
+            outbox: Mutex::new(Some(outbox)),
+            awaiting: Mutex::new(None),
+        });
+        link.send(ProducerMessage::Staged { id: id.clone() });
+        let (on_apply, on_discard) = (Arc::clone(&link), Arc::clone(&link));
+        session.register_pending(
+            &id,
+            request.label.clone(),
+            request.source_tool.clone(),
+            apply_fn(move |reason, extra| Arc::clone(&on_apply).apply(reason, extra)),
+            Some(reject_fn(move |reason, _| {
+                Arc::clone(&on_discard).discard(reason)
+            })),
+        );
+        if let Some(deadline) = request.deadline_ms {
+            let weak = Arc::downgrade(&link);
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(deadline)).await;
+                if let Some(link) = weak.upgrade() {
+                    link.withdraw("deadline");
+                }
+            });
+        }
+        Producer {
+            link,
+            inbox: Arc::new(tokio::sync::Mutex::new(Inbox {
+                receiver,
+                unread: Vec::new(),
+            })),
+        }
+    }
+
+    /// The staged preview's id.
+    pub fn id(&self) -> &str {
+        &self.link.id
+    }
+
+    /// Takes the producer's report of the decision it was given. `EINVAL`
+    /// when no decision is waiting for one.
+    pub fn report(&self, report: ProducerReport) -> Result<(), Error> {
+        let awaiting = self.link.awaiting.lock().take();
+        match awaiting {
+            Some(answer) => {
+                let _ = answer.send(report);
+                Ok(())
+            }
+            None => Err(Error::InvalidRequest(
+                "No decision is waiting for a result on this descriptor.".into(),
+            )),
+        }
+    }
+
+    /// The next bytes for the producer to read, at most `max`: waits for the
+    /// next message; empty once nothing more will come (end of file).
+    pub fn read(&self, max: usize) -> impl std::future::Future<Output = Vec<u8>> + Send + 'static {
+        let inbox = Arc::clone(&self.inbox);
+        async move {
+            let mut inbox = inbox.lock().await;
+            if inbox.unread.is_empty() {
+                match inbox.receiver.recv().await {
+                    Some(message) => inbox.unread = message.line().into_bytes(),
+                    None => return Vec::new(),
+                }
+            }
+            let take = max.min(inbox.unread.len());
+            inbox.unread.drain(..take).collect()
+        }
+    }
+}
+
+impl Drop for Producer {
+    fn drop(&mut self) {
+        self.link.withdraw("producer exited");
+        // An apply still waiting for this producer's report now fails.
+        self.link.awaiting.lock().take();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dispatch::{dispatch_resolution_device, Device};
+
+    fn request(label: &str) -> StageRequest {
+        StageRequest::parse(&format!("{{\"label\": \"{label}\"}}\n")).expect("valid request")
+    }
+
+    async fn read_line(producer: &Producer) -> String {
+        String::from_utf8(producer.read(4096).await).expect("utf-8")
+    }
+
+    #[test]
+    fn requests_are_checked() {
+        assert_eq!(request("x").source_tool, EXTERNAL_TOOL);
+        for bad in [
+            "",
+            "{}",
+            "{\"label\": \"\"}",
+            "{\"label\": \"x\", \"sourceTool\": \"a:b\"}",
+            "{\"label\": \"x\", \"nope\": 1}",
+        ] {
+            let refused = StageRequest::parse(bad)
+                .map(|_| ())
+                .map_err(|err| err.errno());
+            assert_eq!(refused, Err(libc::EINVAL), "{bad:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn apply_goes_to_the_producer_and_its_result_to_the_resolver() {
+        let session = Session::new();
+        let producer = Producer::stage(&session, &request("edit"));
+        let staged = read_line(&producer).await;
+        assert_eq!(
+            staged,
+            format!("{{\"event\":\"staged\",\"id\":\"{}\"}}\n", producer.id())
+        );
+        let resolver = tokio::spawn({
+            let session = session.clone();
+            async move { dispatch_resolution_device(&session, Device::Resolve, "ship it").await }
+        });
+        assert_eq!(
+            read_line(&producer).await,
+            "{\"event\":\"apply\",\"reason\":\"ship it\"}\n"
+        );
+        producer
+            .report(ProducerReport {
+                ok: true,
+                text: "done".into(),
+            })
+            .expect("report");
+        let resolution = resolver.await.expect("resolver");
+        assert_eq!(resolution.text, "done");
+        assert!(resolution.is_ok());
+        assert_eq!(read_line(&producer).await, "", "end of file once finished");
+        assert_eq!(session.pending_count(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_failed_apply_keeps_the_preview_and_the_producer_waits_again() {
+        let session = Session::new();
+        let producer = Producer::stage(&session, &request("edit"));
+        read_line(&producer).await;
+        let failing = tokio::spawn({
+            let session = session.clone();
+            async move { dispatch_resolution_device(&session, Device::Resolve, "go").await }
+        });
+        read_line(&producer).await;
+        producer
+            .report(ProducerReport {
+                ok: false,
+                text: "tests failed".into(),
+            })
+            .expect("report");
+        let resolution = failing.await.expect("resolver");
+        assert_eq!(resolution.text, "Apply failed: tests failed");
+        assert_eq!(resolution.errno(), libc::EIO);
+        assert_eq!(
+            session.pending_head().map(|head| head.id),
+            Some(producer.id().to_string())
+        );
+        let rejecting = tokio::spawn({
+            let session = session.clone();
+            async move { dispatch_resolution_device(&session, Device::Reject, "never mind").await }
+        });
+        assert_eq!(
+            read_line(&producer).await,
+            "{\"event\":\"discard\",\"reason\":\"never mind\"}\n"
+        );
+        drop(producer);
+        let resolution = rejecting.await.expect("rejecter");
+        assert_eq!(resolution.text, "Discarded: edit. Reason: never mind");
+    }
+
+    #[tokio::test]
+    async fn closing_withdraws_and_closing_mid_apply_fails_it() {
+        let session = Session::new();
+        let producer = Producer::stage(&session, &request("edit"));
+        drop(producer);
+        assert_eq!(session.pending_count(), 0, "withdrawn");
+
+        let producer = Producer::stage(&session, &request("edit"));
+        read_line(&producer).await;
+        let resolver = tokio::spawn({
+            let session = session.clone();
+            async move { dispatch_resolution_device(&session, Device::Resolve, "go").await }
+        });
+        read_line(&producer).await;
+        drop(producer);
+        let resolution = resolver.await.expect("resolver");
+        assert_eq!(resolution.text, format!("Apply failed: {PRODUCER_GONE}"));
+        assert_eq!(
+            session.pending_count(),
+            0,
+            "a gone producer's preview does not come back"
+        );
+        assert_eq!(session.in_progress_count(), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_deadline_withdraws_and_is_never_an_approval() {
+        let session = Session::new();
+        let request =
+            StageRequest::parse("{\"label\": \"x\", \"deadlineMs\": 1000}").expect("request");
+        let producer = Producer::stage(&session, &request);
+        read_line(&producer).await;
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        assert_eq!(
+            read_line(&producer).await,
+            "{\"event\":\"withdrawn\",\"why\":\"deadline\"}\n"
+        );
+        assert_eq!(read_line(&producer).await, "");
+        assert_eq!(session.pending_count(), 0);
+    }
+
+    #[test]
+    fn reports_without_a_decision_are_refused() {
+        let session = Session::new();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let _entered = runtime.enter();
+        let producer = Producer::stage(&session, &request("edit"));
+        let refused = producer.report(ProducerReport {
+            ok: true,
+            text: String::new(),
+        });
+        assert_eq!(refused.map_err(|err| err.errno()), Err(libc::EINVAL));
+    }
+}
