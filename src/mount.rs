@@ -13,16 +13,23 @@ use fuser::{Config, MountOption, SessionACL};
 use thiserror::Error;
 
 use crate::fs::{Control, XdevFs};
+use crate::journal::Journal;
+use crate::plan_desk::PlanDesk;
 use crate::session::Session;
 
 /// How a mount is set up.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct MountOptions {
     /// Let other users in: they may read the status files; their writes to
     /// the devices fail with `EACCES` (the kernel enforces the mode bits).
     pub allow_other: bool,
     /// Request-loop threads (default 2).
     pub threads: usize,
+    /// Also append every journal record to this file, synced before the
+    /// write that caused it returns.
+    pub journal_file: Option<PathBuf>,
+    /// The plan review desk behind `plan/` (none: no `plan/` directory).
+    pub plan: Option<PlanDesk>,
 }
 
 impl Default for MountOptions {
@@ -30,7 +37,20 @@ impl Default for MountOptions {
         MountOptions {
             allow_other: false,
             threads: 2,
+            journal_file: None,
+            plan: None,
         }
+    }
+}
+
+impl std::fmt::Debug for MountOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MountOptions")
+            .field("allow_other", &self.allow_other)
+            .field("threads", &self.threads)
+            .field("journal_file", &self.journal_file)
+            .field("plan", &self.plan.is_some())
+            .finish()
     }
 }
 
@@ -61,6 +81,7 @@ pub enum MountError {
 /// still holds it busy).
 pub struct Mount {
     dir: PathBuf,
+    journal: Journal,
     control: Arc<Control>,
     background: Option<fuser::BackgroundSession>,
     runtime: Option<tokio::runtime::Runtime>,
@@ -98,13 +119,24 @@ pub fn mount(
         .build()
         .map_err(io_error)?;
     session.set_mount_dir(shown.clone());
-    let fs = XdevFs::new(session.clone(), runtime.handle().clone());
+    let journal = Journal::new(options.journal_file.as_deref()).map_err(io_error)?;
+    {
+        let _entered = runtime.enter();
+        journal.follow(session);
+    }
+    let fs = XdevFs::new(
+        session.clone(),
+        journal.clone(),
+        options.plan.clone(),
+        runtime.handle().clone(),
+    );
     let control = fs.control();
     let background = fuser::spawn_mount(fs, dir, &fuse_config(&options)).map_err(io_error)?;
     control.set_notifier(background.notifier());
     tracing::info!(dir = %shown, "mounted");
     Ok(Mount {
         dir: dir.to_path_buf(),
+        journal,
         control,
         background: Some(background),
         runtime: Some(runtime),
@@ -223,6 +255,11 @@ impl Mount {
     /// Where the devices are mounted.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The mount's decision journal (what `log` shows).
+    pub fn journal(&self) -> &Journal {
+        &self.journal
     }
 
     /// Cancels blocked writers (`ECANCELED`), then removes the mount.

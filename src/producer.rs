@@ -228,8 +228,19 @@ impl Producer {
     /// Stages a preview whose decisions go to this producer. A deadline
     /// (which needs a tokio runtime) withdraws it if it is still pending then.
     pub fn stage(session: &Session, request: &StageRequest) -> Producer {
+        Producer::stage_noting(session, request, |_| {})
+    }
+
+    /// [`Producer::stage`], calling `before_staging` with the new id just
+    /// before the preview is staged (the journal notes who stages it).
+    pub fn stage_noting(
+        session: &Session,
+        request: &StageRequest,
+        before_staging: impl FnOnce(&str),
+    ) -> Producer {
         let (outbox, receiver) = mpsc::unbounded_channel();
         let id = crate::session::preview::next_preview_id(&request.source_tool);
+        before_staging(&id);
         let link = Arc::new(Link {
             session: session.clone(),
             id: id.clone(),

@@ -509,7 +509,7 @@ fn nothing_can_be_created_removed_renamed_linked_or_chmodded() {
     let listing = fx.sh("ls \"$D\"");
     assert_eq!(
         stdout(&listing),
-        "last\npropose\nreject\nreminder\nresolve\nstatus\nstatus.json\n"
+        "events\nlast\nlog\npending\npropose\nreject\nreminder\nresolve\nstage\nstatus\nstatus.json\n"
     );
 }
 
@@ -587,16 +587,26 @@ fn writers_of_the_same_device_do_not_queue_behind_a_slow_one() {
     for index in 0..3 {
         let (_, fast) = stage(&fx.session, &format!("fast {index}"));
         let started = Instant::now();
+        let limit = if index == 1 {
+            Duration::from_secs(5)
+        } else {
+            Duration::from_millis(300)
+        };
         let written = match index {
             0 => fx.sh("echo fast > \"$D/resolve\"").status.success(),
-            1 => stdout(&fx.python("import os\nfd=os.open(os.environ['D']+'/resolve', os.O_WRONLY)\nprint(os.write(fd, b'fast'))")) == "4\n",
+            // Python's own start-up is not the mount's to answer for: it
+            // times its open + write itself and must report under 100 ms.
+            1 => {
+                let code = "import os, time\nt = time.monotonic()\nfd = os.open(os.environ['D'] + '/resolve', os.O_WRONLY)\nn = os.write(fd, b'fast')\nprint(n, time.monotonic() - t < 0.1)";
+                stdout(&fx.python(code)) == "4 True\n"
+            }
             _ => write_once(&fx.path("resolve"), b"fast") == Ok(4),
         };
         assert!(written, "writer {index}");
         assert_eq!(fast.applied(), 1);
         let waited = started.elapsed();
         assert!(
-            waited < Duration::from_millis(300),
+            waited < limit,
             "writer {index} waited {waited:?} behind the slow one"
         );
     }

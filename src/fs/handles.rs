@@ -6,24 +6,48 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use fuser::FileHandle;
 use parking_lot::Mutex;
 
-use crate::dispatch::Device;
 use crate::fs::message::{Message, WriteStep};
+use crate::fs::stage::StageChannel;
+use crate::fs::target::Target;
+use crate::journal::Who;
 
 /// The state of one open descriptor.
 #[derive(Debug)]
 pub(crate) enum Handle {
-    /// A device: the message being written, then that message's result.
-    /// Reads keep their own cursor: the descriptor's offset moved with the
-    /// write, but the answer is read from its start (as from a ctl file).
-    Device {
-        device: Device,
+    /// A device-like file: the message being written, then that message's
+    /// result. Reads keep their own cursor: the descriptor's offset moved
+    /// with the write, but the answer is read from its start (as from a ctl
+    /// file). `writer` made the last write, for the journal of a message
+    /// dispatched when the descriptor is released.
+    Target {
+        target: Target,
         message: Message,
         result: Option<String>,
         read_from: usize,
+        writer: Option<Who>,
     },
     /// A status file: its content as of the open, so reads at any offset
     /// agree with each other.
     Snapshot(Vec<u8>),
+    /// `log`: read live at any offset.
+    Log,
+    /// `events`: the next journal record this reader has not seen.
+    Events { next: usize },
+    /// `stage`: an external producer's conversation.
+    Stage(StageChannel),
+}
+
+impl Handle {
+    /// A fresh handle for a device-like file.
+    pub(crate) fn target(target: Target) -> Self {
+        Handle::Target {
+            target,
+            message: Message::default(),
+            result: None,
+            read_from: 0,
+            writer: None,
+        }
+    }
 }
 
 /// Every open descriptor of a mount.
@@ -44,20 +68,32 @@ impl Handles {
         self.open.lock().remove(&fh.0)
     }
 
-    /// Feeds a write to a device handle; `None` if `fh` is not one.
-    pub(crate) fn write(&self, fh: FileHandle, data: &[u8]) -> Option<(Device, WriteStep)> {
+    /// Feeds a write to a device-like handle; `None` if `fh` is not one.
+    pub(crate) fn write(&self, fh: FileHandle, data: &[u8]) -> Option<(Target, WriteStep)> {
         match self.open.lock().get_mut(&fh.0)? {
-            Handle::Device {
-                device, message, ..
-            } => Some((*device, message.write(data))),
-            Handle::Snapshot(_) => None,
+            Handle::Target {
+                target, message, ..
+            } => Some((target.clone(), message.write(data))),
+            _ => None,
         }
+    }
+
+    /// Notes who wrote last on a device-like handle.
+    pub(crate) fn note_writer(&self, fh: FileHandle, who: &Who) {
+        if let Some(Handle::Target { writer, .. }) = self.open.lock().get_mut(&fh.0) {
+            *writer = Some(who.clone());
+        }
+    }
+
+    /// Runs `f` on the handle of `fh`, if it is open.
+    pub(crate) fn with<T>(&self, fh: FileHandle, f: impl FnOnce(&mut Handle) -> T) -> Option<T> {
+        self.open.lock().get_mut(&fh.0).map(f)
     }
 
     /// Records the result of the message written on `fh`, for reading back
     /// on the same descriptor.
     pub(crate) fn set_result(&self, fh: FileHandle, text: &str) {
-        if let Some(Handle::Device {
+        if let Some(Handle::Target {
             result, read_from, ..
         }) = self.open.lock().get_mut(&fh.0)
         {
@@ -66,32 +102,35 @@ impl Handles {
         }
     }
 
-    /// What a read of `fh` returns: a snapshot's bytes at `offset`; for a
-    /// device, the next part of its result (else of its usage line, made by
-    /// `usage`), whatever the offset.
+    /// What a read of `fh` returns right now: a snapshot's bytes at
+    /// `offset`; for a device-like file, the next part of its result (else
+    /// of its usage line, made by `usage`), whatever the offset. `None` for
+    /// handles whose reads are served elsewhere (log, events, stage) or
+    /// that are not open.
     pub(crate) fn read(
         &self,
         fh: FileHandle,
         offset: u64,
         size: u32,
-        usage: impl FnOnce(Device) -> String,
+        usage: impl FnOnce(&Target) -> String,
     ) -> Option<Vec<u8>> {
         match self.open.lock().get_mut(&fh.0)? {
             Handle::Snapshot(bytes) => Some(slice_at(bytes, offset, size).to_vec()),
-            Handle::Device {
-                device,
+            Handle::Target {
+                target,
                 result,
                 read_from,
                 ..
             } => {
                 let text = match result {
                     Some(text) => format!("{text}\n"),
-                    None => format!("{}\n", usage(*device)),
+                    None => format!("{}\n", usage(target)),
                 };
                 let part = slice_at(text.as_bytes(), *read_from as u64, size).to_vec();
                 *read_from += part.len();
                 Some(part)
             }
+            _ => None,
         }
     }
 }
@@ -119,13 +158,10 @@ mod tests {
     #[test]
     fn device_reads_usage_then_result() {
         let handles = Handles::default();
-        let fh = handles.insert(Handle::Device {
-            device: Device::Resolve,
-            message: Message::default(),
-            result: None,
-            read_from: 0,
-        });
-        let usage = |device: Device| format!("usage of {}", device.name());
+        let fh = handles.insert(Handle::target(Target::Device(
+            crate::dispatch::Device::Resolve,
+        )));
+        let usage = |target: &Target| format!("usage of {}", target.name());
         assert_eq!(handles.read(fh, 0, 6, usage), Some(b"usage ".to_vec()));
         assert_eq!(
             handles.read(fh, 6, 100, usage),

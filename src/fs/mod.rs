@@ -1,37 +1,42 @@
-//! The FUSE adapter: decodes each kernel request, calls the session, and
-//! encodes the reply. Behaviour lives in the session and in `dispatch`;
-//! this module only knows files.
+//! The FUSE adapter: decodes each kernel request, calls the session (or the
+//! journal, a producer, the plan desk), and encodes the reply. Behaviour
+//! lives in those; this module only knows files.
 
+mod control;
 mod handles;
 mod message;
 mod nodes;
 mod signals;
+mod stage;
 pub mod status;
+mod target;
 
 use std::ffi::OsStr;
 use std::future::Future;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::SystemTime;
-
-use tokio::sync::watch;
 
 use fuser::{
     BsdFileFlags, Errno, FileHandle, Filesystem, FopenFlags, Generation, INodeNo, InitFlags,
-    KernelConfig, LockOwner, Notifier, OpenAccMode, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate,
-    ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, Request, TimeOrNow,
-    WriteFlags,
+    KernelConfig, LockOwner, OpenAccMode, OpenFlags, PollEvents, PollFlags, PollNotifier,
+    RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry,
+    ReplyOpen, ReplyPoll, ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
 use futures::FutureExt;
 
-use crate::dispatch::{dispatch_resolution_device_until, Cancel, Device, Resolution};
+use crate::dispatch::Resolution;
 use crate::error::Error;
+use crate::journal::{Journal, Record, Who};
+use crate::plan_desk::PlanDesk;
 use crate::session::Session;
+pub(crate) use control::Control;
+use control::InFlight;
 use handles::{Handle, Handles};
-use message::{Message, WriteStep};
-use nodes::{Inodes, Node, Owner, STATIC_TTL};
+use message::WriteStep;
+use nodes::{Inodes, ItemFile, Node, Owner};
 use status::{DeviceResult, LastResult};
+use target::Target;
 
 pub use message::MAX_MESSAGE;
 
@@ -40,86 +45,18 @@ fn errno_of(error: &Error) -> Errno {
     Errno::from_i32(error.errno())
 }
 
-/// Why blocked writers are cancelled when their mount goes away.
-const CLOSING: &str = "the xdev mount is shutting down";
+/// Every open file is direct I/O (reads and writes always reach us, so no
+/// stale page cache), allows parallel writes, and needs no flush on close.
+const OPEN_FLAGS: FopenFlags = FopenFlags::FOPEN_DIRECT_IO
+    .union(FopenFlags::FOPEN_PARALLEL_DIRECT_WRITES)
+    .union(FopenFlags::FOPEN_NOFLUSH);
 
-/// Lets the mount's owner cancel blocked writers and see how many remain.
-#[derive(Debug)]
-pub(crate) struct Control {
-    closing: watch::Sender<bool>,
-    in_flight: AtomicUsize,
-    notifier: OnceLock<Notifier>,
-}
-
-impl Control {
-    fn new() -> Self {
-        Control {
-            closing: watch::Sender::new(false),
-            in_flight: AtomicUsize::new(0),
-            notifier: OnceLock::new(),
-        }
-    }
-
-    /// Lets the filesystem ask the kernel to drop cached names.
-    pub(crate) fn set_notifier(&self, notifier: Notifier) {
-        let _ = self.notifier.set(notifier);
-    }
-
-    /// Every writer blocked now or later gets `ECANCELED`.
-    pub(crate) fn close(&self) {
-        self.closing.send_replace(true);
-    }
-
-    /// Device writes still waiting for their answer.
-    pub(crate) fn in_flight(&self) -> usize {
-        self.in_flight.load(Ordering::Acquire)
-    }
-
-    /// Fires with `Aborted` once the mount is closing.
-    fn closed(&self) -> impl Future<Output = Error> + Send + 'static {
-        let mut closing = self.closing.subscribe();
-        async move {
-            // An error means the sender is gone: the mount is gone too.
-            let _ = closing.wait_for(|closing| *closing).await;
-            Error::Aborted(CLOSING.to_string())
-        }
-    }
-
-    /// What cancels a writer's wait: its own signal, or the mount closing.
-    fn cancel_for(&self, tid: u32) -> Cancel {
-        let closed = self.closed();
-        match signals::interrupted(tid) {
-            Some(signalled) => Box::pin(async move {
-                tokio::select! {
-                    error = signalled => error,
-                    error = closed => error,
-                }
-            }),
-            None => Box::pin(closed),
-        }
-    }
-}
-
-/// Counts one device write from its arrival until its reply is sent.
-struct InFlight(Arc<Control>);
-
-impl InFlight {
-    fn start(control: &Arc<Control>) -> Self {
-        control.in_flight.fetch_add(1, Ordering::AcqRel);
-        InFlight(Arc::clone(control))
-    }
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// State shared by the request loop and the tasks that answer blocked writes.
+/// State shared by the request loop and the tasks that answer waiting requests.
 struct Shared {
     control: Arc<Control>,
     session: Session,
+    journal: Journal,
+    plan: Option<PlanDesk>,
     runtime: tokio::runtime::Handle,
     handles: Handles,
     inodes: Inodes,
@@ -132,15 +69,38 @@ pub(crate) struct XdevFs {
     shared: Arc<Shared>,
 }
 
+/// How a read of a handle that is not answered from the handle itself is served.
+enum ReadKind {
+    /// `log`: at the offset, right now.
+    Log,
+    /// `events`: the records after this one, waiting for one if none.
+    Events(usize),
+    /// `stage`: the producer's next message (`None` before staging: EOF).
+    Stage(Option<futures::future::BoxFuture<'static, Vec<u8>>>),
+}
+
+/// A read that has to wait.
+enum Waiting {
+    Events(usize),
+    Stage(futures::future::BoxFuture<'static, Vec<u8>>),
+}
+
 impl XdevFs {
-    pub(crate) fn new(session: Session, runtime: tokio::runtime::Handle) -> Self {
+    pub(crate) fn new(
+        session: Session,
+        journal: Journal,
+        plan: Option<PlanDesk>,
+        runtime: tokio::runtime::Handle,
+    ) -> Self {
         XdevFs {
             shared: Arc::new(Shared {
                 control: Arc::new(Control::new()),
+                inodes: Inodes::new(plan.is_some()),
                 session,
+                journal,
+                plan,
                 runtime,
                 handles: Handles::default(),
-                inodes: Inodes::default(),
                 last: LastResult::default(),
                 owner: Owner::current(),
             }),
@@ -152,14 +112,26 @@ impl XdevFs {
         Arc::clone(&self.shared.control)
     }
 
-    fn attr(&self, ino: INodeNo, node: Node) -> fuser::FileAttr {
+    /// What `ino` is, if it (still) exists: a decided item is gone.
+    fn node(&self, ino: INodeNo) -> Option<Node> {
+        let node = self.shared.inodes.node(ino)?;
+        match &node {
+            Node::Item(id, _) if !self.shared.session.is_pending(id) => None,
+            _ => Some(node),
+        }
+    }
+
+    fn attr(&self, ino: INodeNo, node: &Node) -> fuser::FileAttr {
         let size = match node {
-            Node::Status(file) => file.render(&self.shared.session, &self.shared.last).len() as u64,
+            Node::Text(_) | Node::Item(_, ItemFile::Label | ItemFile::Source) => {
+                self.shared.text(node).map_or(0, |text| text.len() as u64)
+            }
+            Node::Log => self.shared.journal.bytes().len() as u64,
             // A device "holds" up to one message. The kernel serialises
             // every direct write that extends a file; with this size no
             // message write on a freshly looked-up device extends it.
-            Node::Device(_) => MAX_MESSAGE as u64,
-            Node::Root => 0,
+            _ if node.target().is_some() => MAX_MESSAGE as u64,
+            _ => 0,
         };
         node.attr(ino, size, self.shared.owner)
     }
@@ -180,52 +152,188 @@ impl XdevFs {
         true
     }
 
-    /// A write on `device` is waiting: later opens get a fresh inode so they
-    /// do not queue behind it in the kernel (see [`Inodes::renew`]).
-    fn move_opens_off(&self, device: Device) {
-        self.shared.inodes.renew(device);
-        if let Some(notifier) = self.shared.control.notifier.get() {
+    /// A write on a root device is waiting: later opens get a fresh inode
+    /// so they do not queue behind it in the kernel (see [`Inodes::renew`]).
+    fn move_opens_off(&self, target: &Target) {
+        let Target::Device(device) = target else {
+            return;
+        };
+        self.shared.inodes.renew(*device);
+        if let Some(notifier) = self.shared.control.notifier() {
             if let Err(err) = notifier.inval_entry(INodeNo::ROOT, OsStr::new(device.name())) {
                 tracing::debug!(%err, device = device.name(), "could not invalidate the device name");
             }
         }
     }
+
+    fn write_target(
+        &self,
+        req: &Request,
+        fh: FileHandle,
+        target: Target,
+        step: WriteStep,
+        written: u32,
+        reply: ReplyWrite,
+    ) {
+        let who = who_of(req);
+        match step {
+            WriteStep::Hold => {
+                // Only a held message can be dispatched at release: remember
+                // who wrote it for the journal.
+                self.shared.handles.note_writer(fh, &who);
+                reply.written(written)
+            }
+            WriteStep::Refuse(error) => reply.error(self.shared.refuse(&target, fh, error, who)),
+            WriteStep::Dispatch(text) => {
+                let shared = Arc::clone(&self.shared);
+                let tid = req.pid();
+                let waiting = InFlight::start(&self.shared.control);
+                let dispatched = target.clone();
+                let waits = self.answer_soon(async move {
+                    let _waiting = waiting;
+                    let resolution = shared
+                        .dispatch(dispatched, text, Some(fh), tid, Some(who))
+                        .await;
+                    match &resolution.error {
+                        None => reply.written(written),
+                        Some(error) => reply.error(errno_of(error)),
+                    }
+                });
+                if waits {
+                    self.move_opens_off(&target);
+                }
+            }
+        }
+    }
+
+    /// Answers a read that may have to wait (events, stage), cancelled by
+    /// the reader's signal or the mount closing.
+    fn read_when_ready(
+        &self,
+        req: &Request,
+        fh: FileHandle,
+        size: u32,
+        waiting: Waiting,
+        reply: ReplyData,
+    ) {
+        let shared = Arc::clone(&self.shared);
+        let cancel = self.shared.control.cancel_for(req.pid());
+        let in_flight = InFlight::start(&self.shared.control);
+        self.answer_soon(async move {
+            let _in_flight = in_flight;
+            let bytes = match waiting {
+                Waiting::Events(next) => {
+                    tokio::select! {
+                        () = shared.journal.wait_beyond(next) => Ok(shared.take_events(fh, next, size)),
+                        error = cancel => Err(error),
+                    }
+                }
+                Waiting::Stage(read) => {
+                    tokio::select! {
+                        bytes = read => Ok(bytes),
+                        error = cancel => Err(error),
+                    }
+                }
+            };
+            match bytes {
+                Ok(bytes) => reply.data(&bytes),
+                Err(error) => reply.error(errno_of(&error)),
+            }
+        });
+    }
 }
 
 impl Shared {
-    /// Dispatches one complete device message and records its result for
-    /// the status files (and, with `fh`, for reading back on that descriptor).
+    /// Dispatches one complete message and records its result.
     async fn dispatch(
         self: Arc<Self>,
-        device: Device,
+        target: Target,
         text: String,
         fh: Option<FileHandle>,
         tid: u32,
+        who: Option<Who>,
     ) -> Resolution {
         let cancel = self.control.cancel_for(tid);
-        let resolution =
-            dispatch_resolution_device_until(&self.session, device, &text, Some(cancel)).await;
-        self.record(device, fh, &resolution);
+        let resolution = target
+            .dispatch(&self.session, self.plan.as_ref(), &text, cancel)
+            .await;
+        self.record(&target, fh, &text, &resolution, who);
         resolution
     }
 
-    fn record(&self, device: Device, fh: Option<FileHandle>, resolution: &Resolution) {
+    /// Records a result: on its descriptor (`fh`), in the status files, and
+    /// in the journal (before the writer gets its answer).
+    fn record(
+        &self,
+        target: &Target,
+        fh: Option<FileHandle>,
+        reason: &str,
+        resolution: &Resolution,
+        who: Option<Who>,
+    ) {
         if let Some(fh) = fh {
             self.handles.set_result(fh, &resolution.text);
         }
-        self.last.record(DeviceResult::new(device, resolution));
-        tracing::debug!(device = device.name(), ok = resolution.is_ok(), text = %resolution.text, "device result");
+        let name = target.name();
+        self.journal
+            .append(&Record::decision(&name, reason.trim(), resolution, who));
+        self.last.record(DeviceResult::new(name, resolution));
+        tracing::debug!(target = %target.name(), ok = resolution.is_ok(), text = %resolution.text, "device result");
     }
 
     /// A write refused before dispatch still counts as the device's
     /// result, except that a second write must not hide the first one's
     /// result on its own descriptor.
-    fn refuse(&self, device: Device, fh: FileHandle, error: Error) -> Errno {
+    fn refuse(&self, target: &Target, fh: FileHandle, error: Error, who: Who) -> Errno {
         let errno = errno_of(&error);
-        let own_result = (error != Error::AlreadyDispatched).then_some(fh);
-        self.record(device, own_result, &Resolution::failed(error, None));
+        if error == Error::AlreadyDispatched {
+            self.last.record(DeviceResult::new(
+                target.name(),
+                &Resolution::failed(error, None),
+            ));
+        } else {
+            self.record(
+                target,
+                Some(fh),
+                "",
+                &Resolution::failed(error, None),
+                Some(who),
+            );
+        }
         errno
     }
+
+    /// The content of a read-only text node right now.
+    fn text(&self, node: &Node) -> Option<String> {
+        match node {
+            Node::Text(file) => Some(file.render(&self.session, &self.last, self.plan.as_ref())),
+            Node::Item(id, ItemFile::Label) => self
+                .session
+                .preview(id)
+                .map(|info| format!("{}\n", info.label)),
+            Node::Item(id, ItemFile::Source) => self
+                .session
+                .preview(id)
+                .map(|info| format!("{}\n", info.source_tool)),
+            _ => None,
+        }
+    }
+
+    /// The journal lines after record `next` that fit in `size`, moving the
+    /// reader of `fh` past them.
+    fn take_events(&self, fh: FileHandle, next: usize, size: u32) -> Vec<u8> {
+        let (bytes, after) = self.journal.lines_from(next, size as usize);
+        self.handles.with(fh, |handle| {
+            if let Handle::Events { next } = handle {
+                *next = after;
+            }
+        });
+        bytes
+    }
+}
+
+fn who_of(req: &Request) -> Who {
+    Who::of_thread(req.uid(), req.pid())
 }
 
 impl Filesystem for XdevFs {
@@ -239,24 +347,27 @@ impl Filesystem for XdevFs {
     }
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
-        let found = (parent == INodeNo::ROOT)
-            .then(|| {
-                name.to_str()
-                    .and_then(|name| self.shared.inodes.lookup(name))
-            })
-            .flatten();
+        let session = &self.shared.session;
+        let found = self
+            .node(parent)
+            .zip(name.to_str())
+            .and_then(|(parent, name)| {
+                self.shared
+                    .inodes
+                    .lookup(&parent, name, |id| session.is_pending(id))
+            });
         match found {
             Some((ino, node)) => {
-                let attr = self.attr(ino, node);
-                reply.entry_with_ttls(&node.attr_ttl(), &STATIC_TTL, &attr, Generation(0));
+                let attr = self.attr(ino, &node);
+                reply.entry_with_ttls(&node.attr_ttl(), &node.entry_ttl(), &attr, Generation(0));
             }
             None => reply.error(Errno::ENOENT),
         }
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
-        match self.shared.inodes.node(ino) {
-            Some(node) => reply.attr(&node.attr_ttl(), &self.attr(ino, node)),
+        match self.node(ino) {
+            Some(node) => reply.attr(&node.attr_ttl(), &self.attr(ino, &node)),
             None => reply.error(Errno::ENOENT),
         }
     }
@@ -279,55 +390,54 @@ impl Filesystem for XdevFs {
         _flags: Option<BsdFileFlags>,
         reply: ReplyAttr,
     ) {
-        let Some(node) = self.shared.inodes.node(ino) else {
+        let Some(node) = self.node(ino) else {
             return reply.error(Errno::ENOENT);
         };
         // A truncate carries times of its own; only a truncate to 0 of a
-        // device is allowed (that is what `>` does), nothing else changes.
-        let refusal = match (node, size) {
-            (Node::Device(_), Some(0)) => None,
-            (Node::Device(_), Some(_)) => Some(Errno::EINVAL),
-            (_, Some(_)) => Some(Errno::EPERM),
-            _ if mode.is_some() || uid.is_some() || gid.is_some() => Some(Errno::EPERM),
-            _ if atime.is_some() || mtime.is_some() => Some(Errno::EPERM),
-            _ => None,
+        // writable file is allowed (that is what `>` does), nothing else changes.
+        let writable = node.target().is_some() || node == Node::Stage;
+        let refusal = match size {
+            Some(0) if writable => None,
+            Some(_) if writable => Some(Errno::EINVAL),
+            Some(_) => Some(Errno::EPERM),
+            None if mode.is_some() || uid.is_some() || gid.is_some() => Some(Errno::EPERM),
+            None if atime.is_some() || mtime.is_some() => Some(Errno::EPERM),
+            None => None,
         };
         match refusal {
             Some(errno) => reply.error(errno),
-            None => reply.attr(&node.attr_ttl(), &self.attr(ino, node)),
+            None => reply.attr(&node.attr_ttl(), &self.attr(ino, &node)),
         }
     }
 
     fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
-        let writing = flags.acc_mode() != OpenAccMode::O_RDONLY;
-        let handle = match self.shared.inodes.node(ino) {
-            None => return reply.error(Errno::ENOENT),
-            Some(Node::Root) => return reply.error(Errno::EISDIR),
-            Some(Node::Status(_)) if writing => return reply.error(Errno::EACCES),
-            Some(Node::Status(file)) => Handle::Snapshot(
-                file.render(&self.shared.session, &self.shared.last)
-                    .into_bytes(),
-            ),
-            Some(Node::Device(device)) => Handle::Device {
-                device,
-                message: Message::default(),
-                result: None,
-                read_from: 0,
-            },
+        let Some(node) = self.node(ino) else {
+            return reply.error(Errno::ENOENT);
         };
-        let fh = self.shared.handles.insert(handle);
-        // Direct I/O: every read and write reaches us (never a stale page
-        // cache); parallel direct writes: writers of one device do not queue
-        // behind each other in the kernel; no flush: close costs no round trip.
-        let open_flags = FopenFlags::FOPEN_DIRECT_IO
-            | FopenFlags::FOPEN_PARALLEL_DIRECT_WRITES
-            | FopenFlags::FOPEN_NOFLUSH;
-        reply.opened(fh, open_flags);
+        let writing = flags.acc_mode() != OpenAccMode::O_RDONLY;
+        let handle = match &node {
+            _ if node.kind() == fuser::FileType::Directory => return reply.error(Errno::EISDIR),
+            _ if node.target().is_some() => node.target().map(Handle::target),
+            Node::Stage => Some(Handle::Stage(stage::StageChannel::default())),
+            _ if writing => return reply.error(Errno::EACCES),
+            Node::Log => Some(Handle::Log),
+            Node::Events => Some(Handle::Events {
+                next: self.shared.journal.len(),
+            }),
+            _ => self
+                .shared
+                .text(&node)
+                .map(|text| Handle::Snapshot(text.into_bytes())),
+        };
+        match handle {
+            Some(handle) => reply.opened(self.shared.handles.insert(handle), OPEN_FLAGS),
+            None => reply.error(Errno::ENOENT),
+        }
     }
 
     fn read(
         &self,
-        _req: &Request,
+        req: &Request,
         _ino: INodeNo,
         fh: FileHandle,
         offset: u64,
@@ -337,12 +447,33 @@ impl Filesystem for XdevFs {
         reply: ReplyData,
     ) {
         let dir = self.shared.session.mount_dir();
-        match self
+        if let Some(bytes) = self
             .shared
             .handles
-            .read(fh, offset, size, |device| device.usage(&dir))
+            .read(fh, offset, size, |target| target.usage(&dir))
         {
-            Some(bytes) => reply.data(&bytes),
+            return reply.data(&bytes);
+        }
+        let kind = self.shared.handles.with(fh, |handle| match handle {
+            Handle::Log => Some(ReadKind::Log),
+            Handle::Events { next } => Some(ReadKind::Events(*next)),
+            Handle::Stage(channel) => Some(ReadKind::Stage(
+                channel.read(size as usize).map(|read| read.boxed()),
+            )),
+            _ => None,
+        });
+        match kind.flatten() {
+            Some(ReadKind::Log) => reply.data(&self.shared.journal.read_at(offset, size)),
+            Some(ReadKind::Events(next)) if self.shared.journal.len() > next => {
+                reply.data(&self.shared.take_events(fh, next, size))
+            }
+            Some(ReadKind::Events(next)) => {
+                self.read_when_ready(req, fh, size, Waiting::Events(next), reply)
+            }
+            Some(ReadKind::Stage(Some(read))) => {
+                self.read_when_ready(req, fh, size, Waiting::Stage(read), reply)
+            }
+            Some(ReadKind::Stage(None)) => reply.data(&[]),
             None => reply.error(Errno::EBADF),
         }
     }
@@ -359,29 +490,23 @@ impl Filesystem for XdevFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
-        let Some((device, step)) = self.shared.handles.write(fh, data) else {
-            return reply.error(Errno::EBADF);
-        };
         let written = data.len() as u32;
-        match step {
-            WriteStep::Hold => reply.written(written),
-            WriteStep::Refuse(error) => reply.error(self.shared.refuse(device, fh, error)),
-            WriteStep::Dispatch(text) => {
-                let shared = Arc::clone(&self.shared);
-                let tid = req.pid();
-                let waiting = InFlight::start(&self.shared.control);
-                let waits = self.answer_soon(async move {
-                    let _waiting = waiting;
-                    let resolution = shared.dispatch(device, text, Some(fh), tid).await;
-                    match &resolution.error {
-                        None => reply.written(written),
-                        Some(error) => reply.error(errno_of(error)),
-                    }
-                });
-                if waits {
-                    self.move_opens_off(device);
-                }
+        if let Some((target, step)) = self.shared.handles.write(fh, data) {
+            return self.write_target(req, fh, target, step, written, reply);
+        }
+        let who = who_of(req);
+        let shared = &self.shared;
+        let staged = shared.handles.with(fh, |handle| match handle {
+            Handle::Stage(channel) => {
+                let _entered = shared.runtime.enter();
+                Some(channel.write(&shared.session, &shared.journal, &who, data))
             }
+            _ => None,
+        });
+        match staged.flatten() {
+            Some(Ok(())) => reply.written(written),
+            Some(Err(error)) => reply.error(errno_of(&error)),
+            None => reply.error(Errno::EBADF),
         }
     }
 
@@ -409,26 +534,29 @@ impl Filesystem for XdevFs {
         let handle = self.shared.handles.remove(fh);
         reply.ok();
         // A message still held when its descriptor goes is dispatched now;
-        // its result lands in the status files only.
-        if let Some(Handle::Device {
-            device,
+        // its result lands in the status files and journal only. A stage
+        // handle dropped here withdraws its preview.
+        let Some(Handle::Target {
+            target,
             mut message,
+            writer,
             ..
         }) = handle
-        {
-            match message.release() {
-                Some(WriteStep::Dispatch(text)) => {
-                    let shared = Arc::clone(&self.shared);
-                    let _ = self.answer_soon(async move {
-                        shared.dispatch(device, text, None, 0).await;
-                    });
-                }
-                Some(WriteStep::Refuse(error)) => {
-                    self.shared
-                        .record(device, None, &Resolution::failed(error, None));
-                }
-                Some(WriteStep::Hold) | None => {}
+        else {
+            return;
+        };
+        match message.release() {
+            Some(WriteStep::Dispatch(text)) => {
+                let shared = Arc::clone(&self.shared);
+                let _ = self.answer_soon(async move {
+                    shared.dispatch(target, text, None, 0, writer).await;
+                });
             }
+            Some(WriteStep::Refuse(error)) => {
+                self.shared
+                    .record(&target, None, "", &Resolution::failed(error, None), writer);
+            }
+            Some(WriteStep::Hold) | None => {}
         }
     }
 
@@ -444,8 +572,10 @@ impl Filesystem for XdevFs {
     }
 
     fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
-        match self.shared.inodes.node(ino) {
-            Some(Node::Root) => reply.opened(FileHandle(0), FopenFlags::empty()),
+        match self.node(ino) {
+            Some(node) if node.kind() == fuser::FileType::Directory => {
+                reply.opened(FileHandle(0), FopenFlags::empty())
+            }
             Some(_) => reply.error(Errno::ENOTDIR),
             None => reply.error(Errno::ENOENT),
         }
@@ -459,20 +589,59 @@ impl Filesystem for XdevFs {
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
-        if ino != INodeNo::ROOT {
-            return reply.error(Errno::ENOTDIR);
-        }
+        let Some(dir) = self.node(ino) else {
+            return reply.error(Errno::ENOENT);
+        };
+        let session = &self.shared.session;
+        let pending_ids = || session.pending().into_iter().map(|info| info.id).collect();
         let dots = [
-            (INodeNo::ROOT, ".", Node::Root),
-            (INodeNo::ROOT, "..", Node::Root),
+            (ino, ".".to_string(), dir.clone()),
+            (INodeNo::ROOT, "..".to_string(), Node::Root),
         ];
-        let listing = dots.into_iter().chain(self.shared.inodes.entries());
-        for (index, (entry_ino, name, node)) in listing.enumerate().skip(offset as usize) {
+        let entries = self.shared.inodes.entries(&dir, pending_ids);
+        for (index, (entry_ino, name, node)) in dots
+            .into_iter()
+            .chain(entries)
+            .enumerate()
+            .skip(offset as usize)
+        {
             if reply.add(entry_ino, index as u64 + 1, node.kind(), name) {
                 break;
             }
         }
         reply.ok();
+    }
+
+    fn poll(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        ph: PollNotifier,
+        _events: PollEvents,
+        _flags: PollFlags,
+        reply: ReplyPoll,
+    ) {
+        let readable = PollEvents::POLLIN | PollEvents::POLLRDNORM;
+        let next = self.shared.handles.with(fh, |handle| match handle {
+            Handle::Events { next } => Some(*next),
+            _ => None,
+        });
+        let Some(next) = next.flatten() else {
+            return reply.poll(readable | PollEvents::POLLOUT | PollEvents::POLLWRNORM);
+        };
+        if self.shared.journal.len() > next {
+            return reply.poll(readable);
+        }
+        // Not ready: tell the kernel once a record arrives.
+        let journal = self.shared.journal.clone();
+        self.shared.runtime.spawn(async move {
+            journal.wait_beyond(next).await;
+            if let Err(err) = ph.notify() {
+                tracing::debug!(%err, "poll notification not delivered");
+            }
+        });
+        reply.poll(PollEvents::empty());
     }
 
     fn mknod(
@@ -575,13 +744,13 @@ impl Filesystem for XdevFs {
         _ino: INodeNo,
         _name: &OsStr,
         _size: u32,
-        reply: fuser::ReplyXattr,
+        reply: ReplyXattr,
     ) {
         // ENOSYS tells the kernel to stop asking (one round trip, once).
         reply.error(Errno::ENOSYS);
     }
 
-    fn listxattr(&self, _req: &Request, _ino: INodeNo, _size: u32, reply: fuser::ReplyXattr) {
+    fn listxattr(&self, _req: &Request, _ino: INodeNo, _size: u32, reply: ReplyXattr) {
         reply.error(Errno::ENOSYS);
     }
 

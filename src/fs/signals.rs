@@ -35,10 +35,12 @@ pub(crate) fn signal_pending_in(status: &str) -> bool {
 }
 
 /// Whether the thread `tid` has a deliverable signal pending, or is gone.
+/// A status that cannot be read for another reason (out of descriptors,
+/// say) does not count: the next poll looks again.
 fn has_pending_signal(tid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{tid}/status")) {
         Ok(status) => signal_pending_in(&status),
-        Err(_) => true,
+        Err(err) => matches!(err.raw_os_error(), Some(libc::ENOENT) | Some(libc::ESRCH)),
     }
 }
 

@@ -5,8 +5,9 @@ use parking_lot::Mutex;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::dispatch::{Device, Resolution};
+use crate::dispatch::Resolution;
 use crate::error::errno_name;
+use crate::plan_desk::PlanDesk;
 use crate::session::Session;
 use crate::texts;
 
@@ -25,9 +26,9 @@ pub struct DeviceResult {
 }
 
 impl DeviceResult {
-    pub(crate) fn new(device: Device, resolution: &Resolution) -> Self {
+    pub(crate) fn new(device: String, resolution: &Resolution) -> Self {
         DeviceResult {
-            device: device.name().to_string(),
+            device,
             ok: resolution.is_ok(),
             text: resolution.text.clone(),
             errno: (!resolution.is_ok()).then(|| errno_name(resolution.errno())),
@@ -51,26 +52,40 @@ impl LastResult {
     }
 }
 
-/// One of the read-only status files.
+/// One of the read-only status files, rendered afresh on every open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StatusFile {
+pub(crate) enum TextFile {
     Status,
     StatusJson,
     Last,
     Reminder,
+    PlanStatus,
 }
 
-impl StatusFile {
+impl TextFile {
     /// The file's content right now.
-    pub(crate) fn render(self, session: &Session, last: &LastResult) -> String {
+    pub(crate) fn render(
+        self,
+        session: &Session,
+        last: &LastResult,
+        plan: Option<&PlanDesk>,
+    ) -> String {
         match self {
-            StatusFile::Status => render_status(session, last.get()),
-            StatusFile::StatusJson => render_status_json(session, last.get()),
-            StatusFile::Last => last
+            TextFile::Status => render_status(session, last.get()),
+            TextFile::StatusJson => render_status_json(session, last.get()),
+            TextFile::Last => last
                 .get()
                 .map(|last| format!("{}\n", last.text))
                 .unwrap_or_default(),
-            StatusFile::Reminder => render_reminder(session),
+            TextFile::Reminder => render_reminder(session),
+            TextFile::PlanStatus => plan
+                .map(|plan| {
+                    format!(
+                        "{}\n",
+                        serde_json::to_string(&plan.status()).unwrap_or_default()
+                    )
+                })
+                .unwrap_or_default(),
         }
     }
 }

@@ -247,6 +247,15 @@ impl Session {
         self.shared.state.lock().pending.get(id).is_some()
     }
 
+    /// The preview staged under this id (waiting or in progress).
+    pub fn preview(&self, id: &str) -> Option<PreviewInfo> {
+        let state = self.shared.state.lock();
+        state
+            .pending
+            .get(id)
+            .map(|preview| PreviewInfo::from(&**preview))
+    }
+
     // ----- claims, used by dispatch -------------------------------------
 
     pub(crate) fn claim_head(&self) -> Option<Arc<Preview>> {

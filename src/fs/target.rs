@@ -1,0 +1,121 @@
+//! What a message written to a device-like file does: the three devices,
+//! a per-item `resolve`/`reject`, and the plan control file.
+
+use std::sync::Arc;
+
+use crate::dispatch::{
+    decide_pending, dispatch_resolution_device_until, Action, Cancel, Device, Resolution,
+    ResolveRequest,
+};
+use crate::error::Error;
+use crate::plan_desk::PlanDesk;
+use crate::session::Session;
+
+/// A file whose message is dispatched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// `resolve`, `reject`, `propose` at the root.
+    Device(Device),
+    /// `pending/<id>/resolve` or `pending/<id>/reject`.
+    Item { id: Arc<str>, action: Action },
+    /// `plan/ctl`.
+    PlanCtl,
+}
+
+impl Target {
+    /// The path under the mount, as the status files and journal name it.
+    pub(crate) fn name(&self) -> String {
+        match self {
+            Target::Device(device) => device.name().to_string(),
+            Target::Item { id, action } => format!("pending/{id}/{}", action_file(*action)),
+            Target::PlanCtl => "plan/ctl".to_string(),
+        }
+    }
+
+    /// The usage line read before writing.
+    pub(crate) fn usage(&self, dir: &str) -> String {
+        match self {
+            Target::Device(device) => device.usage(dir),
+            Target::Item { id, action } => format!(
+                "Write a one-sentence reason as plain text to {dir}/{} to {} {id} (head or not).",
+                self.name(),
+                match action {
+                    Action::Apply => "APPLY",
+                    Action::Discard => "DISCARD",
+                }
+            ),
+            Target::PlanCtl => format!(
+                "Write one command to {dir}/plan/ctl: enter | exit | approve [feedback] | refine <feedback>."
+            ),
+        }
+    }
+
+    /// Dispatches one complete message.
+    pub(crate) async fn dispatch(
+        &self,
+        session: &Session,
+        plan: Option<&PlanDesk>,
+        text: &str,
+        cancel: Cancel,
+    ) -> Resolution {
+        match self {
+            Target::Device(device) => {
+                dispatch_resolution_device_until(session, *device, text, Some(cancel)).await
+            }
+            Target::Item { id, action } => {
+                let request = ResolveRequest {
+                    action: *action,
+                    reason: text.trim().to_string(),
+                    extra: None,
+                };
+                decide_pending(session, id, request, Some(cancel)).await
+            }
+            Target::PlanCtl => plan_control(plan, text),
+        }
+    }
+}
+
+/// The file of an item that takes this action.
+pub(crate) fn action_file(action: Action) -> &'static str {
+    match action {
+        Action::Apply => "resolve",
+        Action::Discard => "reject",
+    }
+}
+
+/// Runs one `plan/ctl` command: `enter`, `exit`, `approve [feedback]`,
+/// `refine <feedback>`.
+fn plan_control(plan: Option<&PlanDesk>, text: &str) -> Resolution {
+    let Some(desk) = plan else {
+        let error =
+            Error::NotInPlanMode("This mount has no plan desk (mount with --plan-dir).".into());
+        return Resolution::failed(error, None);
+    };
+    let text = text.trim();
+    let (command, argument) = match text.split_once(char::is_whitespace) {
+        Some((command, argument)) => (command, argument.trim()),
+        None => (text, ""),
+    };
+    let outcome = match command {
+        "enter" => {
+            desk.enter();
+            Ok("Plan mode entered.".to_string())
+        }
+        "exit" => {
+            desk.exit();
+            Ok("Plan mode exited.".to_string())
+        }
+        "approve" => desk.approve((!argument.is_empty()).then_some(argument)),
+        "refine" if argument.is_empty() => Err(Error::InvalidRequest(
+            "refine needs the reviewer's feedback: refine <feedback>".into(),
+        )),
+        "refine" => desk.refine(argument),
+        _ => Err(Error::InvalidRequest(format!(
+            "Unknown plan command {command:?}: use enter, exit, approve [feedback] or refine <feedback>."
+        ))),
+    };
+    match outcome {
+        Ok(text) => Resolution::ok(text, None),
+        Err(error) => Resolution::failed(error, None),
+    }
+}

@@ -1,0 +1,361 @@
+//! The decision journal: an append-only record, one JSON line per staging
+//! and per decision, with who made it. The mount shows it as `log` (and
+//! streams it as `events`); `--journal FILE` also appends it to a file,
+//! synced before the write that caused a record returns.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use parking_lot::Mutex;
+use serde::Serialize;
+use tokio::sync::watch;
+
+use crate::dispatch::Resolution;
+use crate::session::events::{Event, EventKind};
+use crate::session::Session;
+
+/// The process behind a request: its uid, pid and name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Who {
+    /// The user id.
+    pub uid: u32,
+    /// The process id.
+    pub pid: u32,
+    /// The process name (`/proc/<pid>/comm`), e.g. `python3`.
+    pub process: String,
+}
+
+impl Who {
+    /// The process of thread `tid` as `/proc` shows it, with this uid.
+    pub fn of_thread(uid: u32, tid: u32) -> Who {
+        let status = std::fs::read_to_string(format!("/proc/{tid}/status")).unwrap_or_default();
+        let pid = status
+            .lines()
+            .find_map(|line| line.strip_prefix("Tgid:"))
+            .and_then(|value| value.trim().parse().ok())
+            .unwrap_or(tid);
+        let process = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .map(|name| name.trim_end().to_string())
+            .unwrap_or_default();
+        Who { uid, pid, process }
+    }
+
+    /// This process.
+    pub fn current() -> Who {
+        // SAFETY: getuid cannot fail and touches no memory.
+        let uid = unsafe { libc::getuid() };
+        Who::of_thread(uid, std::process::id())
+    }
+}
+
+/// One journal line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Record {
+    /// Seconds since the Unix epoch.
+    pub time: f64,
+    /// `staged`, `withdrawn`, `requeued`, `cleared`, or the device written
+    /// (`resolve`, `reject`, `propose`, `pending/<id>/resolve`, ...).
+    pub event: String,
+    /// The preview's id, when one is concerned.
+    pub id: Option<String>,
+    /// The preview's label.
+    pub label: Option<String>,
+    /// The tool that staged it.
+    pub source_tool: Option<String>,
+    /// The device written, for decisions.
+    pub device: Option<String>,
+    /// The reason given.
+    pub reason: Option<String>,
+    /// `ok`, `error`, `timeout`, ...
+    pub outcome: String,
+    /// The result text.
+    pub text: Option<String>,
+    /// The errno name of a failed decision.
+    pub errno: Option<String>,
+    /// Who caused it, when known.
+    #[serde(flatten)]
+    pub who: Option<Who>,
+}
+
+fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+impl Record {
+    /// The record of a decision written to `device` by `who`.
+    pub fn decision(
+        device: &str,
+        reason: &str,
+        resolution: &Resolution,
+        who: Option<Who>,
+    ) -> Record {
+        let details = resolution.details.as_ref();
+        Record {
+            time: now(),
+            event: device.to_string(),
+            id: resolution.id.clone(),
+            label: details.map(|details| details.label.clone()),
+            source_tool: details.map(|details| details.source_tool_name.clone()),
+            device: Some(device.to_string()),
+            reason: Some(reason.to_string()),
+            outcome: if resolution.is_ok() { "ok" } else { "error" }.to_string(),
+            text: Some(resolution.text.clone()),
+            errno: resolution
+                .error
+                .as_ref()
+                .map(|error| error.errno_name().to_string()),
+            who,
+        }
+    }
+
+    /// The record of a queue event (staging, withdrawal, ...); `None` for
+    /// the events that decisions already record.
+    pub fn from_event(event: &Event, who: Option<Who>) -> Option<Record> {
+        let (name, outcome) = match event.kind {
+            EventKind::Staged => ("staged", "ok"),
+            EventKind::Requeued => ("requeued", "error"),
+            EventKind::Cleared => ("cleared", "ok"),
+            EventKind::Withdrawn if event.reason.as_deref() == Some("deadline") => {
+                ("withdrawn", "timeout")
+            }
+            EventKind::Withdrawn => ("withdrawn", "ok"),
+            EventKind::Applied | EventKind::Discarded | EventKind::Failed => return None,
+        };
+        Some(Record {
+            time: now(),
+            event: name.to_string(),
+            id: Some(event.id.clone()),
+            label: Some(event.label.clone()),
+            source_tool: Some(event.source_tool.clone()),
+            device: None,
+            reason: event.reason.clone(),
+            outcome: outcome.to_string(),
+            text: event.text.clone(),
+            errno: None,
+            who,
+        })
+    }
+}
+
+struct Lines {
+    /// Every line so far, newline-terminated, concatenated (what `log` reads).
+    bytes: Vec<u8>,
+    /// Where each line starts in `bytes`.
+    starts: Vec<usize>,
+    file: Option<File>,
+    /// Who staged ids that are about to be staged (filled before staging so
+    /// the staged record can name the producer).
+    stagers: HashMap<String, Who>,
+}
+
+/// The journal of one mount. Cheap to clone.
+#[derive(Clone)]
+pub struct Journal {
+    lines: Arc<Mutex<Lines>>,
+    count: watch::Sender<usize>,
+}
+
+impl std::fmt::Debug for Journal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Journal")
+            .field("records", &self.len())
+            .finish()
+    }
+}
+
+impl Journal {
+    /// An in-memory journal; with `file`, every record is also appended
+    /// there and synced.
+    pub fn new(file: Option<&Path>) -> std::io::Result<Journal> {
+        let file = match file {
+            Some(path) => Some(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)?,
+            ),
+            None => None,
+        };
+        Ok(Journal {
+            lines: Arc::new(Mutex::new(Lines {
+                bytes: Vec::new(),
+                starts: Vec::new(),
+                file,
+                stagers: HashMap::new(),
+            })),
+            count: watch::Sender::new(0),
+        })
+    }
+
+    /// Appends a record (and syncs it to the journal file, if any).
+    pub fn append(&self, record: &Record) {
+        let mut line = serde_json::to_string(record).unwrap_or_else(|_| "{}".to_string());
+        line.push('\n');
+        let count = {
+            let mut lines = self.lines.lock();
+            if let Some(file) = lines.file.as_mut() {
+                if let Err(err) = file
+                    .write_all(line.as_bytes())
+                    .and_then(|()| file.sync_data())
+                {
+                    tracing::error!(%err, "cannot append to the journal file");
+                }
+            }
+            let start = lines.bytes.len();
+            lines.starts.push(start);
+            lines.bytes.extend_from_slice(line.as_bytes());
+            lines.starts.len()
+        };
+        self.count.send_replace(count);
+    }
+
+    /// Notes who is staging `id`, for its `staged` record.
+    pub fn expect_stager(&self, id: &str, who: Who) {
+        self.lines.lock().stagers.insert(id.to_string(), who);
+    }
+
+    /// Records the queue events of `session` from now on, until the session
+    /// is gone. Needs a tokio runtime.
+    pub fn follow(&self, session: &Session) {
+        let mut events = session.subscribe();
+        let journal = self.clone();
+        tokio::spawn(async move {
+            while let Some(event) = events.recv().await {
+                let who = journal.lines.lock().stagers.remove(&event.id);
+                if let Some(record) = Record::from_event(&event, who) {
+                    journal.append(&record);
+                }
+            }
+        });
+    }
+
+    /// How many records there are.
+    pub fn len(&self) -> usize {
+        *self.count.borrow()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Everything, as `log` shows it.
+    pub fn bytes(&self) -> Vec<u8> {
+        self.lines.lock().bytes.clone()
+    }
+
+    /// The part of `log` a read at `offset` of at most `size` bytes returns.
+    pub fn read_at(&self, offset: u64, size: u32) -> Vec<u8> {
+        let lines = self.lines.lock();
+        let start = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .min(lines.bytes.len());
+        let end = start.saturating_add(size as usize).min(lines.bytes.len());
+        lines.bytes[start..end].to_vec()
+    }
+
+    /// Whole lines from record `from` on, at most `max` bytes (but at least
+    /// one line, which may be cut); returns them and the next record index.
+    pub fn lines_from(&self, from: usize, max: usize) -> (Vec<u8>, usize) {
+        let lines = self.lines.lock();
+        let mut next = from;
+        let mut out = Vec::new();
+        while next < lines.starts.len() {
+            let start = lines.starts[next];
+            let end = lines
+                .starts
+                .get(next + 1)
+                .copied()
+                .unwrap_or(lines.bytes.len());
+            if !out.is_empty() && out.len() + (end - start) > max {
+                break;
+            }
+            out.extend_from_slice(&lines.bytes[start..end]);
+            next += 1;
+        }
+        out.truncate(max);
+        (out, next)
+    }
+
+    /// Waits until there are more than `seen` records.
+    pub async fn wait_beyond(&self, seen: usize) {
+        let mut count = self.count.subscribe();
+        let _ = count.wait_for(|count| *count > seen).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dispatch::Resolution;
+
+    fn record(text: &str) -> Record {
+        Record::decision(
+            "resolve",
+            "why",
+            &Resolution::ok(text, None),
+            Some(Who::current()),
+        )
+    }
+
+    #[test]
+    fn records_are_json_lines_with_every_field() {
+        let journal = Journal::new(None).expect("journal");
+        journal.append(&record("done"));
+        let line = String::from_utf8(journal.bytes()).expect("utf-8");
+        assert!(line.ends_with('\n'));
+        let value: serde_json::Value = serde_json::from_str(&line).expect("json");
+        for key in [
+            "time",
+            "event",
+            "id",
+            "label",
+            "sourceTool",
+            "device",
+            "reason",
+            "outcome",
+            "text",
+            "errno",
+            "uid",
+            "pid",
+            "process",
+        ] {
+            assert!(value.get(key).is_some(), "missing {key} in {line}");
+        }
+        assert_eq!(value["outcome"], "ok");
+        assert_eq!(value["pid"], std::process::id());
+    }
+
+    #[test]
+    fn reads_work_from_any_offset_and_by_whole_lines() {
+        let journal = Journal::new(None).expect("journal");
+        journal.append(&record("one"));
+        journal.append(&record("two"));
+        let all = journal.bytes();
+        assert_eq!(journal.read_at(5, 10), all[5..15].to_vec());
+        let (first, next) = journal.lines_from(0, all.len() / 2 + 1);
+        assert_eq!(next, 1);
+        assert!(String::from_utf8(first).expect("utf-8").contains("\"one\""));
+        let (rest, next) = journal.lines_from(1, 1 << 20);
+        assert_eq!(next, 2);
+        assert!(String::from_utf8(rest).expect("utf-8").contains("\"two\""));
+    }
+
+    #[test]
+    fn the_journal_file_gets_the_same_lines() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("journal.jsonl");
+        let journal = Journal::new(Some(&path)).expect("journal");
+        journal.append(&record("one"));
+        journal.append(&record("two"));
+        assert_eq!(std::fs::read(&path).expect("file"), journal.bytes());
+    }
+}
