@@ -3,7 +3,7 @@
 # user with sudo): installs what is missing (scripts/setup.sh), then
 #   cargo fmt --check
 #   cargo clippy --all-targets -- -D warnings
-#   cargo test --all-targets        (XDEV_REQUIRE_FUSE=1: FUSE tests never skip)
+#   cargo test --all-targets --no-fail-fast  (XDEV_REQUIRE_FUSE=1: FUSE tests never skip)
 #   cargo test --doc
 #   cargo build, then the shell scenarios in mount-tests/ against a fresh mount
 # Every step runs even when an earlier one failed; the script exits non-zero
@@ -42,7 +42,7 @@ step() {
 
 step "cargo fmt --check" cargo fmt --check
 step "cargo clippy --all-targets -- -D warnings" cargo clippy --all-targets -- -D warnings
-step "cargo test --all-targets" cargo test --all-targets
+step "cargo test --all-targets" cargo test --all-targets --no-fail-fast
 step "cargo test --doc" cargo test --doc
 
 summary="mount-tests: 0 passed, 1 failed"
