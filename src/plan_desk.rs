@@ -1,0 +1,643 @@
+//! The daemon's plan review desk (SPEC section 7, "Plan mode").
+//!
+//! A [`PlanDesk`] owns plan mode for one [`Session`]: [`PlanDesk::enter`]
+//! installs a plan proposal handler, a `propose` write then finds the plan
+//! file in the plan directory and is decided by the configured
+//! [`PlanHandlerKind`]:
+//!
+//! - `yolo` approves at once and leaves plan mode;
+//! - `review` keeps the `propose` write waiting until a reviewer calls
+//!   [`PlanDesk::approve`] or [`PlanDesk::refine`];
+//! - `async` answers `Plan ready for review.` at once and the decision comes
+//!   later the same way.
+//!
+//! This is pure library code: the mount and the CLI only forward to it.
+//!
+//! ```
+//! use xdev::{dispatch_resolution_device, Device, PlanDesk, PlanHandlerKind, Session};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> std::io::Result<()> {
+//! let plans = std::env::temp_dir().join(format!("xdev-plan-desk-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&plans)?;
+//! std::fs::write(plans.join("auth-plan.md"), "# Auth\n")?;
+//!
+//! let session = Session::new();
+//! let desk = PlanDesk::new(session.clone(), plans.clone(), PlanHandlerKind::Yolo, None);
+//! desk.enter();
+//! let answer = dispatch_resolution_device(&session, Device::Propose, "auth").await;
+//! assert_eq!(answer.text, "Plan approved. Implementing now with the current agent.");
+//! assert!(!session.plan_mode());
+//! # std::fs::remove_dir_all(&plans)?;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::{Arc, Weak};
+use std::time::SystemTime;
+
+use parking_lot::Mutex;
+use serde::Serialize;
+use tokio::sync::oneshot;
+
+use crate::error::Error;
+use crate::plan::{plan_handler, PlanHandler, PlanProposal};
+use crate::session::preview::ToolResult;
+use crate::session::Session;
+use crate::texts;
+
+/// What the `async` handler answers a `propose` with.
+pub const PLAN_READY: &str = "Plan ready for review.";
+/// What `approve` or `refine` fail with when no plan is under review.
+pub const NOTHING_UNDER_REVIEW: &str = "No plan is under review.";
+/// The `yolo` target when no `--execute-with` is given.
+pub const DEFAULT_TARGET: &str = "the current agent";
+/// Why a waiting `review` write is aborted when plan mode is exited.
+const REVIEW_CANCELLED: &str = "plan mode exited; the review was cancelled";
+
+/// How a plan proposal is decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum PlanHandlerKind {
+    /// Approve every plan at once.
+    Yolo,
+    /// Block the `propose` write until a reviewer approves or refines.
+    #[default]
+    Review,
+    /// Answer `propose` at once; a reviewer decides later.
+    Async,
+}
+
+impl PlanHandlerKind {
+    /// The handler's name: `yolo`, `review` or `async`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PlanHandlerKind::Yolo => "yolo",
+            PlanHandlerKind::Review => "review",
+            PlanHandlerKind::Async => "async",
+        }
+    }
+}
+
+impl fmt::Display for PlanHandlerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A plan handler name that is not `yolo`, `review` or `async`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown plan handler {0:?}; expected yolo, review or async")]
+pub struct UnknownPlanHandler(pub String);
+
+impl FromStr for PlanHandlerKind {
+    type Err = UnknownPlanHandler;
+
+    /// Parses `yolo`, `review` or `async` (surrounding whitespace and ASCII
+    /// case ignored).
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let name = text.trim();
+        [
+            PlanHandlerKind::Yolo,
+            PlanHandlerKind::Review,
+            PlanHandlerKind::Async,
+        ]
+        .into_iter()
+        .find(|kind| kind.name().eq_ignore_ascii_case(name))
+        .ok_or_else(|| UnknownPlanHandler(text.to_string()))
+    }
+}
+
+/// The plan under review, as [`PlanStatus`] shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanUnderReview {
+    /// The plan's slug (its file name without `-plan.md`).
+    pub slug: String,
+    /// The plan file's path.
+    pub path: String,
+}
+
+/// A snapshot of the desk, for `xdev plan status` and `status.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanStatus {
+    /// Whether plan mode is on (a plan proposal handler is set).
+    pub plan_mode: bool,
+    /// How proposals are decided.
+    pub handler: PlanHandlerKind,
+    /// Where plan files are looked up.
+    pub plan_dir: String,
+    /// The plan waiting for a decision, if any.
+    pub under_review: Option<PlanUnderReview>,
+    /// The text of the latest decision, if any.
+    pub last_decision: Option<String>,
+}
+
+/// A plan file found for a proposal.
+#[derive(Debug, Clone)]
+struct PlanFile {
+    slug: String,
+    path: PathBuf,
+}
+
+/// The plan in the review slot.
+struct Review {
+    /// Tells the review's guard apart from a later review's.
+    id: u64,
+    plan: PlanFile,
+    /// The waiting `review` write; `None` for an `async` review.
+    decide: Option<oneshot::Sender<String>>,
+}
+
+/// Everything behind the desk's lock.
+#[derive(Default)]
+struct DeskState {
+    /// Set by `enter`, cleared by `exit` and by an approval.
+    active: bool,
+    review: Option<Review>,
+    next_review: u64,
+    last_decision: Option<String>,
+}
+
+struct Inner {
+    session: Session,
+    plan_dir: PathBuf,
+    kind: PlanHandlerKind,
+    execute_with: Option<String>,
+    state: Mutex<DeskState>,
+}
+
+/// The daemon's plan review desk: plan mode, the review slot and the latest
+/// decision of one session. Cheap to clone; every clone is the same desk.
+#[derive(Clone)]
+pub struct PlanDesk {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for PlanDesk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PlanDesk")
+            .field("plan_dir", &self.inner.plan_dir)
+            .field("kind", &self.inner.kind)
+            .field("execute_with", &self.inner.execute_with)
+            .field("status", &self.status())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PlanDesk {
+    /// A desk for `session` that looks plans up in `plan_dir` and decides
+    /// them with `kind`; `execute_with` names who implements a `yolo`
+    /// approval (default: the current agent). Plan mode stays off until
+    /// [`PlanDesk::enter`].
+    pub fn new(
+        session: Session,
+        plan_dir: PathBuf,
+        kind: PlanHandlerKind,
+        execute_with: Option<String>,
+    ) -> Self {
+        PlanDesk {
+            inner: Arc::new(Inner {
+                session,
+                plan_dir,
+                kind,
+                execute_with,
+                state: Mutex::new(DeskState::default()),
+            }),
+        }
+    }
+
+    /// The session this desk serves.
+    pub fn session(&self) -> &Session {
+        &self.inner.session
+    }
+
+    /// Where plan files are looked up.
+    pub fn plan_dir(&self) -> &Path {
+        &self.inner.plan_dir
+    }
+
+    /// How proposals are decided.
+    pub fn kind(&self) -> PlanHandlerKind {
+        self.inner.kind
+    }
+
+    /// Turns plan mode on: installs this desk's plan proposal handler on the
+    /// session (replacing any other). A review under way is kept.
+    pub fn enter(&self) {
+        let mut state = self.inner.state.lock();
+        state.active = true;
+        self.inner
+            .session
+            .set_plan_proposal_handler(self.proposal_handler());
+    }
+
+    /// Turns plan mode off: clears the session's plan proposal handler. A
+    /// review under way is cancelled (a waiting `review` write fails with
+    /// `Aborted: …`, `ECANCELED`); the latest decision is kept.
+    pub fn exit(&self) {
+        let mut state = self.inner.state.lock();
+        self.inner.leave_plan_mode(&mut state);
+        // Dropping the sender wakes the waiting write with the cancellation.
+        state.review = None;
+    }
+
+    /// Approves the plan under review (in `review` mode the waiting write
+    /// returns this text too) and leaves plan mode. Returns the decision
+    /// text: `Plan approved at <path>. Plan mode exited; proceed with the
+    /// implementation.`, plus a blank line and `Reviewer feedback: <text>`
+    /// when non-empty feedback is given. `ENOENT` if no plan is under review.
+    pub fn approve(&self, feedback: Option<&str>) -> Result<String, Error> {
+        let mut state = self.inner.state.lock();
+        let review = take_review(&mut state)?;
+        let mut text = format!(
+            "Plan approved at {}. Plan mode exited; proceed with the implementation.",
+            review.plan.path.display()
+        );
+        if let Some(feedback) = feedback.map(str::trim).filter(|f| !f.is_empty()) {
+            text.push_str("\n\nReviewer feedback: ");
+            text.push_str(feedback);
+        }
+        // Plan mode is off before the waiting write learns the decision.
+        self.inner.leave_plan_mode(&mut state);
+        Ok(decide(&mut state, review, text))
+    }
+
+    /// Asks for a better plan: the plan under review is decided (in `review`
+    /// mode the waiting write returns this text too) and plan mode stays on.
+    /// Returns `Plan refinement requested. Update the plan file, then write
+    /// <slug> to <dir>/propose again when ready.` followed by a newline and
+    /// the feedback (when non-empty). `ENOENT` if no plan is under review.
+    pub fn refine(&self, feedback: &str) -> Result<String, Error> {
+        let mut state = self.inner.state.lock();
+        let review = take_review(&mut state)?;
+        let mut text = format!(
+            "Plan refinement requested. Update the plan file, then write {} to {}/propose again when ready.",
+            review.plan.slug,
+            self.inner.session.mount_dir()
+        );
+        let feedback = feedback.trim();
+        if !feedback.is_empty() {
+            text.push('\n');
+            text.push_str(feedback);
+        }
+        Ok(decide(&mut state, review, text))
+    }
+
+    /// A snapshot: plan mode, handler, plan directory, the plan under
+    /// review and the latest decision.
+    pub fn status(&self) -> PlanStatus {
+        let state = self.inner.state.lock();
+        PlanStatus {
+            plan_mode: self.inner.session.plan_mode(),
+            handler: self.inner.kind,
+            plan_dir: self.inner.plan_dir.display().to_string(),
+            under_review: state.review.as_ref().map(|review| PlanUnderReview {
+                slug: review.plan.slug.clone(),
+                path: review.plan.path.display().to_string(),
+            }),
+            last_decision: state.last_decision.clone(),
+        }
+    }
+
+    /// The handler installed on the session. It holds the desk weakly, so
+    /// the session (which the desk holds) does not keep the desk alive.
+    fn proposal_handler(&self) -> PlanHandler {
+        let desk = Arc::downgrade(&self.inner);
+        plan_handler(move |proposal| propose(Weak::clone(&desk), proposal))
+    }
+}
+
+/// Takes the plan under review out of the slot, or the "nothing under
+/// review" error.
+fn take_review(state: &mut DeskState) -> Result<Review, Error> {
+    state
+        .review
+        .take()
+        .ok_or_else(|| Error::NothingToResolve(NOTHING_UNDER_REVIEW.into()))
+}
+
+/// Records a decision and hands it to the waiting write, if any.
+fn decide(state: &mut DeskState, review: Review, text: String) -> String {
+    state.last_decision = Some(text.clone());
+    if let Some(waiting) = review.decide {
+        // The writer may be gone already; the decision stands either way.
+        let _ = waiting.send(text.clone());
+    }
+    text
+}
+
+impl Inner {
+    fn leave_plan_mode(&self, state: &mut DeskState) {
+        state.active = false;
+        self.session.clear_plan_proposal_handler();
+    }
+
+    /// Finds the plan file a proposal names: exactly `<slug>-plan.md` for a
+    /// title, the newest `*plan.md` for an empty body.
+    fn find_plan(&self, proposal: &PlanProposal) -> Result<PlanFile, Error> {
+        match &proposal.title {
+            Some(title) => {
+                let path = self.plan_dir.join(title.file_name());
+                if path.is_file() {
+                    Ok(PlanFile {
+                        slug: title.slug.clone(),
+                        path,
+                    })
+                } else {
+                    let shown = path.display();
+                    Err(Error::PlanNotFound(format!(
+                        "Plan file not found at {shown}. Write the finalized plan to {shown} before requesting approval."
+                    )))
+                }
+            }
+            None => newest_plan(&self.plan_dir).ok_or_else(|| {
+                Error::PlanNotFound(format!(
+                    "No plan file (*plan.md) found in {}. Write the finalized plan there before requesting approval.",
+                    self.plan_dir.display()
+                ))
+            }),
+        }
+    }
+}
+
+/// The newest regular file named `*plan.md` in `dir` (ties go to the
+/// greatest name, so the choice is stable).
+fn newest_plan(dir: &Path) -> Option<PlanFile> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    let mut newest: Option<(SystemTime, String, PathBuf)> = None;
+    for entry in entries.flatten() {
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        if !name.ends_with("plan.md") {
+            continue;
+        }
+        let path = entry.path();
+        // `metadata` follows symlinks: a link to a plan file counts.
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        if !meta.is_file() {
+            continue;
+        }
+        let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+        let newer = newest
+            .as_ref()
+            .is_none_or(|(time, best, _)| (modified, &name) > (*time, best));
+        if newer {
+            newest = Some((modified, name, path));
+        }
+    }
+    newest.map(|(_, name, path)| PlanFile {
+        slug: slug_of(&name).to_string(),
+        path,
+    })
+}
+
+/// The slug of a plan file name: `auth-plan.md` → `auth`, `myplan.md` →
+/// `myplan`.
+fn slug_of(name: &str) -> &str {
+    name.strip_suffix("-plan.md")
+        .or_else(|| name.strip_suffix(".md"))
+        .unwrap_or(name)
+}
+
+/// Clears the review slot when a waiting `review` write goes away before a
+/// decision (its future was dropped: the writer was killed).
+struct ReviewGuard {
+    desk: Arc<Inner>,
+    id: u64,
+}
+
+impl Drop for ReviewGuard {
+    fn drop(&mut self) {
+        let mut state = self.desk.state.lock();
+        if state
+            .review
+            .as_ref()
+            .is_some_and(|review| review.id == self.id)
+        {
+            state.review = None;
+        }
+    }
+}
+
+/// What a `propose` leads to once the plan file is found.
+enum Proposed {
+    /// Answered at once (`yolo`, `async`).
+    Answered(String),
+    /// A `review` write waiting for the reviewer.
+    Waiting(oneshot::Receiver<String>, ReviewGuard),
+}
+
+/// The plan proposal handler's work.
+async fn propose(desk: Weak<Inner>, proposal: PlanProposal) -> Result<ToolResult, Error> {
+    let Some(desk) = desk.upgrade() else {
+        return Err(not_in_plan_mode(None));
+    };
+    let proposed = submit(&desk, &proposal)?;
+    match proposed {
+        Proposed::Answered(text) => Ok(ToolResult::ok(text)),
+        Proposed::Waiting(decision, guard) => {
+            let decision = decision.await;
+            drop(guard);
+            decision
+                .map(ToolResult::ok)
+                .map_err(|_| Error::Aborted(REVIEW_CANCELLED.into()))
+        }
+    }
+}
+
+/// Checks plan mode and the review slot, finds the plan file and decides or
+/// files the proposal, all under the desk's lock.
+fn submit(desk: &Arc<Inner>, proposal: &PlanProposal) -> Result<Proposed, Error> {
+    let mut state = desk.state.lock();
+    if !state.active {
+        // `exit` ran between the dispatch taking the handler and calling it.
+        return Err(not_in_plan_mode(Some(&desk.session)));
+    }
+    if let Some(review) = &state.review {
+        return Err(Error::Busy(format!(
+            "Another plan is under review: {} ({}). Wait for the reviewer to approve or refine it before proposing again.",
+            review.plan.slug,
+            review.plan.path.display()
+        )));
+    }
+    let plan = desk.find_plan(proposal)?;
+    match desk.kind {
+        PlanHandlerKind::Yolo => {
+            let target = desk.execute_with.as_deref().unwrap_or(DEFAULT_TARGET);
+            let text = format!("Plan approved. Implementing now with {target}.");
+            desk.leave_plan_mode(&mut state);
+            state.last_decision = Some(text.clone());
+            Ok(Proposed::Answered(text))
+        }
+        PlanHandlerKind::Async => {
+            file_review(&mut state, plan, None);
+            Ok(Proposed::Answered(PLAN_READY.into()))
+        }
+        PlanHandlerKind::Review => {
+            let (decide, decision) = oneshot::channel();
+            let id = file_review(&mut state, plan, Some(decide));
+            let guard = ReviewGuard {
+                desk: Arc::clone(desk),
+                id,
+            };
+            Ok(Proposed::Waiting(decision, guard))
+        }
+    }
+}
+
+/// Puts a plan in the review slot and returns the review's id.
+fn file_review(
+    state: &mut DeskState,
+    plan: PlanFile,
+    decide: Option<oneshot::Sender<String>>,
+) -> u64 {
+    let id = state.next_review;
+    state.next_review += 1;
+    state.review = Some(Review { id, plan, decide });
+    id
+}
+
+/// The SPEC text for `propose` outside plan mode.
+fn not_in_plan_mode(session: Option<&Session>) -> Error {
+    let dir = session.map_or_else(
+        || crate::session::DEFAULT_MOUNT_DIR.to_string(),
+        Session::mount_dir,
+    );
+    Error::NotInPlanMode(texts::not_in_plan_mode(&dir))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::PlanTitle;
+    use std::fs::File;
+    use std::time::Duration;
+
+    #[test]
+    fn handler_kind_names_round_trip() {
+        for kind in [
+            PlanHandlerKind::Yolo,
+            PlanHandlerKind::Review,
+            PlanHandlerKind::Async,
+        ] {
+            assert_eq!(kind.to_string().parse::<PlanHandlerKind>(), Ok(kind));
+            assert_eq!(
+                serde_json::to_value(kind).ok(),
+                Some(serde_json::Value::String(kind.to_string()))
+            );
+        }
+        assert_eq!(" YOLO\n".parse(), Ok(PlanHandlerKind::Yolo));
+        let refused = "maybe".parse::<PlanHandlerKind>();
+        assert_eq!(refused, Err(UnknownPlanHandler("maybe".into())));
+        assert!(refused
+            .map_err(|e| e.to_string())
+            .err()
+            .is_some_and(|text| text.contains("yolo, review or async")));
+    }
+
+    #[test]
+    fn handler_kind_works_with_clap() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Args {
+            #[arg(long, default_value_t)]
+            plan_handler: PlanHandlerKind,
+        }
+        let parsed = Args::try_parse_from(["x", "--plan-handler", "async"]);
+        assert_eq!(
+            parsed.ok().map(|a| a.plan_handler),
+            Some(PlanHandlerKind::Async)
+        );
+        let default = Args::try_parse_from(["x"]);
+        assert_eq!(
+            default.ok().map(|a| a.plan_handler),
+            Some(PlanHandlerKind::Review)
+        );
+        assert!(Args::try_parse_from(["x", "--plan-handler", "nope"]).is_err());
+    }
+
+    #[test]
+    fn slugs_of_plan_file_names() {
+        assert_eq!(slug_of("auth-plan.md"), "auth");
+        assert_eq!(slug_of("myplan.md"), "myplan");
+        assert_eq!(slug_of("plan.md"), "plan");
+    }
+
+    fn touch(dir: &Path, name: &str, age_secs: u64) {
+        let path = dir.join(name);
+        let file = File::create(&path).expect("create plan");
+        let when = SystemTime::now() - Duration::from_secs(age_secs);
+        file.set_modified(when).expect("set mtime");
+    }
+
+    #[test]
+    fn newest_plan_ignores_other_files_and_directories() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        touch(dir.path(), "old-plan.md", 300);
+        touch(dir.path(), "new-plan.md", 100);
+        touch(dir.path(), "notes.md", 0);
+        touch(dir.path(), "plan.md.bak", 0);
+        std::fs::create_dir(dir.path().join("dir-plan.md")).expect("mkdir");
+        let found = newest_plan(dir.path()).expect("a plan");
+        assert_eq!(found.slug, "new");
+        assert_eq!(found.path, dir.path().join("new-plan.md"));
+        assert!(newest_plan(&dir.path().join("missing")).is_none());
+    }
+
+    #[test]
+    fn a_named_plan_that_is_a_directory_is_not_found() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join("auth-plan.md")).expect("mkdir");
+        let desk = PlanDesk::new(
+            Session::new(),
+            dir.path().to_path_buf(),
+            PlanHandlerKind::Yolo,
+            None,
+        );
+        let proposal = PlanProposal {
+            title: PlanTitle::parse("auth").ok(),
+        };
+        let found = desk.inner.find_plan(&proposal);
+        assert!(matches!(found, Err(Error::PlanNotFound(_))));
+    }
+
+    #[test]
+    fn the_desk_does_not_keep_itself_alive_through_the_session() {
+        let session = Session::new();
+        let desk = PlanDesk::new(
+            session.clone(),
+            PathBuf::from("/nonexistent"),
+            PlanHandlerKind::Review,
+            None,
+        );
+        desk.enter();
+        let weak = Arc::downgrade(&desk.inner);
+        drop(desk);
+        assert!(weak.upgrade().is_none());
+        assert!(session.plan_mode());
+    }
+
+    #[tokio::test]
+    async fn a_handler_outliving_its_desk_refuses_with_eperm() {
+        let session = Session::new();
+        let desk = PlanDesk::new(
+            session.clone(),
+            PathBuf::from("/nonexistent"),
+            PlanHandlerKind::Yolo,
+            None,
+        );
+        desk.enter();
+        drop(desk);
+        let answer =
+            crate::dispatch_resolution_device(&session, crate::Device::Propose, "auth").await;
+        assert_eq!(answer.errno(), libc::EPERM);
+    }
+}

@@ -1,0 +1,571 @@
+//! The plan review desk through the public API (SPEC section 7 "Plan mode",
+//! issue 4 item 4). No FUSE: every `propose` goes through
+//! `dispatch_resolution_device`, exactly as the mount does.
+
+use std::fs::File;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use serde_json::json;
+use tempfile::TempDir;
+use tokio::task::JoinHandle;
+use tokio::time::{sleep, timeout, Instant};
+use xdev::{
+    dispatch_resolution_device, dispatch_resolution_device_until, Cancel, Device, Error, PlanDesk,
+    PlanHandlerKind, PlanProposal, PlanTitle, PlanUnderReview, Resolution, Session,
+};
+
+/// How long a test waits for something that should happen at once.
+const PROMPTLY: Duration = Duration::from_secs(5);
+/// How long a test watches for something that must not happen.
+const A_WHILE: Duration = Duration::from_millis(100);
+
+/// A plan directory holding these plan files.
+fn plan_dir(files: &[&str]) -> TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for name in files {
+        std::fs::write(dir.path().join(name), "# plan\n").expect("write plan");
+    }
+    dir
+}
+
+/// Writes a plan file whose mtime is `age_secs` in the past.
+fn plan_aged(dir: &Path, name: &str, age_secs: u64) {
+    let file = File::create(dir.join(name)).expect("create plan");
+    file.set_modified(SystemTime::now() - Duration::from_secs(age_secs))
+        .expect("set mtime");
+}
+
+/// A session whose texts name `/mnt/x`, and a desk in plan mode.
+fn desk(dir: &TempDir, kind: PlanHandlerKind, execute_with: Option<&str>) -> (Session, PlanDesk) {
+    let session = Session::new();
+    session.set_mount_dir("/mnt/x");
+    let desk = PlanDesk::new(
+        session.clone(),
+        dir.path().to_path_buf(),
+        kind,
+        execute_with.map(str::to_string),
+    );
+    desk.enter();
+    assert!(session.plan_mode());
+    (session, desk)
+}
+
+fn path_of(dir: &TempDir, name: &str) -> String {
+    dir.path().join(name).display().to_string()
+}
+
+async fn propose(session: &Session, body: &str) -> Resolution {
+    timeout(
+        PROMPTLY,
+        dispatch_resolution_device(session, Device::Propose, body),
+    )
+    .await
+    .expect("propose answers at once")
+}
+
+/// A `propose` write that waits (in its own task) for the reviewer.
+fn propose_in_background(session: &Session, body: &str) -> JoinHandle<Resolution> {
+    let session = session.clone();
+    let body = body.to_string();
+    tokio::spawn(async move { dispatch_resolution_device(&session, Device::Propose, &body).await })
+}
+
+/// Waits until the desk shows a plan under review.
+async fn under_review(desk: &PlanDesk) -> PlanUnderReview {
+    let deadline = Instant::now() + PROMPTLY;
+    loop {
+        if let Some(review) = desk.status().under_review {
+            return review;
+        }
+        assert!(Instant::now() < deadline, "no plan came under review");
+        sleep(Duration::from_millis(2)).await;
+    }
+}
+
+async fn finished(write: JoinHandle<Resolution>) -> Resolution {
+    timeout(PROMPTLY, write)
+        .await
+        .expect("the propose write returns")
+        .expect("the propose task did not panic")
+}
+
+fn approved_text(dir: &TempDir, name: &str) -> String {
+    format!(
+        "Plan approved at {}. Plan mode exited; proceed with the implementation.",
+        path_of(dir, name)
+    )
+}
+
+fn not_in_plan_mode() -> String {
+    "No plan is awaiting approval — /mnt/x/propose only accepts a plan title while plan mode is active.".to_string()
+}
+
+// ----- yolo -----------------------------------------------------------------
+
+#[tokio::test]
+async fn yolo_approves_at_once_and_leaves_plan_mode() {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let (session, desk) = desk(&dir, PlanHandlerKind::Yolo, None);
+
+    let answer = propose(&session, "auth\n").await;
+    let text = "Plan approved. Implementing now with the current agent.";
+    assert_eq!((answer.text.as_str(), answer.errno()), (text, 0));
+    assert!(!session.plan_mode());
+    let status = desk.status();
+    assert!(!status.plan_mode);
+    assert_eq!(status.under_review, None);
+    assert_eq!(status.last_decision.as_deref(), Some(text));
+
+    let again = propose(&session, "auth").await;
+    assert_eq!(again.errno(), libc::EPERM);
+    assert_eq!(again.text, not_in_plan_mode());
+}
+
+#[tokio::test]
+async fn yolo_names_the_executor() {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let (session, _desk) = desk(&dir, PlanHandlerKind::Yolo, Some("codex"));
+    let answer = propose(&session, "auth-plan.md").await;
+    assert_eq!(answer.text, "Plan approved. Implementing now with codex.");
+    assert!(answer.is_ok());
+}
+
+#[tokio::test]
+async fn yolo_still_needs_the_plan_file() {
+    let dir = plan_dir(&[]);
+    let (session, desk) = desk(&dir, PlanHandlerKind::Yolo, None);
+    let answer = propose(&session, "auth").await;
+    assert_eq!(answer.errno(), libc::ENOENT);
+    assert!(session.plan_mode(), "a refused proposal keeps plan mode on");
+    assert_eq!(desk.status().last_decision, None);
+}
+
+// ----- review ---------------------------------------------------------------
+
+#[tokio::test]
+async fn review_blocks_the_write_until_approved() {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+
+    let write = propose_in_background(&session, "auth");
+    let review = under_review(&desk).await;
+    assert_eq!(
+        review,
+        PlanUnderReview {
+            slug: "auth".into(),
+            path: path_of(&dir, "auth-plan.md"),
+        }
+    );
+    sleep(A_WHILE).await;
+    assert!(!write.is_finished(), "the write waits for the reviewer");
+    assert!(session.plan_mode());
+
+    // The reviewer decides from another task.
+    let reviewer = desk.clone();
+    let decided = tokio::spawn(async move { reviewer.approve(None) })
+        .await
+        .expect("reviewer task");
+    let text = approved_text(&dir, "auth-plan.md");
+    assert_eq!(decided, Ok(text.clone()));
+
+    let answer = finished(write).await;
+    assert_eq!((answer.text.as_str(), answer.errno()), (text.as_str(), 0));
+    assert!(!session.plan_mode());
+    let status = desk.status();
+    assert_eq!(status.under_review, None);
+    assert_eq!(status.last_decision, Some(text));
+}
+
+#[tokio::test]
+async fn review_approval_carries_the_feedback() {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+
+    let write = propose_in_background(&session, "auth");
+    under_review(&desk).await;
+    let decided = desk.approve(Some("  mind the migration \n"));
+    let text = format!(
+        "{}\n\nReviewer feedback: mind the migration",
+        approved_text(&dir, "auth-plan.md")
+    );
+    assert_eq!(decided, Ok(text.clone()));
+    assert_eq!(finished(write).await.text, text);
+    assert_eq!(desk.status().last_decision, Some(text));
+    assert!(!session.plan_mode());
+}
+
+#[tokio::test]
+async fn review_refine_keeps_plan_mode_and_gives_the_feedback() {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+
+    let write = propose_in_background(&session, "auth plan");
+    under_review(&desk).await;
+    let decided = desk.refine("Split step 2 into two steps.");
+    let text = "Plan refinement requested. Update the plan file, then write auth to /mnt/x/propose again when ready.\nSplit step 2 into two steps.";
+    assert_eq!(decided.as_deref(), Ok(text));
+
+    let answer = finished(write).await;
+    assert_eq!((answer.text.as_str(), answer.errno()), (text, 0));
+    assert!(session.plan_mode(), "plan mode stays on after a refine");
+    let status = desk.status();
+    assert!(status.plan_mode);
+    assert_eq!(status.under_review, None);
+    assert_eq!(status.last_decision.as_deref(), Some(text));
+
+    // The next proposal is accepted and decided.
+    let write = propose_in_background(&session, "auth");
+    under_review(&desk).await;
+    assert!(desk.approve(None).is_ok());
+    assert_eq!(
+        finished(write).await.text,
+        approved_text(&dir, "auth-plan.md")
+    );
+}
+
+#[tokio::test]
+async fn review_second_propose_is_busy() {
+    let dir = plan_dir(&["auth-plan.md", "db-plan.md"]);
+    let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+
+    let write = propose_in_background(&session, "auth");
+    under_review(&desk).await;
+    let second = propose(&session, "db").await;
+    assert_eq!(second.errno(), libc::EBUSY);
+    assert!(matches!(second.error, Some(Error::Busy(_))));
+    assert!(second.text.contains("auth"), "{}", second.text);
+    assert!(
+        second.text.contains(&path_of(&dir, "auth-plan.md")),
+        "{}",
+        second.text
+    );
+    assert_eq!(
+        desk.status().under_review.map(|r| r.slug),
+        Some("auth".into())
+    );
+
+    assert!(desk.approve(None).is_ok());
+    assert!(finished(write).await.is_ok());
+}
+
+#[tokio::test]
+async fn dropping_the_waiting_handler_cancels_the_review() {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+
+    // What the mount does when the writer is killed: it drops the work.
+    let handler = session.plan_proposal_handler().expect("plan mode is on");
+    let title = PlanTitle::parse("auth").expect("a valid title");
+    let mut waiting = handler(PlanProposal { title: Some(title) });
+    let early = timeout(A_WHILE, &mut waiting).await;
+    assert!(early.is_err(), "the review waits for a decision");
+    assert_eq!(
+        desk.status().under_review.map(|r| r.slug),
+        Some("auth".into())
+    );
+    drop(waiting);
+
+    assert_eq!(desk.status().under_review, None);
+    assert!(session.plan_mode(), "plan mode stays on");
+    let nothing = desk.approve(None);
+    assert_eq!(
+        nothing,
+        Err(Error::NothingToResolve("No plan is under review.".into()))
+    );
+    assert_eq!(desk.status().last_decision, None);
+
+    // A new proposal is accepted.
+    let write = propose_in_background(&session, "auth");
+    under_review(&desk).await;
+    assert!(desk.approve(None).is_ok());
+    assert!(finished(write).await.is_ok());
+}
+
+#[tokio::test]
+async fn a_writer_that_gives_up_cancels_the_review() {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+
+    // The mount's cancel signal (the writer got a signal while waiting).
+    let (give_up, given_up) = tokio::sync::oneshot::channel::<()>();
+    let cancel: Cancel = Box::pin(async move {
+        let _ = given_up.await;
+        Error::Interrupted
+    });
+    let writer = session.clone();
+    let write = tokio::spawn(async move {
+        dispatch_resolution_device_until(&writer, Device::Propose, "auth", Some(cancel)).await
+    });
+    under_review(&desk).await;
+    give_up.send(()).expect("the writer waits");
+    let answer = finished(write).await;
+    assert_eq!(answer.errno(), libc::EINTR);
+    assert_eq!(desk.status().under_review, None);
+
+    let write = propose_in_background(&session, "auth");
+    under_review(&desk).await;
+    assert!(desk.approve(None).is_ok());
+    assert!(finished(write).await.is_ok());
+}
+
+#[tokio::test]
+async fn a_session_abort_cancels_the_review() {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+
+    let write = propose_in_background(&session, "auth");
+    under_review(&desk).await;
+    session.abort("daemon shutdown");
+    let answer = finished(write).await;
+    assert_eq!(answer.errno(), libc::ECANCELED);
+    assert_eq!(desk.status().under_review, None);
+}
+
+#[tokio::test]
+async fn exit_cancels_the_review_and_then_propose_is_eperm() {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+
+    let write = propose_in_background(&session, "auth");
+    under_review(&desk).await;
+    desk.exit();
+
+    let answer = finished(write).await;
+    assert_eq!(answer.errno(), libc::ECANCELED);
+    assert!(
+        matches!(answer.error, Some(Error::Aborted(_))),
+        "{answer:?}"
+    );
+    assert!(!session.plan_mode());
+    let status = desk.status();
+    assert!(!status.plan_mode);
+    assert_eq!(status.under_review, None);
+    assert_eq!(status.last_decision, None);
+
+    let refused = propose(&session, "auth").await;
+    assert_eq!(refused.errno(), libc::EPERM);
+    assert_eq!(refused.text, not_in_plan_mode());
+    assert_eq!(desk.approve(None).map_err(|e| e.errno()), Err(libc::ENOENT));
+    assert_eq!(desk.refine("x").map_err(|e| e.errno()), Err(libc::ENOENT));
+
+    // Entering again works as before.
+    desk.enter();
+    let write = propose_in_background(&session, "auth");
+    under_review(&desk).await;
+    assert!(desk.approve(None).is_ok());
+    assert!(finished(write).await.is_ok());
+}
+
+// ----- async ----------------------------------------------------------------
+
+#[tokio::test]
+async fn async_answers_at_once_then_busy_then_approve() {
+    let dir = plan_dir(&["auth-plan.md", "db-plan.md"]);
+    let (session, desk) = desk(&dir, PlanHandlerKind::Async, None);
+
+    let answer = propose(&session, "auth").await;
+    assert_eq!(
+        (answer.text.as_str(), answer.errno()),
+        ("Plan ready for review.", 0)
+    );
+    assert!(session.plan_mode());
+    assert_eq!(
+        desk.status().under_review,
+        Some(PlanUnderReview {
+            slug: "auth".into(),
+            path: path_of(&dir, "auth-plan.md"),
+        })
+    );
+
+    let second = propose(&session, "db").await;
+    assert_eq!(second.errno(), libc::EBUSY);
+
+    let text = approved_text(&dir, "auth-plan.md");
+    assert_eq!(desk.approve(None), Ok(text.clone()));
+    let status = desk.status();
+    assert!(!status.plan_mode);
+    assert_eq!(status.under_review, None);
+    assert_eq!(status.last_decision, Some(text));
+    assert_eq!(propose(&session, "db").await.errno(), libc::EPERM);
+}
+
+#[tokio::test]
+async fn async_refine_frees_the_slot_and_keeps_plan_mode() {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let (session, desk) = desk(&dir, PlanHandlerKind::Async, None);
+
+    assert!(propose(&session, "auth").await.is_ok());
+    let text = desk.refine("more tests").expect("a plan is under review");
+    assert_eq!(
+        text,
+        "Plan refinement requested. Update the plan file, then write auth to /mnt/x/propose again when ready.\nmore tests"
+    );
+    assert!(session.plan_mode());
+    assert_eq!(desk.status().last_decision, Some(text));
+    assert_eq!(
+        propose(&session, "auth").await.text,
+        "Plan ready for review."
+    );
+}
+
+#[tokio::test]
+async fn async_review_is_dropped_by_exit() {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let (session, desk) = desk(&dir, PlanHandlerKind::Async, None);
+    assert!(propose(&session, "auth").await.is_ok());
+    desk.exit();
+    assert_eq!(desk.status().under_review, None);
+    assert_eq!(desk.approve(None).map_err(|e| e.errno()), Err(libc::ENOENT));
+}
+
+// ----- finding the plan file ------------------------------------------------
+
+#[tokio::test]
+async fn a_missing_plan_file_is_enoent_with_the_exact_text() {
+    let dir = plan_dir(&[]);
+    let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+
+    let answer = propose(&session, "auth").await;
+    let path = path_of(&dir, "auth-plan.md");
+    assert_eq!(answer.errno(), libc::ENOENT);
+    assert!(matches!(answer.error, Some(Error::PlanNotFound(_))));
+    assert_eq!(
+        answer.text,
+        format!(
+            "Plan file not found at {path}. Write the finalized plan to {path} before requesting approval."
+        )
+    );
+    assert_eq!(desk.status().under_review, None);
+    assert!(session.plan_mode());
+}
+
+#[tokio::test]
+async fn a_named_plan_is_never_swapped_for_another() {
+    let dir = plan_dir(&["other-plan.md", "plan.md", "auth.md"]);
+    let (session, desk) = desk(&dir, PlanHandlerKind::Async, None);
+
+    let answer = propose(&session, "auth").await;
+    assert_eq!(answer.errno(), libc::ENOENT);
+    assert!(answer.text.contains(&path_of(&dir, "auth-plan.md")));
+    assert_eq!(desk.status().under_review, None);
+}
+
+#[tokio::test]
+async fn an_empty_title_takes_the_newest_plan() {
+    let dir = plan_dir(&[]);
+    plan_aged(dir.path(), "old-plan.md", 600);
+    plan_aged(dir.path(), "new-plan.md", 60);
+    plan_aged(dir.path(), "older-plan.md", 6000);
+    plan_aged(dir.path(), "notes.md", 0);
+    let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+
+    let write = propose_in_background(&session, "  \n");
+    let review = under_review(&desk).await;
+    assert_eq!(
+        review,
+        PlanUnderReview {
+            slug: "new".into(),
+            path: path_of(&dir, "new-plan.md"),
+        }
+    );
+    assert_eq!(desk.approve(None), Ok(approved_text(&dir, "new-plan.md")));
+    assert!(finished(write).await.is_ok());
+}
+
+#[tokio::test]
+async fn an_empty_title_with_no_plan_is_enoent() {
+    let dir = plan_dir(&["notes.md"]);
+    let (session, _desk) = desk(&dir, PlanHandlerKind::Yolo, None);
+    let answer = propose(&session, "").await;
+    assert_eq!(answer.errno(), libc::ENOENT);
+    assert_eq!(
+        answer.text,
+        format!(
+            "No plan file (*plan.md) found in {}. Write the finalized plan there before requesting approval.",
+            dir.path().display()
+        )
+    );
+    assert!(session.plan_mode());
+}
+
+#[tokio::test]
+async fn a_bad_title_is_einval_before_the_desk_sees_it() {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+    let answer = propose(&session, "../auth").await;
+    assert_eq!(answer.errno(), libc::EINVAL);
+    assert_eq!(desk.status().under_review, None);
+}
+
+// ----- outside plan mode, status --------------------------------------------
+
+#[tokio::test]
+async fn nothing_to_decide_is_enoent() {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let (_session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+    let expected = Err(Error::NothingToResolve("No plan is under review.".into()));
+    assert_eq!(desk.approve(Some("ok")), expected);
+    assert_eq!(desk.refine("more"), expected);
+    assert_eq!(desk.approve(None).map_err(|e| e.errno()), Err(libc::ENOENT));
+}
+
+#[tokio::test]
+async fn propose_before_enter_is_eperm() {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let session = Session::new();
+    session.set_mount_dir("/mnt/x");
+    let desk = PlanDesk::new(
+        session.clone(),
+        dir.path().to_path_buf(),
+        PlanHandlerKind::Yolo,
+        None,
+    );
+    assert!(!desk.status().plan_mode);
+    let answer = propose(&session, "auth").await;
+    assert_eq!(answer.errno(), libc::EPERM);
+    assert_eq!(answer.text, not_in_plan_mode());
+}
+
+#[tokio::test]
+async fn status_serializes_in_camel_case() {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let (session, desk) = desk(&dir, PlanHandlerKind::Async, None);
+    let plan_dir = dir.path().display().to_string();
+
+    assert_eq!(
+        serde_json::to_value(desk.status()).expect("serializes"),
+        json!({
+            "planMode": true,
+            "handler": "async",
+            "planDir": plan_dir,
+            "underReview": null,
+            "lastDecision": null,
+        })
+    );
+
+    assert!(propose(&session, "auth").await.is_ok());
+    assert_eq!(
+        serde_json::to_value(desk.status()).expect("serializes"),
+        json!({
+            "planMode": true,
+            "handler": "async",
+            "planDir": plan_dir,
+            "underReview": {"slug": "auth", "path": path_of(&dir, "auth-plan.md")},
+            "lastDecision": null,
+        })
+    );
+}
+
+#[test]
+fn handler_kinds_parse_and_print() {
+    for (name, kind) in [
+        ("yolo", PlanHandlerKind::Yolo),
+        ("review", PlanHandlerKind::Review),
+        ("async", PlanHandlerKind::Async),
+    ] {
+        assert_eq!(name.parse::<PlanHandlerKind>(), Ok(kind));
+        assert_eq!(kind.to_string(), name);
+    }
+    assert!("sometimes".parse::<PlanHandlerKind>().is_err());
+}
