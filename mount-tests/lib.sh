@@ -29,6 +29,12 @@ USAGE_REJECT="Write a one-sentence reason as plain text to $D/reject to DISCARD 
 USAGE_PROPOSE="Write your plan's <slug> (matching <slug>-plan.md) as plain text to $D/propose to submit the plan for approval. Valid only while plan mode is active."
 export D NOTHING_TO_RESOLVE NOTHING_TO_REJECT NO_PLAN USAGE_RESOLVE USAGE_REJECT USAGE_PROPOSE
 
+# The entries of an idle mount: the devices and status files of SPEC §3-5,
+# and those of SPEC §7 (journal, watching, per-item dirs, external staging,
+# plan review) that a mount may add.
+CORE_ENTRIES="last propose reject reminder resolve status status.json"
+SECTION7_ENTRIES="events log pending plan stage"
+
 # fail MESSAGE...: report and stop the scenario.
 fail() {
     printf '%s: FAIL: %s\n' "$SCENARIO" "$*" >&2
@@ -102,6 +108,21 @@ import json, sys
 with open(sys.argv[1]) as f:
     s = json.load(f)
 print(eval(sys.argv[2]))' "$D/status.json" "$1" || fail "cannot evaluate $1 over status.json"
+}
+
+# assert_listing WHAT: the mount lists every core entry, and nothing but
+# core and section-7 entries.
+assert_listing() {
+    local listing entry missing="" unknown=""
+    listing=" $(ls -A "$D" | LC_ALL=C sort | tr '\n' ' ')"
+    for entry in $CORE_ENTRIES; do
+        [[ "$listing" == *" $entry "* ]] || missing+=" $entry"
+    done
+    for entry in $listing; do
+        [[ " $CORE_ENTRIES $SECTION7_ENTRIES " == *" $entry "* ]] || unknown+=" $entry"
+    done
+    [ -z "$missing" ] || fail "$1: missing${missing} (listing:${listing})"
+    [ -z "$unknown" ] || fail "$1: unexpected${unknown} (listing:${listing})"
 }
 
 # require_idle: these scenarios expect a mount with nothing staged.
