@@ -213,13 +213,17 @@ impl Work {
     }
 }
 
-/// Work that must run to completion even if its caller stops waiting: if
-/// dropped unfinished, it is moved onto the tokio runtime to finish there.
-struct Detached(Option<BoxFuture<Resolution>>);
+/// Work in progress. If dropped unfinished (its caller stopped waiting, or
+/// the caller's own future was dropped), work that must finish is moved onto
+/// the tokio runtime to finish there; other work is dropped with it.
+struct Detached(Option<BoxFuture<Resolution>>, bool);
 
 impl Drop for Detached {
     fn drop(&mut self) {
         let Some(work) = self.0.take() else { return };
+        if !self.1 {
+            return;
+        }
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => drop(runtime.spawn(work)),
             Err(_) => {
@@ -242,7 +246,7 @@ async fn race(session: &Session, work: Work, cancel: Option<Cancel>) -> Resoluti
         id,
         must_finish,
     } = work;
-    let mut running = Detached(Some(future));
+    let mut running = Detached(Some(future), must_finish);
     let mut resolution = std::future::poll_fn(|cx| {
         if let Some(future) = running.0.as_mut() {
             if let Poll::Ready(resolution) = future.as_mut().poll(cx) {
@@ -259,9 +263,7 @@ async fn race(session: &Session, work: Work, cancel: Option<Cancel>) -> Resoluti
         Poll::Pending
     })
     .await;
-    if !must_finish {
-        running.0 = None;
-    }
+    drop(running);
     resolution.id = resolution.id.or(id);
     resolution
 }

@@ -32,8 +32,10 @@ pub mod directive;
 pub mod dispatch;
 pub mod error;
 mod fs;
+pub mod journal;
 mod mount;
 pub mod plan;
+pub mod plan_desk;
 pub mod producer;
 pub mod session;
 pub mod texts;
@@ -52,6 +54,7 @@ pub use fs::status::DeviceResult;
 pub use fs::MAX_MESSAGE;
 pub use mount::{is_stale_mount, mount, Mount, MountError, MountOptions};
 pub use plan::{plan_handler, PlanHandler, PlanProposal, PlanTitle};
+pub use plan_desk::{PlanDesk, PlanHandlerKind, PlanStatus, PlanUnderReview, UnknownPlanHandler};
 pub use session::directives::{
     queue_invoker, Directive, DirectiveId, QueueInvoker, RejectAction, RejectReason, ToolChoice,
     TurnEnd,

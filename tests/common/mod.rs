@@ -40,6 +40,10 @@ impl Fixture {
     }
 
     pub fn with_options(options: MountOptions) -> Fixture {
+        Fixture::with_session(Session::new(), options)
+    }
+
+    pub fn with_session(session: Session, options: MountOptions) -> Fixture {
         require_fuse();
         let tmp = tempfile::Builder::new()
             .prefix("xdev-test-")
@@ -47,7 +51,6 @@ impl Fixture {
             .expect("temp dir");
         let dir = tmp.path().join("mnt");
         std::fs::create_dir(&dir).expect("mount dir");
-        let session = Session::new();
         let mount = xdev::mount(&session, &dir, options).expect("mount");
         Fixture {
             session,

@@ -1,0 +1,378 @@
+//! The rest of the mount against real processes: the stage file spoken by
+//! Python, pending/ per-item directories, the journal (`log`, `--journal`),
+//! `events` with poll, and the plan files (SPEC section 7).
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use xdev::plan_desk::{PlanDesk, PlanHandlerKind};
+use xdev::MountOptions;
+
+fn stdout(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn log_records(fx: &Fixture) -> Vec<serde_json::Value> {
+    fx.read("log")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("log line is JSON"))
+        .collect()
+}
+
+/// A Python producer: stages, prints its id, waits for one decision,
+/// reports `ok` (or not) and prints what it was told.
+const PRODUCER: &str = r#"
+import json, os, sys
+fd = os.open(os.environ['D'] + '/stage', os.O_RDWR)
+os.write(fd, json.dumps({'label': sys.argv[1], 'sourceTool': 'py'}).encode() + b'\n')
+def line():
+    data = b''
+    while not data.endswith(b'\n'):
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return None
+        data += chunk
+    return json.loads(data)
+print(line()['id'], flush=True)
+decision = line()
+print(decision['event'], decision.get('reason'), flush=True)
+if decision['event'] == 'apply':
+    os.write(fd, json.dumps({'ok': sys.argv[2] == 'ok', 'text': 'producer says ' + sys.argv[2]}).encode() + b'\n')
+    if sys.argv[2] != 'ok':
+        sys.exit(0)
+print(line(), flush=True)
+"#;
+
+fn spawn_producer(fx: &Fixture, label: &str, outcome: &str) -> std::process::Child {
+    std::process::Command::new("python3")
+        .args(["-c", PRODUCER, label, outcome])
+        .env("D", &fx.dir)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python producer")
+}
+
+#[test]
+fn a_python_producer_is_applied_through_the_mount() {
+    let fx = Fixture::new();
+    let producer = spawn_producer(&fx, "py edit", "ok");
+    assert!(eventually(Duration::from_secs(5), || fx
+        .session
+        .pending_count()
+        == 1));
+    let head = fx.session.pending_head().expect("head");
+    assert_eq!(head.label, "py edit");
+    assert_eq!(head.source_tool, "py");
+    let fd = Fd::open(&fx.path("resolve"), libc::O_RDWR).expect("open");
+    assert_eq!(fd.write(b"ship it\n"), Ok(8));
+    assert_eq!(fd.read_to_string(), "producer says ok\n");
+    let out = producer.wait_with_output().expect("producer");
+    assert_eq!(stdout(&out), format!("{}\napply ship it\nNone\n", head.id));
+    assert_eq!(fx.session.pending_count(), 0);
+}
+
+#[test]
+fn a_failing_producer_keeps_its_preview_and_closing_withdraws_it() {
+    let fx = Fixture::new();
+    let producer = spawn_producer(&fx, "flaky", "fail");
+    assert!(eventually(Duration::from_secs(5), || fx
+        .session
+        .pending_count()
+        == 1));
+    let id = fx.session.pending_head().expect("head").id;
+    let fd = Fd::open(&fx.path("resolve"), libc::O_RDWR).expect("open");
+    assert_eq!(fd.write(b"go\n"), Err(libc::EIO));
+    assert_eq!(fd.read_to_string(), "Apply failed: producer says fail\n");
+    // The producer exits after its report: its preview, back at the head
+    // after the failure, is withdrawn when it closes the stage file.
+    producer.wait_with_output().expect("producer");
+    assert!(eventually(Duration::from_secs(2), || !fx
+        .session
+        .is_pending(&id)));
+    let events: Vec<String> = log_records(&fx)
+        .iter()
+        .map(|r| r["event"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(
+        events,
+        ["staged", "resolve", "requeued", "withdrawn"],
+        "{events:?}"
+    );
+}
+
+#[test]
+fn a_bad_stage_request_is_einval() {
+    let fx = Fixture::new();
+    let fd = Fd::open(&fx.path("stage"), libc::O_RDWR).expect("open");
+    assert_eq!(fd.write(b"{\"nolabel\": 1}\n"), Err(libc::EINVAL));
+    assert_eq!(fd.write(b"not json\n"), Err(libc::EINVAL));
+    assert_eq!(fx.session.pending_count(), 0);
+}
+
+#[test]
+fn pending_lists_head_first_and_decides_any_item() {
+    let fx = Fixture::new();
+    let (older, older_calls) = stage(&fx.session, "older");
+    let (newer, newer_calls) = stage(&fx.session, "newer");
+    let listing = fx.sh("ls -U \"$D/pending\"");
+    assert_eq!(stdout(&listing), format!("{newer}\n{older}\n"));
+    let files = fx.sh(&format!("ls \"$D/pending/{older}\" && cat \"$D/pending/{older}/label\" \"$D/pending/{older}/source\""));
+    assert_eq!(
+        stdout(&files),
+        "label\nreject\nresolve\nsource\nolder\nedit\n"
+    );
+    let inode_before = fx.sh(&format!("stat -c %i \"$D/pending/{older}/resolve\""));
+
+    // Deciding the non-head item applies exactly that one.
+    let fd = Fd::open(&fx.path(&format!("pending/{older}/resolve")), libc::O_RDWR).expect("open");
+    assert_eq!(fd.write(b"this one\n"), Ok(9));
+    assert_eq!(fd.read_to_string(), "applied: older\n");
+    assert_eq!((older_calls.applied(), newer_calls.applied()), (1, 0));
+    assert_eq!(older_calls.reasons(), vec!["this one".to_string()]);
+    assert_eq!(fx.read("last"), "applied: older\n");
+    assert_eq!(
+        log_records(&fx).last().expect("record")["device"],
+        format!("pending/{older}/resolve")
+    );
+
+    // A decided id is gone.
+    assert_eq!(
+        write_once(&fx.path(&format!("pending/{older}/resolve")), b"again"),
+        Err(libc::ENOENT)
+    );
+    assert!(!fx.path(&format!("pending/{older}")).exists());
+    assert_eq!(stdout(&fx.sh("ls \"$D/pending\"")), format!("{newer}\n"));
+
+    // Its inode numbers are not handed to anything else.
+    let (later, _) = stage(&fx.session, "later");
+    let inode_later = fx.sh(&format!("stat -c %i \"$D/pending/{later}/resolve\""));
+    assert_ne!(stdout(&inode_before), stdout(&inode_later));
+
+    assert!(fx
+        .sh(&format!("echo no > \"$D/pending/{newer}/reject\""))
+        .status
+        .success());
+    assert_eq!(newer_calls.rejected(), 1);
+}
+
+#[test]
+fn the_log_names_who_wrote_for_a_shell_and_a_python_writer() {
+    let fx = Fixture::new();
+    stage(&fx.session, "first");
+    stage(&fx.session, "second");
+    assert!(fx.sh("echo from sh > \"$D/resolve\"").status.success());
+    let py = fx.python("import os\nfd = os.open(os.environ['D'] + '/resolve', os.O_WRONLY)\nos.write(fd, b'from python')\nprint(os.getpid())");
+    let python_pid: u64 = stdout(&py).trim().parse().expect("python pid");
+    let records = log_records(&fx);
+    let decisions: Vec<&serde_json::Value> =
+        records.iter().filter(|r| r["event"] == "resolve").collect();
+    assert_eq!(decisions.len(), 2);
+    assert_eq!(decisions[0]["process"], "sh");
+    assert_eq!(decisions[0]["reason"], "from sh");
+    assert_eq!(decisions[0]["label"], "second");
+    assert_eq!(decisions[1]["process"], "python3");
+    assert_eq!(decisions[1]["pid"], python_pid);
+    // SAFETY: getuid has no preconditions.
+    assert_eq!(decisions[1]["uid"], unsafe { libc::getuid() });
+    for record in &decisions {
+        for key in [
+            "time",
+            "id",
+            "sourceTool",
+            "device",
+            "outcome",
+            "text",
+            "errno",
+        ] {
+            assert!(record.get(key).is_some(), "{key} missing: {record}");
+        }
+        assert_eq!(record["outcome"], "ok");
+    }
+    let staged: Vec<&serde_json::Value> =
+        records.iter().filter(|r| r["event"] == "staged").collect();
+    assert_eq!(staged.len(), 2);
+    // Reads from any offset agree with the whole.
+    let whole = fx.read("log");
+    let tail = fx.python("import os\nfd = os.open(os.environ['D'] + '/log', os.O_RDONLY)\nos.lseek(fd, 10, 0)\nprint(os.read(fd, 1 << 20).decode(), end='')");
+    assert_eq!(stdout(&tail), whole[10..]);
+}
+
+#[test]
+fn the_journal_file_equals_the_log() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let journal = tmp.path().join("journal.jsonl");
+    let fx = Fixture::with_options(MountOptions {
+        journal_file: Some(journal.clone()),
+        ..MountOptions::default()
+    });
+    stage(&fx.session, "edit");
+    assert!(fx
+        .sh("echo ok > \"$D/resolve\" && echo again > \"$D/resolve\"; echo no > \"$D/reject\"")
+        .status
+        .success());
+    let log = fx.read("log");
+    assert_eq!(log.lines().count(), 4, "{log}");
+    // Synced before each write returned: no waiting needed.
+    assert_eq!(std::fs::read_to_string(&journal).expect("journal"), log);
+}
+
+#[test]
+fn events_block_until_the_next_record_and_poll_reports_readiness() {
+    let fx = Fixture::new();
+    stage(&fx.session, "before the reader");
+    let reader = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(
+            r#"
+import os, select, json, sys
+fd = os.open(os.environ['D'] + '/events', os.O_RDONLY)
+p = select.poll()
+p.register(fd, select.POLLIN)
+print('ready at open:', p.poll(200), flush=True)
+print('ready later:', [e for _, e in p.poll(10000)] != [], flush=True)
+record = json.loads(os.read(fd, 65536).decode().splitlines()[0])
+print(record['event'], record['label'], flush=True)
+"#,
+        )
+        .env("D", &fx.dir)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python reader");
+    std::thread::sleep(Duration::from_millis(700));
+    stage(&fx.session, "after the reader");
+    let out = reader.wait_with_output().expect("reader");
+    assert_eq!(
+        stdout(&out),
+        "ready at open: []\nready later: True\nstaged after the reader\n"
+    );
+
+    // A blocking read waits for the next record, then returns it.
+    let waiting = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("head -n 1 \"$D/events\"")
+        .env("D", &fx.dir)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("head");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(fx.sh("echo go > \"$D/resolve\"").status.success());
+    let line = stdout(&waiting.wait_with_output().expect("head"));
+    let record: serde_json::Value = serde_json::from_str(line.trim()).expect("json");
+    assert_eq!(record["event"], "resolve");
+    assert_eq!(record["label"], "after the reader");
+}
+
+fn plan_fixture(kind: PlanHandlerKind) -> (Fixture, PlanDesk, tempfile::TempDir) {
+    require_fuse();
+    let plans = tempfile::tempdir().expect("plan dir");
+    let session = xdev::Session::new();
+    let desk = PlanDesk::new(
+        session.clone(),
+        plans.path().to_path_buf(),
+        kind,
+        Some("codex".into()),
+    );
+    let fx = Fixture::with_session(
+        session,
+        MountOptions {
+            plan: Some(desk.clone()),
+            ..MountOptions::default()
+        },
+    );
+    (fx, desk, plans)
+}
+
+#[test]
+fn plan_ctl_enters_plan_mode_and_yolo_approves_at_once() {
+    let (fx, _desk, plans) = plan_fixture(PlanHandlerKind::Yolo);
+    assert_eq!(write_once(&fx.path("propose"), b"auth"), Err(libc::EPERM));
+    let fd = Fd::open(&fx.path("plan/ctl"), libc::O_RDWR).expect("open");
+    assert_eq!(fd.write(b"enter\n"), Ok(6));
+    assert_eq!(fd.read_to_string(), "Plan mode entered.\n");
+    assert!(fx.read("plan/status").contains("\"planMode\":true"));
+    assert_eq!(write_once(&fx.path("propose"), b"auth"), Err(libc::ENOENT));
+    let missing = plans.path().join("auth-plan.md").display().to_string();
+    assert_eq!(
+        fx.read("last"),
+        format!("Plan file not found at {missing}. Write the finalized plan to {missing} before requesting approval.\n")
+    );
+    std::fs::write(plans.path().join("auth-plan.md"), "# plan").expect("plan file");
+    let fd = Fd::open(&fx.path("propose"), libc::O_RDWR).expect("open");
+    assert_eq!(fd.write(b"auth\n"), Ok(5));
+    assert_eq!(
+        fd.read_to_string(),
+        "Plan approved. Implementing now with codex.\n"
+    );
+    assert_eq!(
+        write_once(&fx.path("plan/ctl"), b"dance"),
+        Err(libc::EINVAL)
+    );
+}
+
+#[test]
+fn a_review_blocks_the_propose_until_approved_and_ebusy_meanwhile() {
+    let (fx, desk, plans) = plan_fixture(PlanHandlerKind::Review);
+    desk.enter();
+    std::fs::write(plans.path().join("auth-plan.md"), "# plan").expect("plan file");
+    let path = fx.path("propose");
+    let proposer = std::thread::spawn(move || {
+        let fd = Fd::open(&path, libc::O_RDWR).expect("open");
+        let written = fd.write(b"auth");
+        (written, fd.read_to_string())
+    });
+    assert!(eventually(Duration::from_secs(3), || fx
+        .read("plan/status")
+        .contains("auth-plan.md")));
+    assert_eq!(write_once(&fx.path("propose"), b"auth"), Err(libc::EBUSY));
+    let fd = Fd::open(&fx.path("plan/ctl"), libc::O_RDWR).expect("open");
+    assert_eq!(fd.write(b"approve looks good"), Ok(18));
+    let (written, answer) = proposer.join().expect("proposer");
+    assert_eq!(written, Ok(4));
+    let path = plans.path().join("auth-plan.md").display().to_string();
+    assert!(
+        answer.starts_with(&format!(
+            "Plan approved at {path}. Plan mode exited; proceed with the implementation."
+        )),
+        "{answer}"
+    );
+    assert!(answer.contains("looks good"), "{answer}");
+    assert!(fx.read("plan/status").contains("\"planMode\":false"));
+}
+
+#[test]
+fn killing_a_waiting_proposer_cancels_its_review() {
+    let (fx, desk, plans) = plan_fixture(PlanHandlerKind::Review);
+    desk.enter();
+    std::fs::write(plans.path().join("auth-plan.md"), "# plan").expect("plan file");
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("echo auth > \"$D/propose\"")
+        .env("D", &fx.dir)
+        .spawn()
+        .expect("proposer");
+    assert!(eventually(Duration::from_secs(3), || fx
+        .read("plan/status")
+        .contains("auth-plan.md")));
+    child.kill().expect("SIGKILL");
+    assert!(eventually(Duration::from_millis(500), || matches!(
+        child.try_wait(),
+        Ok(Some(_))
+    )));
+    assert!(eventually(Duration::from_secs(1), || fx
+        .read("plan/status")
+        .contains("\"underReview\":null")));
+    // A new proposal is accepted (not EBUSY).
+    let path = fx.path("propose");
+    let again = std::thread::spawn(move || write_once(&path, b"auth"));
+    assert!(eventually(Duration::from_secs(3), || fx
+        .read("plan/status")
+        .contains("auth-plan.md")));
+    assert_eq!(
+        write_once(&fx.path("plan/ctl"), b"refine add tests"),
+        Ok(16)
+    );
+    assert_eq!(again.join().expect("proposer"), Ok(4));
+    assert!(fx.read("last").contains("add tests"));
+}
