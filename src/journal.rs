@@ -30,17 +30,24 @@ pub struct Who {
 }
 
 impl Who {
-    /// The process of thread `tid` as `/proc` shows it, with this uid.
+    /// The process of thread `tid` as `/proc` shows it, with this uid. One
+    /// read in the common case (the writer is its process's main thread).
     pub fn of_thread(uid: u32, tid: u32) -> Who {
         let status = std::fs::read_to_string(format!("/proc/{tid}/status")).unwrap_or_default();
-        let pid = status
-            .lines()
-            .find_map(|line| line.strip_prefix("Tgid:"))
-            .and_then(|value| value.trim().parse().ok())
-            .unwrap_or(tid);
-        let process = std::fs::read_to_string(format!("/proc/{pid}/comm"))
-            .map(|name| name.trim_end().to_string())
-            .unwrap_or_default();
+        let field = |key: &str| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix(key))
+                .map(|value| value.trim().to_string())
+        };
+        let pid = field("Tgid:").and_then(|value| value.parse().ok()).unwrap_or(tid);
+        let process = if pid == tid {
+            field("Name:").unwrap_or_default()
+        } else {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .map(|name| name.trim_end().to_string())
+                .unwrap_or_default()
+        };
         Who { uid, pid, process }
     }
 
