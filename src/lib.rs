@@ -28,6 +28,7 @@
 //! # }
 //! ```
 
+pub mod client;
 pub mod directive;
 pub mod dispatch;
 pub mod error;

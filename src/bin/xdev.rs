@@ -1,33 +1,235 @@
-//! The `xdev` command: a thin CLI over the library.
+//! The `xdev` command: a thin CLI over the library ([`xdev::client`] does
+//! the work; this file parses arguments and prints).
 
-use std::io::Write;
+use std::ffi::OsString;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
+use xdev::client::{self, ClientError, DaemonOptions, PlanCommand, PlanOptions, StageNotice};
+use xdev::PlanHandlerKind;
+
+const AFTER_HELP: &str = "\
+Client commands find the mount from --mount DIR, else $XDEV_DIR, else /xdev.
+
+Examples:
+  xdev mount /xdev                               # terminal 1: serve the devices
+  xdev stage --label 'edit main.rs' -- git apply fix.patch   # terminal 2
+  xdev resolve 'tests pass'                      # terminal 3: apply it
+  echo 'tests pass' > /xdev/resolve              # ... or the same with a shell
+  xdev run -- ./agent.sh                         # private mount for one command";
 
 /// Finalize an AI coding agent's staged work by writing a file.
 #[derive(Parser)]
-#[command(name = "xdev", version, about, long_about = None)]
+#[command(name = "xdev", version, about, long_about = None, after_help = AFTER_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
+/// Where a client command finds the mount.
+#[derive(Args, Clone, Debug, Default)]
+struct MountArg {
+    /// The xdev mount to use [default: $XDEV_DIR, else /xdev].
+    #[arg(long, value_name = "DIR", global = true)]
+    mount: Option<PathBuf>,
+}
+
+impl MountArg {
+    fn dir(&self) -> PathBuf {
+        client::mount_dir(self.mount.as_deref())
+    }
+}
+
+/// How the daemon (or `xdev run`) mounts.
+#[derive(Args, Clone, Debug)]
+struct ServeArgs {
+    /// Let other users read the status files (their writes to the
+    /// devices fail with EACCES). Needs `user_allow_other` in
+    /// /etc/fuse.conf when not run as root.
+    #[arg(long)]
+    allow_other: bool,
+    /// Also append every journal record (what `log` shows) to FILE, synced
+    /// before the device write that caused it returns.
+    #[arg(long, value_name = "FILE")]
+    journal: Option<PathBuf>,
+    /// Enable plan review: plans are `<slug>-plan.md` files in DIR, and the
+    /// mount gets `plan/ctl` and `plan/status`.
+    #[arg(long, value_name = "DIR")]
+    plan_dir: Option<PathBuf>,
+    /// How a `propose` is decided: `yolo` approves at once, `review` blocks
+    /// the write until `xdev plan approve|refine`, `async` answers "Plan
+    /// ready for review." at once and is decided later [default: review].
+    #[arg(long, value_enum, value_name = "HANDLER", requires = "plan_dir")]
+    plan_handler: Option<PlanHandlerKind>,
+    /// Who implements a plan approved by `yolo` (shown in its answer)
+    /// [default: the current agent].
+    #[arg(long, value_name = "NAME", requires = "plan_dir")]
+    execute_with: Option<String>,
+    /// Start in plan mode (otherwise plan mode is off until `xdev plan
+    /// enter`).
+    #[arg(long, requires = "plan_dir")]
+    plan_mode: bool,
+}
+
+impl ServeArgs {
+    fn options(&self) -> DaemonOptions {
+        DaemonOptions {
+            allow_other: self.allow_other,
+            journal_file: self.journal.clone(),
+            plan: self.plan_dir.as_ref().map(|plan_dir| PlanOptions {
+                plan_dir: plan_dir.clone(),
+                handler: self.plan_handler.unwrap_or_default(),
+                execute_with: self.execute_with.clone(),
+                plan_mode: self.plan_mode,
+            }),
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
-    /// Mount the devices at DIR and serve them in the foreground until
-    /// SIGINT or SIGTERM. Prints `xdev: mounted DIR` once the mount answers.
+    /// Mount the devices at DIR and serve them in the foreground.
+    ///
+    /// Prints `xdev: mounted DIR` once the mount answers and serves until
+    /// SIGINT or SIGTERM; then blocked writers get ECANCELED, the mount is
+    /// removed and xdev exits 0.
     Mount {
         /// An empty directory to mount on (a stale xdev mount there is cleared).
         dir: PathBuf,
-        /// Let other users read the status files (their writes to the
-        /// devices fail with EACCES). Needs `user_allow_other` in
-        /// /etc/fuse.conf when not run as root.
-        #[arg(long)]
-        allow_other: bool,
+        #[command(flatten)]
+        serve: ServeArgs,
     },
+    /// Print the mount's status (pending count, head, plan mode, last result).
+    Status {
+        /// Print `status.json` (with the whole pending stack) instead.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        target: MountArg,
+    },
+    /// APPLY the pending preview at the head of the stack (write `resolve`).
+    ///
+    /// Prints the result text and exits 0; on failure prints
+    /// `xdev: ERRNO: message` to stderr and exits 1.
+    Resolve(DeviceArgs),
+    /// DISCARD the pending preview at the head of the stack (write `reject`).
+    ///
+    /// Prints the result text and exits 0; on failure prints
+    /// `xdev: ERRNO: message` to stderr and exits 1.
+    Reject(DeviceArgs),
+    /// Submit a plan for approval (write `propose`; plan mode only).
+    ///
+    /// TEXT is the plan's slug (matching `<slug>-plan.md` in the plan
+    /// directory); empty means the newest `*plan.md`. Prints the answer and
+    /// exits 0; on failure prints `xdev: ERRNO: message` and exits 1.
+    Propose {
+        /// The plan's slug or title (read from stdin when absent).
+        text: Vec<String>,
+        #[command(flatten)]
+        target: MountArg,
+    },
+    /// Stage a preview through the mount and wait for its decision.
+    ///
+    /// Prints the preview's id once staged, then waits. On apply runs CMD
+    /// (argv, no shell): exit 0 makes its stdout the result text and xdev
+    /// exits 0; a non-zero exit reports the tail of its stderr as the apply
+    /// failure, the preview goes back to the head and xdev keeps waiting.
+    /// On discard CMD never runs: `--on-reject` runs instead, if given, and
+    /// xdev exits 3. When the deadline passes the preview is withdrawn
+    /// (never applied) and xdev exits 4. Killing xdev withdraws the preview.
+    /// CMD and CMD2 see XDEV_DIR, XDEV_ID and XDEV_REASON.
+    ///
+    /// Exit codes: 0 applied, 3 discarded, 4 deadline passed, 1 error.
+    Stage {
+        /// The preview's label (what a reviewer sees).
+        #[arg(long)]
+        label: String,
+        /// The tool that made the preview (part of its id) [default: external].
+        #[arg(long, value_name = "TOOL")]
+        source_tool: Option<String>,
+        /// Withdraw the preview if no decision has come after this long
+        /// (e.g. `300ms`, `30s`, `5m`).
+        #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+        deadline: Option<Duration>,
+        /// A shell command line (run with `sh -c`) to run when the preview is
+        /// discarded: its stdout becomes the reject result (its stderr tail
+        /// the error if it fails).
+        #[arg(long, value_name = "CMD2")]
+        on_reject: Option<String>,
+        /// The command to run when the preview is applied.
+        #[arg(last = true, required = true, value_name = "CMD")]
+        command: Vec<OsString>,
+        #[command(flatten)]
+        target: MountArg,
+    },
+    /// Review plans: plan mode on/off, approve or refine, status.
+    ///
+    /// Needs a mount made with --plan-dir. Writes the command to
+    /// `plan/ctl` and prints the answer; on failure prints `xdev: ERRNO:
+    /// message` to stderr and exits 1.
+    Plan {
+        #[command(subcommand)]
+        action: PlanAction,
+        #[command(flatten)]
+        target: MountArg,
+    },
+    /// Run CMD with a private mount, then unmount.
+    ///
+    /// Mounts at DIR (or a private temporary directory), runs CMD with
+    /// XDEV_DIR set to the mount, unmounts, and exits with CMD's exit code
+    /// (128 + the signal if it was killed). SIGTERM and SIGHUP are passed
+    /// on to CMD.
+    Run {
+        /// Where to mount (created, and removed afterwards, when missing)
+        /// [default: a private temporary directory].
+        #[arg(long, value_name = "DIR")]
+        mount: Option<PathBuf>,
+        #[command(flatten)]
+        serve: ServeArgs,
+        /// The command to run.
+        #[arg(last = true, required = true, value_name = "CMD")]
+        command: Vec<OsString>,
+    },
+}
+
+/// The arguments of `resolve` and `reject`.
+#[derive(Args)]
+struct DeviceArgs {
+    /// The reason, as plain text (read from stdin when absent; several
+    /// words are joined with spaces).
+    text: Vec<String>,
+    /// Decide this pending preview (through `pending/<ID>/...`) instead of
+    /// the head.
+    #[arg(long, value_name = "ID")]
+    id: Option<String>,
+    #[command(flatten)]
+    target: MountArg,
+}
+
+#[derive(Subcommand)]
+enum PlanAction {
+    /// Turn plan mode on.
+    Enter,
+    /// Turn plan mode off (a review under way is cancelled).
+    Exit,
+    /// Approve the plan under review; plan mode ends.
+    Approve {
+        /// Feedback for the implementer (several words are joined).
+        #[arg(long, value_name = "TEXT", num_args = 1..)]
+        feedback: Vec<String>,
+    },
+    /// Ask for a better plan; plan mode stays on.
+    Refine {
+        /// The reviewer's feedback (several words are joined).
+        #[arg(required = true, value_name = "TEXT")]
+        feedback: Vec<String>,
+    },
+    /// Print the plan desk's status (`plan/status`, JSON).
+    Status,
 }
 
 fn main() -> ExitCode {
@@ -39,55 +241,132 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Mount { dir, allow_other } => serve(dir, allow_other),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("xdev: {message}");
-            ExitCode::FAILURE
+    match execute(cli.command) {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => {
+            eprintln!("xdev: {error}");
+            ExitCode::from(client::EXIT_ERROR)
         }
     }
 }
 
-/// Mounts, announces readiness, waits for SIGINT/SIGTERM, unmounts.
-fn serve(dir: PathBuf, allow_other: bool) -> Result<(), String> {
-    // Signals are caught before the mount exists, so a signal sent the
-    // moment the ready line appears still unmounts cleanly.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|err| format!("cannot start: {err}"))?;
-    let (mut interrupt, mut terminate) = runtime
-        .block_on(async {
-            use tokio::signal::unix::{signal, SignalKind};
-            Ok::<_, std::io::Error>((
-                signal(SignalKind::interrupt())?,
-                signal(SignalKind::terminate())?,
-            ))
-        })
-        .map_err(|err| format!("cannot catch signals: {err}"))?;
-
-    let session = xdev::Session::new();
-    let options = xdev::MountOptions {
-        allow_other,
-        ..xdev::MountOptions::default()
-    };
-    let mount = xdev::mount(&session, &dir, options).map_err(|err| err.to_string())?;
-    // The mount answers once a lookup through it does.
-    std::fs::metadata(dir.join("status"))
-        .map_err(|err| format!("mount at {} does not answer: {err}", dir.display()))?;
-    println!("xdev: mounted {}", dir.display());
-    std::io::stdout().flush().map_err(|err| err.to_string())?;
-
-    runtime.block_on(async {
-        tokio::select! {
-            _ = interrupt.recv() => {}
-            _ = terminate.recv() => {}
+fn execute(command: Command) -> Result<u8, ClientError> {
+    match command {
+        Command::Mount { dir, serve } => {
+            client::serve(&dir, &serve.options(), || {
+                println!("xdev: mounted {}", dir.display());
+                let _ = std::io::stdout().flush();
+            })?;
+            Ok(0)
         }
-    });
-    mount
-        .unmount()
-        .map_err(|err| format!("unmount of {} failed: {err}", dir.display()))
+        Command::Status { json, target } => {
+            let file = if json { "status.json" } else { "status" };
+            print(&client::read_text(&target.dir().join(file))?)
+        }
+        Command::Resolve(args) => device(args, "resolve"),
+        Command::Reject(args) => device(args, "reject"),
+        Command::Propose { text, target } => {
+            let message = message(&text)?;
+            answer(client::write_device(
+                &target.dir().join("propose"),
+                &message,
+            )?)
+        }
+        Command::Stage {
+            label,
+            source_tool,
+            deadline,
+            on_reject,
+            command,
+            target,
+        } => {
+            let options = client::StageOptions {
+                label,
+                source_tool,
+                deadline,
+                on_reject,
+                command,
+            };
+            let outcome = client::stage(&target.dir(), &options, |notice| match notice {
+                StageNotice::Staged(id) => {
+                    println!("{id}");
+                    let _ = std::io::stdout().flush();
+                }
+                StageNotice::ApplyFailed(_) => {
+                    eprintln!("xdev: apply failed; the preview is pending again, waiting");
+                }
+            })?;
+            if outcome == client::StageOutcome::DeadlinePassed {
+                eprintln!("xdev: deadline passed; the preview was withdrawn");
+            }
+            Ok(outcome.exit_code())
+        }
+        Command::Plan { action, target } => {
+            let dir = target.dir();
+            let command = match action {
+                PlanAction::Status => {
+                    return print(&client::read_text(&dir.join("plan").join("status"))?)
+                }
+                PlanAction::Enter => PlanCommand::Enter,
+                PlanAction::Exit => PlanCommand::Exit,
+                PlanAction::Approve { feedback } => {
+                    let feedback = feedback.join(" ");
+                    PlanCommand::Approve((!feedback.trim().is_empty()).then_some(feedback))
+                }
+                PlanAction::Refine { feedback } => PlanCommand::Refine(feedback.join(" ")),
+            };
+            answer(client::plan_control(&dir, &command)?)
+        }
+        Command::Run {
+            mount,
+            serve,
+            command,
+        } => {
+            let code = client::run(mount.as_deref(), &serve.options(), &command)?;
+            Ok(u8::try_from(code).unwrap_or(client::EXIT_ERROR))
+        }
+    }
+}
+
+/// `resolve` or `reject`, of the head or of one item.
+fn device(args: DeviceArgs, name: &str) -> Result<u8, ClientError> {
+    let dir = args.target.dir();
+    let path = match &args.id {
+        Some(id) => dir.join("pending").join(id).join(name),
+        None => dir.join(name),
+    };
+    let message = message(&args.text)?;
+    answer(client::write_device(&path, &message)?)
+}
+
+/// The message: the words given, else all of stdin.
+fn message(words: &[String]) -> Result<Vec<u8>, ClientError> {
+    if !words.is_empty() {
+        return Ok(words.join(" ").into_bytes());
+    }
+    let mut stdin = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut stdin)
+        .map_err(|source| ClientError::Io {
+            what: "cannot read the message from stdin".into(),
+            source,
+        })?;
+    Ok(stdin)
+}
+
+/// Prints a device's answer (with its newline).
+fn answer(text: String) -> Result<u8, ClientError> {
+    print(&format!("{text}\n"))
+}
+
+/// Prints text as is.
+fn print(text: &str) -> Result<u8, ClientError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|source| ClientError::Io {
+            what: "cannot write to stdout".into(),
+            source,
+        })?;
+    Ok(0)
 }

@@ -1,0 +1,1109 @@
+//! The `xdev` command's work, as a library: finding the mount, writing a
+//! device and reading its answer back, speaking the stage protocol for a
+//! command, running the daemon and `xdev run`. The binary only parses
+//! arguments and prints what these functions return.
+//!
+//! Every client function takes the mount directory; [`mount_dir`] finds it
+//! the way the CLI does (`--mount`, else `$XDEV_DIR`, else `/xdev`).
+//!
+//! ```no_run
+//! use xdev::client::{mount_dir, write_device, ClientError};
+//!
+//! let dir = mount_dir(None);
+//! match write_device(&dir.join("resolve"), b"tests pass") {
+//!     Ok(text) => println!("{text}"),
+//!     Err(ClientError::Refused { errno, text }) => {
+//!         eprintln!("{}: {text}", xdev::client::errno_label(errno))
+//!     }
+//!     Err(other) => eprintln!("{other}"),
+//! }
+//! ```
+
+use std::ffi::OsString;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+use thiserror::Error;
+
+use crate::error::errno_name;
+use crate::fs::MAX_MESSAGE;
+use crate::mount::{mount, Mount, MountError, MountOptions};
+use crate::plan_desk::{PlanDesk, PlanHandlerKind};
+use crate::session::{Session, DEFAULT_MOUNT_DIR};
+
+/// The environment variable that names the mount (and that `xdev run`
+/// exports to its command).
+pub const MOUNT_ENV: &str = "XDEV_DIR";
+
+/// How many lines of a failed command's stderr become the failure message.
+pub const TAIL_LINES: usize = 20;
+/// How many bytes of a failed command's stderr become the failure message.
+pub const TAIL_BYTES: usize = 2048;
+
+/// Exit code of `xdev stage` when the preview was applied.
+pub const EXIT_APPLIED: u8 = 0;
+/// Exit code of any command that failed (bad mount, protocol or I/O error,
+/// a device that refused the message).
+pub const EXIT_ERROR: u8 = 1;
+/// Exit code of `xdev stage` when the preview was discarded.
+pub const EXIT_DISCARDED: u8 = 3;
+/// Exit code of `xdev stage` when its deadline passed first.
+pub const EXIT_DEADLINE: u8 = 4;
+
+/// The mount a client command talks to: `explicit` (`--mount`), else
+/// `$XDEV_DIR` when set and not empty, else `/xdev`.
+pub fn mount_dir(explicit: Option<&Path>) -> PathBuf {
+    if let Some(dir) = explicit {
+        return dir.to_path_buf();
+    }
+    match std::env::var_os(MOUNT_ENV) {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => PathBuf::from(DEFAULT_MOUNT_DIR),
+    }
+}
+
+/// Why a client command failed. `Display` is the one line the CLI prints
+/// after `xdev: `.
+#[derive(Debug, Error)]
+pub enum ClientError {
+    /// The device (or `plan/ctl`) refused the message: its `write(2)`
+    /// failed with `errno`, and `text` is the answer read back on the same
+    /// descriptor (the handler's message).
+    #[error("{}: {text}", errno_label(*errno))]
+    Refused {
+        /// The `write(2)` errno.
+        errno: i32,
+        /// The result text read back.
+        text: String,
+    },
+    /// A file of the mount could not be opened, read or written. Shown as
+    /// `ERRNO: what: description`.
+    #[error("{}", io_line(what, source))]
+    Io {
+        /// What was being done (`cannot open /xdev/resolve`).
+        what: String,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// The mount answered something the stage protocol does not allow, or
+    /// ended the conversation early.
+    #[error("{0}")]
+    Protocol(String),
+    /// The mount could not be made.
+    #[error(transparent)]
+    Mount(#[from] MountError),
+    /// The command to run could not be started.
+    #[error("cannot run {program}: {}", describe(source))]
+    Spawn {
+        /// The program named.
+        program: String,
+        /// What the system said.
+        source: io::Error,
+    },
+}
+
+impl ClientError {
+    fn io(what: impl Into<String>, source: io::Error) -> Self {
+        ClientError::Io {
+            what: what.into(),
+            source,
+        }
+    }
+
+    /// An error opening `path` (a file of a mount), naming the likelier
+    /// cause of a missing file: no mount there at all, a mount without a
+    /// plan desk, or a preview id that is not pending.
+    fn open(path: &Path, source: io::Error) -> Self {
+        let shown = path.display();
+        let mut what = format!("cannot open {shown}");
+        if source.kind() == io::ErrorKind::NotFound {
+            let (mount, place) = locate(path);
+            if !mount.join("status").exists() {
+                what = format!(
+                    "no xdev mount at {} (use --mount DIR or set {MOUNT_ENV}); cannot open {shown}",
+                    mount.display()
+                );
+            } else if place == Place::Plan {
+                what = format!(
+                    "this mount has no plan desk (mount it with --plan-dir); cannot open {shown}"
+                );
+            } else if place == Place::Item {
+                what = format!(
+                    "no such pending preview (already decided or withdrawn?); cannot open {shown}"
+                );
+            }
+        }
+        ClientError::io(what, source)
+    }
+
+    /// The errno behind this error, when there is one.
+    pub fn errno(&self) -> Option<i32> {
+        match self {
+            ClientError::Refused { errno, .. } => Some(*errno),
+            ClientError::Io { source, .. } | ClientError::Spawn { source, .. } => {
+                source.raw_os_error()
+            }
+            ClientError::Protocol(_) | ClientError::Mount(_) => None,
+        }
+    }
+}
+
+/// Where in a mount a file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// At the root (`resolve`, `status`, `stage`, ...).
+    Root,
+    /// In `plan/`.
+    Plan,
+    /// In `pending/<id>/`.
+    Item,
+}
+
+/// The mount a file path belongs to, judged from its shape:
+/// `<mount>/plan/<file>`, `<mount>/pending/<id>/<file>` or `<mount>/<file>`.
+fn locate(path: &Path) -> (&Path, Place) {
+    let parent = path.parent().unwrap_or(path);
+    let grandparent = parent.parent();
+    if parent.file_name().is_some_and(|name| name == "plan") {
+        return (grandparent.unwrap_or(parent), Place::Plan);
+    }
+    if let Some(grandparent) = grandparent {
+        if grandparent
+            .file_name()
+            .is_some_and(|name| name == "pending")
+        {
+            return (grandparent.parent().unwrap_or(grandparent), Place::Item);
+        }
+    }
+    (parent, Place::Root)
+}
+
+/// `ENOENT: cannot open /xdev/resolve: No such file or directory`.
+fn io_line(what: &str, source: &io::Error) -> String {
+    match source.raw_os_error() {
+        Some(errno) => format!("{}: {what}: {}", errno_label(errno), describe(source)),
+        None => format!("{what}: {}", describe(source)),
+    }
+}
+
+/// An I/O error as one short phrase: `No such file or directory` rather
+/// than `No such file or directory (os error 2)`.
+fn describe(error: &io::Error) -> String {
+    let text = error.to_string();
+    match text.rfind(" (os error ") {
+        Some(at) if text.ends_with(')') => text[..at].to_string(),
+        _ => text,
+    }
+}
+
+/// The symbolic name of an errno: the names of SPEC section 4 (see
+/// [`crate::errno_name`]), a few more a client can meet, else `errno N`.
+pub fn errno_label(errno: i32) -> String {
+    let known = errno_name(errno);
+    if known != "E?" {
+        return known.to_string();
+    }
+    let name = match errno {
+        libc::ENOTCONN => "ENOTCONN",
+        libc::EBADF => "EBADF",
+        libc::EISDIR => "EISDIR",
+        libc::ENOTDIR => "ENOTDIR",
+        libc::EEXIST => "EEXIST",
+        libc::EAGAIN => "EAGAIN",
+        libc::ENOSYS => "ENOSYS",
+        libc::EROFS => "EROFS",
+        libc::ENXIO => "ENXIO",
+        libc::EPIPE => "EPIPE",
+        libc::ENOTEMPTY => "ENOTEMPTY",
+        _ => return format!("errno {errno}"),
+    };
+    name.to_string()
+}
+
+// ----- devices and status files -------------------------------------------
+
+/// Writes one message to a device-like file (`resolve`, `reject`,
+/// `propose`, `pending/<id>/resolve`, `plan/ctl`, ...) the SPEC way: open
+/// `O_RDWR`, write the whole message in one `write(2)`, read the answer
+/// back on the same descriptor. Returns the answer text (without its
+/// trailing newline) when the write succeeded, or
+/// [`ClientError::Refused`] with the write's errno and the answer text.
+///
+/// A newline is added when the message does not end in one, so a message
+/// whose length happens to be a multiple of 4096 is never held as a "full
+/// chunk" (the mount trims surrounding whitespace anyway).
+pub fn write_device(path: &Path, message: &[u8]) -> Result<String, ClientError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|err| ClientError::open(path, err))?;
+    let mut body = message.to_vec();
+    if body.last() != Some(&b'\n') {
+        body.push(b'\n');
+    }
+    let written = (&file).write(&body);
+    let answer = read_all(&file);
+    match written {
+        Ok(count) if count == body.len() => {
+            let answer = answer.map_err(|err| {
+                ClientError::io(
+                    format!("cannot read the answer from {}", path.display()),
+                    err,
+                )
+            })?;
+            Ok(trim_newline(&answer).to_string())
+        }
+        Ok(count) => Err(ClientError::Protocol(format!(
+            "short write to {}: {count} of {} bytes",
+            path.display(),
+            body.len()
+        ))),
+        Err(err) => match err.raw_os_error() {
+            Some(errno) => {
+                let text = answer
+                    .ok()
+                    .map(|answer| trim_newline(&answer).to_string())
+                    .filter(|answer| !answer.is_empty())
+                    .unwrap_or_else(|| describe(&err));
+                Err(ClientError::Refused { errno, text })
+            }
+            None => Err(ClientError::io(
+                format!("cannot write {}", path.display()),
+                err,
+            )),
+        },
+    }
+}
+
+/// Reads a file of the mount (`status`, `status.json`, `plan/status`, ...).
+pub fn read_text(path: &Path) -> Result<String, ClientError> {
+    let file = File::open(path).map_err(|err| ClientError::open(path, err))?;
+    read_all(&file).map_err(|err| ClientError::io(format!("cannot read {}", path.display()), err))
+}
+
+fn read_all(mut file: &File) -> io::Result<String> {
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn trim_newline(text: &str) -> &str {
+    text.strip_suffix('\n').unwrap_or(text)
+}
+
+/// The device a plan command goes to and the message it writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanCommand {
+    /// Turn plan mode on.
+    Enter,
+    /// Turn plan mode off (cancels a review under way).
+    Exit,
+    /// Approve the plan under review, with optional feedback.
+    Approve(Option<String>),
+    /// Ask for a better plan, with the reviewer's feedback.
+    Refine(String),
+}
+
+impl PlanCommand {
+    /// The line written to `plan/ctl`.
+    pub fn message(&self) -> String {
+        match self {
+            PlanCommand::Enter => "enter".to_string(),
+            PlanCommand::Exit => "exit".to_string(),
+            PlanCommand::Approve(None) => "approve".to_string(),
+            PlanCommand::Approve(Some(feedback)) => format!("approve {feedback}"),
+            PlanCommand::Refine(feedback) => format!("refine {feedback}"),
+        }
+    }
+}
+
+/// Runs a plan command through `<mount>/plan/ctl` and returns the answer.
+pub fn plan_control(mount: &Path, command: &PlanCommand) -> Result<String, ClientError> {
+    write_device(
+        &mount.join("plan").join("ctl"),
+        command.message().as_bytes(),
+    )
+}
+
+// ----- running commands ---------------------------------------------------
+
+/// What a command run for a decision left behind.
+#[derive(Debug)]
+pub struct CommandOutput {
+    /// How it ended.
+    pub status: ExitStatus,
+    /// Everything it wrote to stdout.
+    pub stdout: Vec<u8>,
+    /// The last lines of its stderr (see [`stderr_tail`]).
+    pub stderr_tail: String,
+}
+
+impl CommandOutput {
+    /// Whether it exited 0.
+    pub fn success(&self) -> bool {
+        self.status.success()
+    }
+
+    /// Its stdout as text, trailing newlines trimmed: the result text of a
+    /// successful apply.
+    pub fn result_text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout)
+            .trim_end_matches(['\n', '\r'])
+            .to_string()
+    }
+
+    /// The failure message: the stderr tail, or `exit status N` (`killed by
+    /// signal N`) when it wrote nothing to stderr.
+    pub fn failure_text(&self) -> String {
+        if self.stderr_tail.is_empty() {
+            describe_status(self.status)
+        } else {
+            self.stderr_tail.clone()
+        }
+    }
+}
+
+/// `exit status N`, or `killed by signal N`.
+pub fn describe_status(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit status {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        (None, None) => "exit status unknown".to_string(),
+    }
+}
+
+/// The exit code a shell would report for `status`: the code, or 128 plus
+/// the signal that killed it.
+pub fn exit_code_of(status: ExitStatus) -> i32 {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => code,
+        (None, Some(signal)) => 128 + signal,
+        (None, None) => EXIT_ERROR.into(),
+    }
+}
+
+/// The tail of a command's stderr: its last [`TAIL_LINES`] lines, at most
+/// [`TAIL_BYTES`] bytes, surrounding whitespace trimmed.
+pub fn stderr_tail(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let text = text.trim();
+    let mut start = 0;
+    let mut lines = 0;
+    for (at, _) in text.rmatch_indices('\n') {
+        lines += 1;
+        if lines == TAIL_LINES {
+            start = at + 1;
+            break;
+        }
+    }
+    let mut tail = &text[start..];
+    if tail.len() > TAIL_BYTES {
+        let mut cut = tail.len() - TAIL_BYTES;
+        while !tail.is_char_boundary(cut) {
+            cut += 1;
+        }
+        tail = &tail[cut..];
+    }
+    tail.trim().to_string()
+}
+
+/// How much of a command's stderr is kept to compute its tail.
+const STDERR_KEEP: usize = 4 * TAIL_BYTES;
+
+/// Runs `command` with stdout captured and stderr both passed through to
+/// this process's stderr and kept for its tail; stdin is inherited.
+pub fn run_command(mut command: Command) -> Result<CommandOutput, ClientError> {
+    let program = command.get_program().to_string_lossy().into_owned();
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| ClientError::Spawn { program, source })?;
+    let stderr = child.stderr.take();
+    let tee = std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let Some(mut stderr) = stderr else {
+            return kept;
+        };
+        let mut buf = [0u8; 4096];
+        loop {
+            match stderr.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    let _ = io::stderr().write_all(&buf[..n]);
+                    kept.extend_from_slice(&buf[..n]);
+                    if kept.len() > 2 * STDERR_KEEP {
+                        kept.drain(..kept.len() - STDERR_KEEP);
+                    }
+                }
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        kept
+    });
+    let mut stdout = Vec::new();
+    if let Some(mut out) = child.stdout.take() {
+        // A command that closes its stdout early still gets waited for.
+        let _ = out.read_to_end(&mut stdout);
+    }
+    let status = child
+        .wait()
+        .map_err(|err| ClientError::io("cannot wait for the command", err))?;
+    let kept = tee.join().unwrap_or_default();
+    Ok(CommandOutput {
+        status,
+        stdout,
+        stderr_tail: stderr_tail(&kept),
+    })
+}
+
+// ----- the stage protocol -------------------------------------------------
+
+/// What `xdev stage` stages and runs.
+#[derive(Debug, Clone, Default)]
+pub struct StageOptions {
+    /// The preview's label.
+    pub label: String,
+    /// The tool that made it (the mount's default, `external`, when `None`).
+    pub source_tool: Option<String>,
+    /// Withdraw the preview if no decision has come after this long.
+    pub deadline: Option<Duration>,
+    /// A shell command line (`sh -c`) run when the preview is discarded:
+    /// its stdout becomes the discard's result text.
+    pub on_reject: Option<String>,
+    /// The command (argv, no shell) run when the preview is applied.
+    pub command: Vec<OsString>,
+}
+
+/// How a staged preview ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StageOutcome {
+    /// Applied: the command ran and succeeded.
+    Applied,
+    /// Discarded (the command never ran).
+    Discarded,
+    /// The deadline passed first: withdrawn, nothing applied.
+    DeadlinePassed,
+}
+
+impl StageOutcome {
+    /// The exit code `xdev stage` ends with: 0 applied, 3 discarded, 4
+    /// deadline passed.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            StageOutcome::Applied => EXIT_APPLIED,
+            StageOutcome::Discarded => EXIT_DISCARDED,
+            StageOutcome::DeadlinePassed => EXIT_DEADLINE,
+        }
+    }
+}
+
+/// What happens while a staged preview waits, for the caller to show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StageNotice {
+    /// The preview is staged under this id.
+    Staged(String),
+    /// The command failed; the preview is back at the head and the stager
+    /// waits for the next decision. Carries the failure message reported.
+    ApplyFailed(String),
+}
+
+/// A line the mount sends a producer (see [`crate::producer`]).
+#[derive(Debug, Deserialize)]
+#[serde(tag = "event", rename_all = "lowercase")]
+enum Incoming {
+    Staged {
+        id: String,
+    },
+    Apply {
+        reason: String,
+        #[serde(default)]
+        #[allow(dead_code)]
+        extra: Option<Value>,
+    },
+    Discard {
+        reason: String,
+    },
+    Withdrawn {
+        why: String,
+    },
+}
+
+/// One stage-file conversation.
+struct Conversation<'a> {
+    path: &'a Path,
+    file: &'a File,
+    reader: BufReader<&'a File>,
+}
+
+impl Conversation<'_> {
+    fn send(&self, line: &str) -> Result<(), ClientError> {
+        match (&*self.file).write(line.as_bytes()) {
+            Ok(count) if count == line.len() => Ok(()),
+            Ok(count) => Err(ClientError::Protocol(format!(
+                "short write to {}: {count} of {} bytes",
+                self.path.display(),
+                line.len()
+            ))),
+            Err(err) => match err.raw_os_error() {
+                Some(errno) => Err(ClientError::Refused {
+                    errno,
+                    text: format!(
+                        "{} refused {}: {}",
+                        self.path.display(),
+                        line.trim(),
+                        describe(&err)
+                    ),
+                }),
+                None => Err(ClientError::io(
+                    format!("cannot write {}", self.path.display()),
+                    err,
+                )),
+            },
+        }
+    }
+
+    /// The next message, or `None` at end of file.
+    fn next(&mut self) -> Result<Option<Incoming>, ClientError> {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let read = self.reader.read_line(&mut line).map_err(|err| {
+                ClientError::io(format!("cannot read {}", self.path.display()), err)
+            })?;
+            if read == 0 {
+                return Ok(None);
+            }
+            if !line.trim().is_empty() {
+                break;
+            }
+        }
+        serde_json::from_str(line.trim()).map(Some).map_err(|err| {
+            ClientError::Protocol(format!(
+                "unexpected line from {}: {} ({err})",
+                self.path.display(),
+                line.trim()
+            ))
+        })
+    }
+
+    fn report(&self, ok: bool, text: &str) -> Result<(), ClientError> {
+        self.send(&report_line(ok, text))
+    }
+}
+
+/// The result line `{"ok":..,"text":..}` plus newline, the text shortened
+/// (keeping its end) so that the line fits in one message of the mount.
+fn report_line(ok: bool, text: &str) -> String {
+    const MARK: &str = "[…]\n";
+    let encode = |text: &str| format!("{}\n", serde_json::json!({ "ok": ok, "text": text }));
+    let line = encode(text);
+    if line.len() <= MAX_MESSAGE {
+        return line;
+    }
+    // Keep the longest tail that fits: the encoding is never shorter than
+    // the text, so search starts in the last MAX_MESSAGE bytes.
+    let boundary = |mut at: usize| {
+        while !text.is_char_boundary(at) {
+            at += 1;
+        }
+        at
+    };
+    let (mut fits, mut too_long) = (text.len(), boundary(text.len().saturating_sub(MAX_MESSAGE)));
+    let with_mark = |start: usize| encode(&format!("{MARK}{}", &text[start..]));
+    while fits > too_long + 1 {
+        let middle = boundary(too_long + (fits - too_long) / 2);
+        if middle >= fits {
+            break;
+        }
+        if with_mark(middle).len() <= MAX_MESSAGE {
+            fits = middle;
+        } else {
+            too_long = middle;
+        }
+    }
+    with_mark(fits)
+}
+
+/// The request line a producer stages with.
+fn request_line(options: &StageOptions) -> String {
+    let mut request = serde_json::Map::new();
+    request.insert("label".into(), Value::from(options.label.clone()));
+    if let Some(tool) = &options.source_tool {
+        request.insert("sourceTool".into(), Value::from(tool.clone()));
+    }
+    if let Some(deadline) = options.deadline {
+        let millis = u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX);
+        request.insert("deadlineMs".into(), Value::from(millis));
+    }
+    format!("{}\n", Value::Object(request))
+}
+
+/// Stages a preview through `<mount>/stage` and waits for its decision:
+/// on apply runs `options.command` (its stdout is the result; on a non-zero
+/// exit its stderr tail is the failure, the preview goes back to the head
+/// and the wait goes on); on discard runs `options.on_reject`, if any, and
+/// reports its output; returns how it ended. `notice` hears the id once
+/// staged and every failed apply.
+///
+/// The commands run with `XDEV_DIR` (the mount), `XDEV_ID` (the preview's
+/// id) and `XDEV_REASON` (the decision's reason) in their environment.
+pub fn stage(
+    mount: &Path,
+    options: &StageOptions,
+    mut notice: impl FnMut(StageNotice),
+) -> Result<StageOutcome, ClientError> {
+    let Some(program) = options.command.first() else {
+        return Err(ClientError::Protocol("no command to run on apply".into()));
+    };
+    let path = mount.join("stage");
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(|err| ClientError::open(&path, err))?;
+    let mut talk = Conversation {
+        path: &path,
+        file: &file,
+        reader: BufReader::new(&file),
+    };
+    talk.send(&request_line(options))?;
+    let id = match talk.next()? {
+        Some(Incoming::Staged { id }) => id,
+        Some(other) => {
+            return Err(ClientError::Protocol(format!(
+                "expected the staged id from {}, got {other:?}",
+                path.display()
+            )))
+        }
+        None => {
+            return Err(ClientError::Protocol(format!(
+                "{} ended before staging the preview",
+                path.display()
+            )))
+        }
+    };
+    notice(StageNotice::Staged(id.clone()));
+    let environment = |command: &mut Command, reason: &str| {
+        command
+            .env(MOUNT_ENV, mount)
+            .env("XDEV_ID", &id)
+            .env("XDEV_REASON", reason);
+    };
+    loop {
+        match talk.next()? {
+            Some(Incoming::Apply { reason, .. }) => {
+                let mut command = Command::new(program);
+                command.args(&options.command[1..]);
+                environment(&mut command, &reason);
+                let (ok, text) = match run_command(command) {
+                    Ok(output) if output.success() => (true, output.result_text()),
+                    Ok(output) => (false, output.failure_text()),
+                    Err(err) => (false, err.to_string()),
+                };
+                talk.report(ok, &text)?;
+                if ok {
+                    return Ok(StageOutcome::Applied);
+                }
+                notice(StageNotice::ApplyFailed(text));
+            }
+            Some(Incoming::Discard { reason }) => {
+                if let Some(on_reject) = &options.on_reject {
+                    let mut command = Command::new("sh");
+                    command.arg("-c").arg(on_reject);
+                    environment(&mut command, &reason);
+                    let (ok, text) = match run_command(command) {
+                        Ok(output) if output.success() => (true, output.result_text()),
+                        Ok(output) => (false, output.failure_text()),
+                        Err(err) => (false, err.to_string()),
+                    };
+                    talk.report(ok, &text)?;
+                }
+                return Ok(StageOutcome::Discarded);
+            }
+            Some(Incoming::Withdrawn { why }) if why == "deadline" => {
+                return Ok(StageOutcome::DeadlinePassed)
+            }
+            Some(Incoming::Withdrawn { why }) => {
+                return Err(ClientError::Protocol(format!(
+                    "the preview {id} was withdrawn: {why}"
+                )))
+            }
+            Some(Incoming::Staged { .. }) => {
+                return Err(ClientError::Protocol(format!(
+                    "{} staged a second time on one descriptor",
+                    path.display()
+                )))
+            }
+            None => {
+                return Err(ClientError::Protocol(format!(
+                    "{} ended the conversation before a decision on {id} (was the mount stopped?)",
+                    path.display()
+                )))
+            }
+        }
+    }
+}
+
+// ----- the daemon and `xdev run` ------------------------------------------
+
+/// Plan review for a daemon's mount.
+#[derive(Debug, Clone)]
+pub struct PlanOptions {
+    /// Where `<slug>-plan.md` files are looked up.
+    pub plan_dir: PathBuf,
+    /// How proposals are decided.
+    pub handler: PlanHandlerKind,
+    /// Who implements a `yolo` approval (default: the current agent).
+    pub execute_with: Option<String>,
+    /// Start in plan mode.
+    pub plan_mode: bool,
+}
+
+/// How the daemon (or `xdev run`) mounts.
+#[derive(Debug, Clone, Default)]
+pub struct DaemonOptions {
+    /// Let other users read the status files.
+    pub allow_other: bool,
+    /// Also append the journal to this file.
+    pub journal_file: Option<PathBuf>,
+    /// Plan review, when a plan directory is given.
+    pub plan: Option<PlanOptions>,
+}
+
+/// A mount made by [`start`], with its session and plan desk.
+#[derive(Debug)]
+pub struct Daemon {
+    /// The session the mount serves.
+    pub session: Session,
+    /// The plan desk, when mounted with one.
+    pub desk: Option<PlanDesk>,
+    /// The mount (unmounted when dropped).
+    pub mount: Mount,
+}
+
+/// Mounts a fresh session at `dir` with `options` and waits until the mount
+/// answers.
+pub fn start(dir: &Path, options: &DaemonOptions) -> Result<Daemon, ClientError> {
+    let session = Session::new();
+    let desk = match &options.plan {
+        Some(plan) => {
+            let plan_dir = std::path::absolute(&plan.plan_dir).map_err(|err| {
+                ClientError::io(
+                    format!("cannot use plan directory {}", plan.plan_dir.display()),
+                    err,
+                )
+            })?;
+            if !plan_dir.is_dir() {
+                return Err(ClientError::Protocol(format!(
+                    "plan directory {} is not a directory",
+                    plan.plan_dir.display()
+                )));
+            }
+            let desk = PlanDesk::new(
+                session.clone(),
+                plan_dir,
+                plan.handler,
+                plan.execute_with.clone(),
+            );
+            if plan.plan_mode {
+                desk.enter();
+            }
+            Some(desk)
+        }
+        None => None,
+    };
+    let mount_options = MountOptions {
+        allow_other: options.allow_other,
+        journal_file: options.journal_file.clone(),
+        plan: desk.clone(),
+        ..MountOptions::default()
+    };
+    let mount = mount(&session, dir, mount_options)?;
+    // The mount answers once a lookup through it does.
+    std::fs::metadata(dir.join("status")).map_err(|err| {
+        ClientError::io(format!("mount at {} does not answer", dir.display()), err)
+    })?;
+    Ok(Daemon {
+        session,
+        desk,
+        mount,
+    })
+}
+
+fn signal_runtime() -> Result<tokio::runtime::Runtime, ClientError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|err| ClientError::io("cannot start", err))
+}
+
+/// `xdev mount`: mounts at `dir`, calls `ready` once the mount answers, serves
+/// until SIGINT or SIGTERM, then unmounts (blocked writers get
+/// `ECANCELED`).
+pub fn serve(dir: &Path, options: &DaemonOptions, ready: impl FnOnce()) -> Result<(), ClientError> {
+    use tokio::signal::unix::{signal, SignalKind};
+    // Signals are caught before the mount exists, so a signal sent the
+    // moment the ready line appears still unmounts cleanly.
+    let runtime = signal_runtime()?;
+    let (mut interrupt, mut terminate) = runtime
+        .block_on(async {
+            Ok::<_, io::Error>((
+                signal(SignalKind::interrupt())?,
+                signal(SignalKind::terminate())?,
+            ))
+        })
+        .map_err(|err| ClientError::io("cannot catch signals", err))?;
+    let daemon = start(dir, options)?;
+    ready();
+    runtime.block_on(async {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+    });
+    daemon
+        .mount
+        .unmount()
+        .map_err(|err| ClientError::io(format!("unmount of {} failed", dir.display()), err))
+}
+
+/// A mount point for `xdev run`: the directory given (created, and removed
+/// afterwards, when missing) or a private temporary one.
+enum RunDir {
+    Given { dir: PathBuf, created: bool },
+    Private(tempfile::TempDir),
+}
+
+impl RunDir {
+    fn new(dir: Option<&Path>) -> Result<RunDir, ClientError> {
+        match dir {
+            Some(dir) => {
+                let created = !dir.exists();
+                if created {
+                    std::fs::create_dir_all(dir).map_err(|err| {
+                        ClientError::io(format!("cannot create {}", dir.display()), err)
+                    })?;
+                }
+                Ok(RunDir::Given {
+                    dir: dir.to_path_buf(),
+                    created,
+                })
+            }
+            None => tempfile::Builder::new()
+                .prefix("xdev-run-")
+                .tempdir()
+                .map(RunDir::Private)
+                .map_err(|err| ClientError::io("cannot create a temporary mount point", err)),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        match self {
+            RunDir::Given { dir, .. } => dir,
+            RunDir::Private(tmp) => tmp.path(),
+        }
+    }
+}
+
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        if let RunDir::Given { dir, created: true } = self {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
+/// `xdev run`: mounts at `dir` (or a private temporary directory), runs
+/// `command` with `XDEV_DIR` set to the mount, unmounts, and returns the
+/// command's exit code (128 + the signal if it was killed). SIGTERM and
+/// SIGHUP are passed on to the command; SIGINT is left to it (a terminal
+/// sends it to the whole process group) and the mount stays until it ends.
+pub fn run(
+    dir: Option<&Path>,
+    options: &DaemonOptions,
+    command: &[OsString],
+) -> Result<i32, ClientError> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let Some(program) = command.first() else {
+        return Err(ClientError::Protocol("no command to run".into()));
+    };
+    let runtime = signal_runtime()?;
+    let mut signals = runtime
+        .block_on(async {
+            Ok::<_, io::Error>((
+                signal(SignalKind::interrupt())?,
+                signal(SignalKind::terminate())?,
+                signal(SignalKind::hangup())?,
+            ))
+        })
+        .map_err(|err| ClientError::io("cannot catch signals", err))?;
+    let place = RunDir::new(dir)?;
+    let daemon = start(place.path(), options)?;
+    let mut child = Command::new(program);
+    child.args(&command[1..]).env(MOUNT_ENV, place.path());
+    let status = runtime.block_on(async {
+        let mut child = tokio::process::Command::from(child)
+            .spawn()
+            .map_err(|source| ClientError::Spawn {
+                program: program.to_string_lossy().into_owned(),
+                source,
+            })?;
+        let (interrupt, terminate, hangup) = &mut signals;
+        loop {
+            let forward = tokio::select! {
+                status = child.wait() => {
+                    return status.map_err(|err| ClientError::io("cannot wait for the command", err));
+                }
+                _ = interrupt.recv() => None,
+                _ = terminate.recv() => Some(libc::SIGTERM),
+                _ = hangup.recv() => Some(libc::SIGHUP),
+            };
+            if let (Some(signal), Some(pid)) = (forward, child.id()) {
+                // SAFETY: signalling our own child, not yet reaped (it has an id).
+                unsafe { libc::kill(pid as libc::pid_t, signal) };
+            }
+        }
+    });
+    let unmounted = daemon.mount.unmount();
+    drop(place);
+    let status = status?;
+    unmounted.map_err(|err| {
+        ClientError::io(
+            format!(
+                "unmount after the command (exit {}) failed",
+                exit_code_of(status)
+            ),
+            err,
+        )
+    })?;
+    Ok(exit_code_of(status))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mount_comes_from_the_flag_first() {
+        assert_eq!(mount_dir(Some(Path::new("/m"))), PathBuf::from("/m"));
+    }
+
+    #[test]
+    fn stderr_tail_keeps_the_last_lines_and_bytes() {
+        let many: String = (1..=30).map(|n| format!("line {n}\n")).collect();
+        let tail = stderr_tail(many.as_bytes());
+        assert!(tail.starts_with("line 11\n"), "{tail}");
+        assert!(tail.ends_with("line 30"), "{tail}");
+        assert_eq!(tail.lines().count(), TAIL_LINES);
+        let long = "é".repeat(3000);
+        let tail = stderr_tail(long.as_bytes());
+        assert!(tail.len() <= TAIL_BYTES);
+        assert!(tail.chars().all(|c| c == 'é'));
+        assert_eq!(stderr_tail(b"  \n"), "");
+        assert_eq!(stderr_tail(b"boom\n"), "boom");
+    }
+
+    #[test]
+    fn report_lines_fit_in_one_message() {
+        let short = report_line(true, "done");
+        assert_eq!(short, "{\"ok\":true,\"text\":\"done\"}\n");
+        let huge = "\"".repeat(MAX_MESSAGE);
+        let line = report_line(false, &huge);
+        assert!(line.len() <= MAX_MESSAGE, "{}", line.len());
+        assert!(line.ends_with("\\\"\"}\n"));
+        let value: serde_json::Value = serde_json::from_str(line.trim()).expect("json");
+        assert_eq!(value["ok"], false);
+        let big = format!("head{}tail", "x".repeat(100_000));
+        let line = report_line(true, &big);
+        assert!(line.len() <= MAX_MESSAGE && line.len() > MAX_MESSAGE - 8);
+        assert!(line.starts_with("{\"ok\":true,\"text\":\"[…]\\nxxx"));
+        assert!(line.ends_with("xtail\"}\n"));
+    }
+
+    #[test]
+    fn request_lines_carry_only_what_is_given() {
+        let mut options = StageOptions {
+            label: "edit a".into(),
+            ..StageOptions::default()
+        };
+        assert_eq!(request_line(&options), "{\"label\":\"edit a\"}\n");
+        options.source_tool = Some("patch".into());
+        options.deadline = Some(Duration::from_millis(1500));
+        let value: serde_json::Value =
+            serde_json::from_str(request_line(&options).trim()).expect("json");
+        assert_eq!(
+            value,
+            serde_json::json!({"label": "edit a", "sourceTool": "patch", "deadlineMs": 1500})
+        );
+    }
+
+    #[test]
+    fn plan_commands_are_ctl_lines() {
+        assert_eq!(PlanCommand::Enter.message(), "enter");
+        assert_eq!(PlanCommand::Approve(None).message(), "approve");
+        assert_eq!(
+            PlanCommand::Approve(Some("looks good".into())).message(),
+            "approve looks good"
+        );
+        assert_eq!(PlanCommand::Refine("more".into()).message(), "refine more");
+    }
+
+    #[test]
+    fn files_are_located_in_their_mount() {
+        assert_eq!(
+            locate(Path::new("/m/resolve")),
+            (Path::new("/m"), Place::Root)
+        );
+        assert_eq!(
+            locate(Path::new("/m/plan/ctl")),
+            (Path::new("/m"), Place::Plan)
+        );
+        assert_eq!(
+            locate(Path::new("/m/pending/pending-action:x:1/resolve")),
+            (Path::new("/m"), Place::Item)
+        );
+    }
+
+    #[test]
+    fn errno_labels() {
+        assert_eq!(errno_label(libc::EIO), "EIO");
+        assert_eq!(errno_label(libc::ENOTCONN), "ENOTCONN");
+        assert_eq!(errno_label(9999), "errno 9999");
+        let refused = ClientError::Refused {
+            errno: libc::ENOENT,
+            text: "nothing".into(),
+        };
+        assert_eq!(refused.to_string(), "ENOENT: nothing");
+        let io = ClientError::io("cannot open x", io::Error::from_raw_os_error(libc::ENOENT));
+        assert_eq!(
+            io.to_string(),
+            "ENOENT: cannot open x: No such file or directory"
+        );
+    }
+
+    #[test]
+    fn commands_report_stdout_or_the_stderr_tail() {
+        let mut ok = Command::new("sh");
+        ok.arg("-c").arg("echo out; echo err >&2");
+        let output = run_command(ok).expect("run");
+        assert!(output.success());
+        assert_eq!(output.result_text(), "out");
+        assert_eq!(output.stderr_tail, "err");
+        let mut failing = Command::new("sh");
+        failing.arg("-c").arg("exit 5");
+        let output = run_command(failing).expect("run");
+        assert_eq!(output.failure_text(), "exit status 5");
+        assert_eq!(exit_code_of(output.status), 5);
+        let missing = run_command(Command::new("/nonexistent/xdev-test"));
+        assert!(matches!(missing, Err(ClientError::Spawn { .. })));
+    }
+}
