@@ -514,6 +514,9 @@ pub enum StageNotice {
     /// The command failed; the preview is back at the head and the stager
     /// waits for the next decision. Carries the failure message reported.
     ApplyFailed(String),
+    /// The `--on-reject` command failed; the preview stays pending and the
+    /// stager waits for the next decision. Carries the failure message.
+    RejectFailed(String),
 }
 
 /// A line the mount sends a producer (see [`crate::producer`]).
@@ -647,6 +650,16 @@ fn request_line(options: &StageOptions) -> String {
     format!("{}\n", Value::Object(request))
 }
 
+/// Runs a command for the producer's report: `(true, stdout)` on success,
+/// `(false, stderr tail)` on failure.
+fn run_for_report(command: Command) -> (bool, String) {
+    match run_command(command) {
+        Ok(output) if output.success() => (true, output.result_text()),
+        Ok(output) => (false, output.failure_text()),
+        Err(err) => (false, err.to_string()),
+    }
+}
+
 /// Stages a preview through `<mount>/stage` and waits for its decision:
 /// on apply runs `options.command` (its stdout is the result; on a non-zero
 /// exit its stderr tail is the failure, the preview goes back to the head
@@ -704,11 +717,7 @@ pub fn stage(
                 let mut command = Command::new(program);
                 command.args(&options.command[1..]);
                 environment(&mut command, &reason);
-                let (ok, text) = match run_command(command) {
-                    Ok(output) if output.success() => (true, output.result_text()),
-                    Ok(output) => (false, output.failure_text()),
-                    Err(err) => (false, err.to_string()),
-                };
+                let (ok, text) = run_for_report(command);
                 talk.report(ok, &text)?;
                 if ok {
                     return Ok(StageOutcome::Applied);
@@ -720,12 +729,13 @@ pub fn stage(
                     let mut command = Command::new("sh");
                     command.arg("-c").arg(on_reject);
                     environment(&mut command, &reason);
-                    let (ok, text) = match run_command(command) {
-                        Ok(output) if output.success() => (true, output.result_text()),
-                        Ok(output) => (false, output.failure_text()),
-                        Err(err) => (false, err.to_string()),
-                    };
+                    let (ok, text) = run_for_report(command);
                     talk.report(ok, &text)?;
+                    if !ok {
+                        // A failed reject keeps the preview pending: wait on.
+                        notice(StageNotice::RejectFailed(text));
+                        continue;
+                    }
                 }
                 return Ok(StageOutcome::Discarded);
             }

@@ -40,7 +40,9 @@ impl Who {
                 .find_map(|line| line.strip_prefix(key))
                 .map(|value| value.trim().to_string())
         };
-        let pid = field("Tgid:").and_then(|value| value.parse().ok()).unwrap_or(tid);
+        let pid = field("Tgid:")
+            .and_then(|value| value.parse().ok())
+            .unwrap_or(tid);
         let process = if pid == tid {
             field("Name:").unwrap_or_default()
         } else {

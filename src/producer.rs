@@ -180,14 +180,16 @@ impl Link {
         }
     }
 
+    /// A failed discard keeps the preview pending and the conversation
+    /// open: the producer waits for the next decision.
     async fn discard(self: Arc<Self>, reason: String) -> Result<Option<ToolResult>, CallbackError> {
         let report = self.ask(ProducerMessage::Discard { reason }).await;
+        if let Some(report) = report.as_ref().filter(|report| !report.ok) {
+            return Err(CallbackError::Failed(report.text.clone()));
+        }
         self.finish(None);
         match report {
-            Some(report) if report.ok && !report.text.is_empty() => {
-                Ok(Some(ToolResult::ok(report.text)))
-            }
-            Some(report) if !report.ok => Err(CallbackError::Failed(report.text)),
+            Some(report) if !report.text.is_empty() => Ok(Some(ToolResult::ok(report.text))),
             _ => Ok(None),
         }
     }
@@ -441,6 +443,42 @@ mod tests {
             "a gone producer's preview does not come back"
         );
         assert_eq!(session.in_progress_count(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_failed_discard_keeps_the_preview_and_the_conversation() {
+        let session = Session::new();
+        let producer = Producer::stage(&session, &request("edit"));
+        read_line(&producer).await;
+        let rejecting = tokio::spawn({
+            let session = session.clone();
+            async move { dispatch_resolution_device(&session, Device::Reject, "no").await }
+        });
+        read_line(&producer).await;
+        producer
+            .report(ProducerReport {
+                ok: false,
+                text: "cannot revert".into(),
+            })
+            .expect("report");
+        let resolution = rejecting.await.expect("rejecter");
+        assert_eq!(resolution.text, "Reject failed: cannot revert");
+        assert_eq!(session.pending_count(), 1);
+        let resolver = tokio::spawn({
+            let session = session.clone();
+            async move { dispatch_resolution_device(&session, Device::Resolve, "then apply").await }
+        });
+        assert_eq!(
+            read_line(&producer).await,
+            "{\"event\":\"apply\",\"reason\":\"then apply\"}\n"
+        );
+        producer
+            .report(ProducerReport {
+                ok: true,
+                text: "applied".into(),
+            })
+            .expect("report");
+        assert_eq!(resolver.await.expect("resolver").text, "applied");
     }
 
     #[tokio::test(start_paused = true)]

@@ -295,6 +295,9 @@ fn execute(command: Command) -> Result<u8, ClientError> {
                 StageNotice::ApplyFailed(_) => {
                     eprintln!("xdev: apply failed; the preview is pending again, waiting");
                 }
+                StageNotice::RejectFailed(_) => {
+                    eprintln!("xdev: --on-reject failed; the preview stays pending, waiting");
+                }
             })?;
             if outcome == client::StageOutcome::DeadlinePassed {
                 eprintln!("xdev: deadline passed; the preview was withdrawn");
