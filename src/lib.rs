@@ -65,3 +65,8 @@ pub use session::preview::{
     apply_fn, reject_fn, ApplyFn, BoxFuture, PreviewInfo, RejectFn, ToolResult, CUSTOM_TOOL,
 };
 pub use session::{Session, StandingHandler, DEFAULT_MOUNT_DIR};
+
+// The README's Rust example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+mod readme_doctest {}
