@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{eventually, require_fuse, Fd};
+use common::{eventually, is_mounted, require_fuse, Fd};
 use serde_json::Value;
 
 /// Waiting for something that should happen soon, on a loaded machine.
@@ -20,14 +20,6 @@ fn xdev_bin() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_xdev"));
     command.env_remove("XDEV_DIR").stdin(Stdio::null());
     command
-}
-
-fn is_mounted(dir: &Path) -> bool {
-    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
-    let dir = dir.display().to_string();
-    mounts
-        .lines()
-        .any(|line| line.split(' ').nth(1) == Some(dir.as_str()))
 }
 
 fn wait_exit(child: &mut Child, limit: Duration) -> Option<i32> {

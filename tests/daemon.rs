@@ -4,17 +4,17 @@ mod common;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{eventually, require_fuse};
+use common::{eventually, is_mounted, require_fuse, KillOnDrop};
 
 fn xdev() -> Command {
     Command::new(env!("CARGO_BIN_EXE_xdev"))
 }
 
 /// Starts `xdev mount dir` and waits for its ready line.
-fn start_daemon(dir: &Path) -> (Child, String) {
+fn start_daemon(dir: &Path) -> (KillOnDrop, String) {
     let mut child = xdev()
         .arg("mount")
         .arg(dir)
@@ -27,21 +27,13 @@ fn start_daemon(dir: &Path) -> (Child, String) {
     BufReader::new(stdout)
         .read_line(&mut line)
         .expect("ready line");
-    (child, line)
+    (KillOnDrop(child), line)
 }
 
-fn is_mounted(dir: &Path) -> bool {
-    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
-    let dir = dir.display().to_string();
-    mounts
-        .lines()
-        .any(|line| line.split(' ').nth(1) == Some(dir.as_str()))
-}
-
-fn wait_exit(child: &mut Child, limit: Duration) -> Option<i32> {
+fn wait_exit(child: &mut KillOnDrop, limit: Duration) -> Option<i32> {
     let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
-        if let Ok(Some(status)) = child.try_wait() {
+        if let Ok(Some(status)) = child.0.try_wait() {
             return status.code();
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -49,9 +41,9 @@ fn wait_exit(child: &mut Child, limit: Duration) -> Option<i32> {
     None
 }
 
-fn sigterm(child: &Child) {
+fn sigterm(child: &KillOnDrop) {
     // SAFETY: signalling a child this test spawned and has not reaped.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGTERM) };
 }
 
 #[test]
@@ -90,7 +82,7 @@ fn sigint_also_unmounts_and_exits_0_even_with_an_open_descriptor() {
     // Holding a descriptor keeps the mount busy: unmount must go lazy.
     let held = std::fs::File::open(dir.join("status")).expect("open status");
     // SAFETY: signalling a child this test spawned and has not reaped.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGINT) };
     assert_eq!(wait_exit(&mut child, Duration::from_secs(2)), Some(0));
     assert!(!is_mounted(&dir), "no stale mount left behind");
     drop(held);
@@ -103,8 +95,8 @@ fn a_stale_mount_from_a_killed_daemon_is_cleared_on_the_next_start() {
     let dir = tmp.path().join("xdev");
     std::fs::create_dir(&dir).expect("mkdir");
     let (mut killed, _) = start_daemon(&dir);
-    killed.kill().expect("SIGKILL");
-    killed.wait().expect("reap");
+    killed.0.kill().expect("SIGKILL");
+    killed.0.wait().expect("reap");
     assert!(
         eventually(Duration::from_secs(2), || xdev::is_stale_mount(&dir)),
         "left stale"

@@ -317,3 +317,25 @@ pub fn stage_gated(
     );
     (id, calls, gate)
 }
+
+/// Whether `dir` is a mount point now (per /proc/self/mounts).
+pub fn is_mounted(dir: &Path) -> bool {
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    let dir = dir.display().to_string();
+    mounts
+        .lines()
+        .any(|line| line.split(' ').nth(1) == Some(dir.as_str()))
+}
+
+/// A child process killed (and reaped) when the test ends, even when it
+/// fails, so no daemon outlives its test.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
