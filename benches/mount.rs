@@ -1,0 +1,734 @@
+//! FUSE round-trip benchmark of the mount (issue 3, "Benchmark"), measured
+//! by hand with raw `libc` calls in one run on one machine:
+//!
+//! - (a) `open(O_WRONLY|O_TRUNC)` + `write("ok\n")` + `close` on
+//!   `<xdev mount>/resolve`, with the stack kept non-empty by previews whose
+//!   apply does nothing;
+//! - (b) the same on the file of a null FUSE filesystem mounted here with
+//!   fuser (the "naive FUSE file": 1 s timeouts, direct I/O, no atomic
+//!   `O_TRUNC`, no `FOPEN_NOFLUSH`);
+//! - (c) the same on `/proc/self/comm` (the kernel's own floor);
+//! - (d) `open` + `read` + `close` of `<xdev mount>/status`;
+//! - (e) throughput of (a) with 1 and with 2 concurrent writer threads on
+//!   the same `resolve` (2 s each, in alternating 250 ms windows).
+//!
+//! (a)-(d) are interleaved in rounds so that a noisy neighbour hurts all of
+//! them alike. Prints medians, p90s, the ratios a/b and a/c and the
+//! throughput ratio next to the goals (a/b <= 0.7, 2 writers >= 1.5x of 1);
+//! a missed goal is printed, never a failure. Run with
+//! `cargo bench --bench mount`.
+
+use std::ffi::{CStr, CString, OsStr};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use fuser::{
+    BsdFileFlags, Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags,
+    Generation, INodeNo, LockOwner, MountOption, OpenFlags, ReplyAttr, ReplyEmpty, ReplyEntry,
+    ReplyOpen, ReplyWrite, Request, TimeOrNow, WriteFlags,
+};
+use xdev::{apply_fn, ApplyFn, MountOptions, Session, ToolResult};
+
+/// Timed samples per measurement of (a)-(d).
+const SAMPLES: usize = 20_000;
+/// (a)-(d) take turns in this many rounds of `SAMPLES / ROUNDS` samples.
+const ROUNDS: usize = 20;
+/// Untimed operations of each kind before the first round.
+const WARMUP: usize = 2_000;
+/// Previews always left on the stack under the ones a round consumes.
+const BASE_PREVIEWS: usize = 16;
+/// Throughput is measured in windows; previews are staged between them.
+const WINDOW: Duration = Duration::from_millis(250);
+/// Timed windows per writer count (8 x 250 ms = 2 s).
+const WINDOWS: usize = 8;
+
+const MESSAGE: &[u8] = b"ok\n";
+const COMM: &[u8] = b"bench\n";
+
+fn main() {
+    assert!(
+        Path::new("/dev/fuse").exists(),
+        "the mount benchmark needs FUSE: /dev/fuse is missing"
+    );
+    let started = Instant::now();
+    let load_before = load_average();
+    let tmp = tempfile::Builder::new()
+        .prefix("xdev-bench-")
+        .tempdir()
+        .expect("temp dir");
+
+    // The xdev mount, with a preview whose apply does nothing (counted).
+    let xdev_dir = tmp.path().join("xdev");
+    std::fs::create_dir(&xdev_dir).expect("xdev mount dir");
+    let session = Session::new();
+    let applied = Arc::new(AtomicU64::new(0));
+    let apply = {
+        let applied = Arc::clone(&applied);
+        apply_fn(move |_reason, _extra| {
+            applied.fetch_add(1, Ordering::Relaxed);
+            async { Ok(ToolResult::ok("")) }
+        })
+    };
+    let stack = Stack {
+        session: session.clone(),
+        apply,
+    };
+    let mount = xdev::mount(&session, &xdev_dir, MountOptions::default()).expect("xdev mount");
+
+    // The null filesystem.
+    let null_dir = tmp.path().join("null");
+    std::fs::create_dir(&null_dir).expect("null mount dir");
+    let counts = Arc::new(Counts::default());
+    let null = fuser::spawn_mount(
+        NullFs {
+            counts: Arc::clone(&counts),
+        },
+        &null_dir,
+        &null_config(),
+    )
+    .expect("null FUSE mount");
+
+    let resolve = c_path(&xdev_dir.join("resolve"));
+    let status = c_path(&xdev_dir.join("status"));
+    let null_file = c_path(&null_dir.join(NULL_NAME));
+    let comm = c_path(Path::new("/proc/self/comm"));
+    let original_comm = std::fs::read("/proc/self/comm").expect("read /proc/self/comm");
+
+    // Both mounts answer before anything is timed.
+    std::fs::metadata(xdev_dir.join("resolve")).expect("xdev mount answers");
+    std::fs::metadata(null_dir.join(NULL_NAME)).expect("null mount answers");
+
+    let kinds = [
+        Kind::Resolve(&resolve),
+        Kind::Null(&null_file),
+        Kind::Comm(&comm),
+        Kind::Status(&status),
+    ];
+
+    // Warm-up.
+    stack.top_up(WARMUP + BASE_PREVIEWS);
+    for kind in &kinds {
+        for _ in 0..WARMUP {
+            kind.run()
+                .unwrap_or_else(|err| panic!("warm-up of {}: {err}", kind.name()));
+        }
+    }
+
+    // (a)-(d), interleaved.
+    let per_round = SAMPLES / ROUNDS;
+    let mut samples: Vec<Vec<u64>> = kinds.iter().map(|_| Vec::with_capacity(SAMPLES)).collect();
+    let null_before = counts.snapshot();
+    for round in 0..ROUNDS {
+        stack.top_up(per_round + BASE_PREVIEWS);
+        for turn in 0..kinds.len() {
+            let index = (round + turn) % kinds.len();
+            let kind = &kinds[index];
+            for _ in 0..per_round {
+                let start = Instant::now();
+                let result = kind.run();
+                let took = start.elapsed();
+                result.unwrap_or_else(|err| panic!("{}: {err}", kind.name()));
+                samples[index].push(took.as_nanos() as u64);
+            }
+        }
+    }
+    // Releases are sent asynchronously after close; let them arrive.
+    std::thread::sleep(Duration::from_millis(100));
+    let null_requests = counts.snapshot().since(&null_before);
+    let _ = std::fs::write("/proc/self/comm", &original_comm);
+
+    let stats: Vec<Stats> = samples.iter_mut().map(|s| Stats::of(s)).collect();
+
+    // (e) throughput of (a) with 1 and 2 writers.
+    let (one, two) = throughputs(&stack, &resolve, stats[0].median_ns);
+
+    let timed_resolves = (WARMUP + SAMPLES) as u64 + one.applied_ops + two.applied_ops;
+    let applies = applied.load(Ordering::Relaxed);
+
+    drop(mount);
+    if let Err(err) = null.umount_and_join() {
+        eprintln!("warning: unmounting the null FS: {err}");
+    }
+
+    report(&stats, &null_requests, SAMPLES as u64, &one, &two);
+    println!(
+        "check: {applies} applies for {timed_resolves} successful resolve writes{}",
+        if applies == timed_resolves {
+            " (each write applied exactly one preview)"
+        } else {
+            " (MISMATCH)"
+        }
+    );
+    println!(
+        "total run time {:.1} s; load average before {load_before}, after {} (other work on \
+         the machine skews these figures)",
+        started.elapsed().as_secs_f64(),
+        load_average()
+    );
+}
+
+// ---------------------------------------------------------------------------
+// The operations.
+
+enum Kind<'a> {
+    Resolve(&'a CStr),
+    Null(&'a CStr),
+    Comm(&'a CStr),
+    Status(&'a CStr),
+}
+
+impl Kind<'_> {
+    fn name(&self) -> &'static str {
+        match self {
+            Kind::Resolve(_) => "(a) xdev resolve: open(O_WRONLY|O_TRUNC)+write+close",
+            Kind::Null(_) => "(b) null FUSE file: open(O_WRONLY|O_TRUNC)+write+close",
+            Kind::Comm(_) => "(c) /proc/self/comm: open(O_WRONLY|O_TRUNC)+write+close",
+            Kind::Status(_) => "(d) xdev status: open(O_RDONLY)+read+close",
+        }
+    }
+
+    fn run(&self) -> io::Result<()> {
+        match self {
+            Kind::Resolve(path) | Kind::Null(path) => write_op(path, MESSAGE),
+            Kind::Comm(path) => write_op(path, COMM),
+            Kind::Status(path) => read_op(path),
+        }
+    }
+}
+
+/// `open(O_WRONLY|O_TRUNC)` + `write` + `close`; the whole write must be taken.
+fn write_op(path: &CStr, data: &[u8]) -> io::Result<()> {
+    // SAFETY: `path` is NUL-terminated; `data` is valid for its length; the
+    // descriptor is ours and closed exactly once.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_TRUNC);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let written = libc::write(fd, data.as_ptr().cast(), data.len());
+        let write_error = (written < 0).then(io::Error::last_os_error);
+        let closed = libc::close(fd);
+        if let Some(err) = write_error {
+            return Err(err);
+        }
+        if written as usize != data.len() {
+            return Err(io::Error::other(format!(
+                "short write: {written} of {}",
+                data.len()
+            )));
+        }
+        if closed != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// `open(O_RDONLY)` + one `read` + `close`; the read must return something.
+fn read_op(path: &CStr) -> io::Result<()> {
+    let mut buf = [0u8; 4096];
+    // SAFETY: as in `write_op`; `buf` is writable for its length.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_RDONLY);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let read = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+        let read_error = (read < 0).then(io::Error::last_os_error);
+        libc::close(fd);
+        if let Some(err) = read_error {
+            return Err(err);
+        }
+        if read == 0 {
+            return Err(io::Error::other("empty status"));
+        }
+    }
+    Ok(())
+}
+
+fn c_path(path: &Path) -> CString {
+    CString::new(path.as_os_str().as_bytes()).expect("path without NUL")
+}
+
+/// Keeps previews staged on the session.
+struct Stack {
+    session: Session,
+    apply: ApplyFn,
+}
+
+impl Stack {
+    /// Stages previews until at least `target` are pending.
+    fn top_up(&self, target: usize) {
+        let pending = self.session.pending_count();
+        for _ in pending..target {
+            self.session.queue_resolve_handler(
+                "bench: no-op edit",
+                "edit",
+                Arc::clone(&self.apply),
+                None,
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Statistics and the report.
+
+struct Stats {
+    median_ns: u64,
+    p90_ns: u64,
+}
+
+impl Stats {
+    fn of(samples: &mut [u64]) -> Stats {
+        samples.sort_unstable();
+        let at = |q: f64| samples[((samples.len() as f64 * q) as usize).min(samples.len() - 1)];
+        Stats {
+            median_ns: at(0.5),
+            p90_ns: at(0.9),
+        }
+    }
+}
+
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1000.0
+}
+
+fn verdict(pass: bool) -> &'static str {
+    if pass {
+        "PASS"
+    } else {
+        "MISS"
+    }
+}
+
+fn report(stats: &[Stats], null: &Snapshot, null_ops: u64, one: &Throughput, two: &Throughput) {
+    let names = [
+        "(a) xdev resolve    open(O_WRONLY|O_TRUNC)+write+close",
+        "(b) null FUSE file  open(O_WRONLY|O_TRUNC)+write+close",
+        "(c) /proc/self/comm open(O_WRONLY|O_TRUNC)+write+close",
+        "(d) xdev status     open(O_RDONLY)+read+close         ",
+    ];
+    println!();
+    println!(
+        "xdev mount benchmark: kernel {}, {} CPUs; {SAMPLES} samples each after {WARMUP} warm-up, \
+         (a)-(d) interleaved in {ROUNDS} rounds",
+        kernel_release(),
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+    );
+    println!("{:<56} {:>10} {:>10}", "", "median us", "p90 us");
+    for (name, stat) in names.iter().zip(stats) {
+        println!(
+            "{name:<56} {:>10.2} {:>10.2}",
+            us(stat.median_ns),
+            us(stat.p90_ns)
+        );
+    }
+    let a = stats[0].median_ns as f64;
+    let ab = a / stats[1].median_ns as f64;
+    let ac = a / stats[2].median_ns as f64;
+    println!(
+        "ratio a/b (medians) = {ab:.3}   goal <= 0.7: {}",
+        verdict(ab <= 0.7)
+    );
+    println!("ratio a/c (medians) = {ac:.3}");
+    println!(
+        "null FS requests during the {null_ops} timed (b) ops: lookup {}, getattr {}, open {}, \
+         setattr {}, write {}, flush {}, release {}",
+        null.lookup, null.getattr, null.open, null.setattr, null.write, null.flush, null.release,
+    );
+    let ratio = two.ops_per_sec / one.ops_per_sec;
+    println!(
+        "(e) resolve throughput ({} x {} ms each, alternating): 1 writer {:.0} ops/s ({} ops), \
+         2 writers {:.0} ops/s ({} ops), ratio {ratio:.3}   goal >= 1.5: {}",
+        WINDOWS,
+        WINDOW.as_millis(),
+        one.ops_per_sec,
+        one.total_ops,
+        two.ops_per_sec,
+        two.total_ops,
+        verdict(ratio >= 1.5),
+    );
+    println!(
+        "    CPU during (e), in cores of {}: this process 1 writer {:.2}, 2 writers {:.2}; \
+         whole machine 1 writer {:.2}, 2 writers {:.2}",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        one.process_cores,
+        two.process_cores,
+        one.machine_cores,
+        two.machine_cores,
+    );
+    for (label, run) in [("1 writer", one), ("2 writers", two)] {
+        if run.dry > 0 || run.errors > 0 {
+            println!(
+                "    {label}: {} writes found the stack empty, {} other errors (figures understated)",
+                run.dry, run.errors
+            );
+        }
+    }
+}
+
+/// The 1-minute load average, from `/proc/loadavg`.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
+}
+
+fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+// ---------------------------------------------------------------------------
+// Throughput.
+
+#[derive(Default)]
+struct Throughput {
+    ops_per_sec: f64,
+    /// Successful writes in the timed windows.
+    total_ops: u64,
+    /// Successful writes including the warm-up windows (each applied a preview).
+    applied_ops: u64,
+    /// Timed nanoseconds (each window counts its slowest writer's time).
+    total_ns: u64,
+    /// Writes that found the stack empty (the window then ends early).
+    dry: u64,
+    errors: u64,
+    /// CPU time of this whole process (writers, the mount's request loop
+    /// and runtime) during the timed windows, over their wall time.
+    process_cores: f64,
+    /// Busy CPU time of the whole machine over the same wall time.
+    machine_cores: f64,
+}
+
+/// One window's outcome for one writer.
+#[derive(Default)]
+struct Window {
+    ops: u64,
+    ns: u64,
+    dry: u64,
+    errors: u64,
+}
+
+/// Throughput of open/write/close on `resolve` with 1 and with 2 writer
+/// threads: `WINDOWS` timed windows of `WINDOW` each, alternating 1 and 2
+/// writers (after one untimed warm-up window of each) so that a noisy
+/// neighbour hurts both alike. Between windows (untimed) the stack is
+/// topped up to three times what the busiest window so far used.
+fn throughputs(stack: &Stack, resolve: &CStr, median_ns: u64) -> (Throughput, Throughput) {
+    let per_window = (WINDOW.as_nanos() as u64 / median_ns.max(1)) as usize;
+    let mut target = per_window * 2 * 3 + 1_000;
+    let mut results = [Throughput::default(), Throughput::default()];
+    for window in 0..=WINDOWS {
+        for writers in [1usize, 2] {
+            stack.top_up(target);
+            let (cpu_before, busy_before, wall) =
+                (process_cpu_ns(), machine_busy_ns(), Instant::now());
+            let outcomes = run_window(resolve, writers);
+            let wall_ns = wall.elapsed().as_nanos() as f64;
+            let cpu = (process_cpu_ns() - cpu_before) as f64;
+            let busy = machine_busy_ns().saturating_sub(busy_before) as f64;
+            let run = &mut results[writers - 1];
+            let ops: u64 = outcomes.iter().map(|o| o.ops).sum();
+            target = target.max(ops as usize * 3 + 1_000);
+            run.applied_ops += ops;
+            if window == 0 {
+                continue; // warm-up
+            }
+            run.total_ops += ops;
+            run.total_ns += outcomes.iter().map(|o| o.ns).max().unwrap_or(0);
+            run.dry += outcomes.iter().map(|o| o.dry).sum::<u64>();
+            run.errors += outcomes.iter().map(|o| o.errors).sum::<u64>();
+            // Summed here, divided by the windows' count below.
+            run.process_cores += cpu / wall_ns;
+            run.machine_cores += busy / wall_ns;
+        }
+    }
+    let [mut one, mut two] = results;
+    for run in [&mut one, &mut two] {
+        run.ops_per_sec = run.total_ops as f64 / (run.total_ns as f64 / 1e9);
+        run.process_cores /= WINDOWS as f64;
+        run.machine_cores /= WINDOWS as f64;
+    }
+    (one, two)
+}
+
+/// CPU time of this process so far (all threads), in nanoseconds.
+fn process_cpu_ns() -> u64 {
+    // SAFETY: `usage` is a writable rusage; RUSAGE_SELF always exists.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+    ns(usage.ru_utime) + ns(usage.ru_stime)
+}
+
+/// Busy (non-idle, non-iowait) CPU time of the whole machine so far, in
+/// nanoseconds, from `/proc/stat` (0 if unreadable).
+fn machine_busy_ns() -> u64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/stat") else {
+        return 0;
+    };
+    let Some(line) = stat.lines().next() else {
+        return 0;
+    };
+    // cpu user nice system idle iowait irq softirq steal ...
+    let ticks: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .take(8)
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    if ticks.len() < 8 {
+        return 0;
+    }
+    let busy = ticks.iter().sum::<u64>() - ticks[3] - ticks[4];
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    busy * 1_000_000_000 / hz
+}
+
+/// `writers` threads released together, each looping open/write/close on
+/// `resolve` until `WINDOW` has passed.
+fn run_window(resolve: &CStr, writers: usize) -> Vec<Window> {
+    let barrier = Barrier::new(writers);
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..writers)
+            .map(|_| {
+                let barrier = &barrier;
+                scope.spawn(move || {
+                    barrier.wait();
+                    let start = Instant::now();
+                    let deadline = start + WINDOW;
+                    let mut outcome = Window::default();
+                    loop {
+                        match write_op(resolve, MESSAGE) {
+                            Ok(()) => outcome.ops += 1,
+                            Err(err) if err.raw_os_error() == Some(libc::ENOENT) => {
+                                outcome.dry += 1;
+                                break;
+                            }
+                            Err(_) => outcome.errors += 1,
+                        }
+                        if Instant::now() >= deadline {
+                            break;
+                        }
+                    }
+                    outcome.ns = start.elapsed().as_nanos() as u64;
+                    outcome
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|thread| thread.join().expect("writer thread"))
+            .collect()
+    })
+}
+
+// ---------------------------------------------------------------------------
+// The null FUSE filesystem: one file that accepts every write.
+
+const NULL_NAME: &str = "null";
+const NULL_INO: INodeNo = INodeNo(2);
+const NULL_TTL: Duration = Duration::from_secs(1);
+
+fn null_config() -> Config {
+    let mut config = Config::default();
+    // The same mount options as the xdev mount, so only the request
+    // pattern differs.
+    config.mount_options = vec![
+        MountOption::FSName("xdev-bench-null".into()),
+        MountOption::Subtype("null".into()),
+        MountOption::DefaultPermissions,
+        MountOption::NoSuid,
+        MountOption::NoDev,
+        MountOption::NoExec,
+    ];
+    config.acl = fuser::SessionACL::Owner;
+    config.n_threads = Some(2);
+    config.clone_fd = true;
+    config
+}
+
+/// Requests the null filesystem answered, by kind.
+#[derive(Default)]
+struct Counts {
+    lookup: AtomicU64,
+    getattr: AtomicU64,
+    open: AtomicU64,
+    setattr: AtomicU64,
+    write: AtomicU64,
+    flush: AtomicU64,
+    release: AtomicU64,
+}
+
+#[derive(Clone, Copy)]
+struct Snapshot {
+    lookup: u64,
+    getattr: u64,
+    open: u64,
+    setattr: u64,
+    write: u64,
+    flush: u64,
+    release: u64,
+}
+
+impl Counts {
+    fn snapshot(&self) -> Snapshot {
+        let get = |n: &AtomicU64| n.load(Ordering::Relaxed);
+        Snapshot {
+            lookup: get(&self.lookup),
+            getattr: get(&self.getattr),
+            open: get(&self.open),
+            setattr: get(&self.setattr),
+            write: get(&self.write),
+            flush: get(&self.flush),
+            release: get(&self.release),
+        }
+    }
+}
+
+impl Snapshot {
+    fn since(&self, before: &Snapshot) -> Snapshot {
+        Snapshot {
+            lookup: self.lookup - before.lookup,
+            getattr: self.getattr - before.getattr,
+            open: self.open - before.open,
+            setattr: self.setattr - before.setattr,
+            write: self.write - before.write,
+            flush: self.flush - before.flush,
+            release: self.release - before.release,
+        }
+    }
+}
+
+struct NullFs {
+    counts: Arc<Counts>,
+}
+
+fn null_attr(ino: INodeNo) -> FileAttr {
+    let dir = ino == INodeNo::ROOT;
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let time: SystemTime = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+    FileAttr {
+        ino,
+        size: 0,
+        blocks: 0,
+        atime: time,
+        mtime: time,
+        ctime: time,
+        crtime: time,
+        kind: if dir {
+            FileType::Directory
+        } else {
+            FileType::RegularFile
+        },
+        perm: if dir { 0o755 } else { 0o600 },
+        nlink: if dir { 2 } else { 1 },
+        uid,
+        gid,
+        rdev: 0,
+        blksize: 4096,
+        flags: 0,
+    }
+}
+
+impl Filesystem for NullFs {
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        self.counts.lookup.fetch_add(1, Ordering::Relaxed);
+        if parent == INodeNo::ROOT && name.as_bytes() == NULL_NAME.as_bytes() {
+            reply.entry(&NULL_TTL, &null_attr(NULL_INO), Generation(0));
+        } else {
+            reply.error(Errno::ENOENT);
+        }
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        self.counts.getattr.fetch_add(1, Ordering::Relaxed);
+        if ino == INodeNo::ROOT || ino == NULL_INO {
+            reply.attr(&NULL_TTL, &null_attr(ino));
+        } else {
+            reply.error(Errno::ENOENT);
+        }
+    }
+
+    fn setattr(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _mode: Option<u32>,
+        _uid: Option<u32>,
+        _gid: Option<u32>,
+        _size: Option<u64>,
+        _atime: Option<TimeOrNow>,
+        _mtime: Option<TimeOrNow>,
+        _ctime: Option<SystemTime>,
+        _fh: Option<FileHandle>,
+        _crtime: Option<SystemTime>,
+        _chgtime: Option<SystemTime>,
+        _bkuptime: Option<SystemTime>,
+        _flags: Option<BsdFileFlags>,
+        reply: ReplyAttr,
+    ) {
+        self.counts.setattr.fetch_add(1, Ordering::Relaxed);
+        reply.attr(&NULL_TTL, &null_attr(ino));
+    }
+
+    fn open(&self, _req: &Request, _ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        self.counts.open.fetch_add(1, Ordering::Relaxed);
+        reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO);
+    }
+
+    fn write(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _offset: u64,
+        data: &[u8],
+        _write_flags: WriteFlags,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyWrite,
+    ) {
+        self.counts.write.fetch_add(1, Ordering::Relaxed);
+        reply.written(data.len() as u32);
+    }
+
+    fn flush(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _lock_owner: LockOwner,
+        reply: ReplyEmpty,
+    ) {
+        self.counts.flush.fetch_add(1, Ordering::Relaxed);
+        reply.ok();
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        self.counts.release.fetch_add(1, Ordering::Relaxed);
+        reply.ok();
+    }
+}
