@@ -514,6 +514,31 @@ fn nothing_can_be_created_removed_renamed_linked_or_chmodded() {
 }
 
 #[test]
+fn a_held_status_descriptor_rereads_fresh_from_offset_0() {
+    let fx = Fixture::new();
+    let mut child = std::process::Command::new("python3")
+        .arg("-c")
+        .arg("import os, sys\nfd = os.open(os.environ['D'] + '/status', os.O_RDONLY)\nprint(os.pread(fd, 4096, 0).decode().splitlines()[0], flush=True)\nsys.stdin.readline()\nprint(os.pread(fd, 4096, 0).decode().splitlines()[0], flush=True)")
+        .env("D", &fx.dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python");
+    let mut out = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut out, &mut first).expect("first read");
+    stage(&fx.session, "edit");
+    std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), b"\n").expect("go on");
+    let mut second = String::new();
+    std::io::BufRead::read_line(&mut out, &mut second).expect("second read");
+    assert_eq!(
+        (first.as_str(), second.as_str()),
+        ("pending: 0\n", "pending: 1\n")
+    );
+    child.wait().expect("python");
+}
+
+#[test]
 fn status_files_are_always_fresh() {
     let fx = Fixture::new();
     assert_eq!(fx.read("reminder"), "");

@@ -7,6 +7,7 @@ use fuser::FileHandle;
 use parking_lot::Mutex;
 
 use crate::fs::message::{Message, WriteStep};
+use crate::fs::nodes::Node;
 use crate::fs::stage::StageChannel;
 use crate::fs::target::Target;
 use crate::journal::Who;
@@ -26,9 +27,10 @@ pub(crate) enum Handle {
         read_from: usize,
         writer: Option<Who>,
     },
-    /// A status file: its content as of the open, so reads at any offset
-    /// agree with each other.
-    Snapshot(Vec<u8>),
+    /// A status file: its content as of the open or of the last read at
+    /// offset 0 (as sysfs does), so one sequential read is consistent and
+    /// every read from the start is fresh.
+    Snapshot(Node, Vec<u8>),
     /// `log`: read live at any offset.
     Log,
     /// `events`: the next journal record this reader has not seen.
@@ -85,6 +87,19 @@ impl Handles {
         }
     }
 
+    /// Re-renders a snapshot handle with `render` (reads from offset 0).
+    pub(crate) fn refresh_snapshot(
+        &self,
+        fh: FileHandle,
+        render: impl FnOnce(&Node) -> Option<String>,
+    ) {
+        if let Some(Handle::Snapshot(node, bytes)) = self.open.lock().get_mut(&fh.0) {
+            if let Some(text) = render(node) {
+                *bytes = text.into_bytes();
+            }
+        }
+    }
+
     /// Runs `f` on the handle of `fh`, if it is open.
     pub(crate) fn with<T>(&self, fh: FileHandle, f: impl FnOnce(&mut Handle) -> T) -> Option<T> {
         self.open.lock().get_mut(&fh.0).map(f)
@@ -115,7 +130,7 @@ impl Handles {
         usage: impl FnOnce(&Target) -> String,
     ) -> Option<Vec<u8>> {
         match self.open.lock().get_mut(&fh.0)? {
-            Handle::Snapshot(bytes) => Some(slice_at(bytes, offset, size).to_vec()),
+            Handle::Snapshot(_, bytes) => Some(slice_at(bytes, offset, size).to_vec()),
             Handle::Target {
                 target,
                 result,

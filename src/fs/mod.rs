@@ -427,7 +427,7 @@ impl Filesystem for XdevFs {
             _ => self
                 .shared
                 .text(&node)
-                .map(|text| Handle::Snapshot(text.into_bytes())),
+                .map(|text| Handle::Snapshot(node.clone(), text.into_bytes())),
         };
         match handle {
             Some(handle) => reply.opened(self.shared.handles.insert(handle), OPEN_FLAGS),
@@ -446,6 +446,11 @@ impl Filesystem for XdevFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
+        if offset == 0 {
+            self.shared
+                .handles
+                .refresh_snapshot(fh, |node| self.shared.text(node));
+        }
         let dir = self.shared.session.mount_dir();
         if let Some(bytes) = self
             .shared
