@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 use serde::Serialize;
@@ -58,6 +58,37 @@ impl Who {
         // SAFETY: getuid cannot fail and touches no memory.
         let uid = unsafe { libc::getuid() };
         Who::of_thread(uid, std::process::id())
+    }
+}
+
+/// How long a thread's identity is trusted without asking `/proc` again.
+/// A writer in a loop is looked up once, not on every write; the price is
+/// that a process that `exec`s within this window is still named as before.
+const WHO_TTL: Duration = Duration::from_millis(250);
+
+/// Remembers recent writers' identities: reading `/proc` costs about as
+/// much as a whole FUSE round trip.
+#[derive(Debug, Default)]
+pub struct WhoCache {
+    recent: Mutex<HashMap<(u32, u32), (Who, Instant)>>,
+}
+
+impl WhoCache {
+    /// The identity of thread `tid` acting as `uid`.
+    pub fn who(&self, uid: u32, tid: u32) -> Who {
+        let now = Instant::now();
+        if let Some((who, seen)) = self.recent.lock().get(&(uid, tid)) {
+            if now.duration_since(*seen) < WHO_TTL {
+                return who.clone();
+            }
+        }
+        let who = Who::of_thread(uid, tid);
+        let mut recent = self.recent.lock();
+        if recent.len() >= 1024 {
+            recent.retain(|_, (_, seen)| now.duration_since(*seen) < WHO_TTL);
+        }
+        recent.insert((uid, tid), (who.clone(), now));
+        who
     }
 }
 
@@ -254,6 +285,11 @@ impl Journal {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The size of `log` in bytes.
+    pub fn byte_len(&self) -> usize {
+        self.lines.lock().bytes.len()
     }
 
     /// Everything, as `log` shows it.

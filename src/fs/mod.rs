@@ -27,7 +27,7 @@ use futures::FutureExt;
 
 use crate::dispatch::Resolution;
 use crate::error::Error;
-use crate::journal::{Journal, Record, Who};
+use crate::journal::{Journal, Record, Who, WhoCache};
 use crate::plan_desk::PlanDesk;
 use crate::session::Session;
 pub(crate) use control::Control;
@@ -62,6 +62,7 @@ struct Shared {
     inodes: Inodes,
     last: LastResult,
     owner: Owner,
+    who: WhoCache,
 }
 
 /// The xdev filesystem, as fuser drives it.
@@ -103,6 +104,7 @@ impl XdevFs {
                 handles: Handles::default(),
                 last: LastResult::default(),
                 owner: Owner::current(),
+                who: WhoCache::default(),
             }),
         }
     }
@@ -126,7 +128,7 @@ impl XdevFs {
             Node::Text(_) | Node::Item(_, ItemFile::Label | ItemFile::Source) => {
                 self.shared.text(node).map_or(0, |text| text.len() as u64)
             }
-            Node::Log => self.shared.journal.bytes().len() as u64,
+            Node::Log => self.shared.journal.byte_len() as u64,
             // A device "holds" up to one message. The kernel serialises
             // every direct write that extends a file; with this size no
             // message write on a freshly looked-up device extends it.
@@ -175,7 +177,7 @@ impl XdevFs {
         written: u32,
         reply: ReplyWrite,
     ) {
-        let who = who_of(req);
+        let who = self.shared.who.who(req.uid(), req.pid());
         match step {
             WriteStep::Hold => {
                 // Only a held message can be dispatched at release: remember
@@ -330,10 +332,6 @@ impl Shared {
         });
         bytes
     }
-}
-
-fn who_of(req: &Request) -> Who {
-    Who::of_thread(req.uid(), req.pid())
 }
 
 impl Filesystem for XdevFs {
@@ -499,7 +497,7 @@ impl Filesystem for XdevFs {
         if let Some((target, step)) = self.shared.handles.write(fh, data) {
             return self.write_target(req, fh, target, step, written, reply);
         }
-        let who = who_of(req);
+        let who = self.shared.who.who(req.uid(), req.pid());
         let shared = &self.shared;
         let staged = shared.handles.with(fh, |handle| match handle {
             Handle::Stage(channel) => {
