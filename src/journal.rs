@@ -199,7 +199,11 @@ struct Lines {
 /// The journal of one mount. Cheap to clone.
 #[derive(Clone)]
 pub struct Journal {
-    lines: Arc<Mutex<Lines>>,
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    lines: Mutex<Lines>,
     count: watch::Sender<usize>,
 }
 
@@ -225,13 +229,15 @@ impl Journal {
             None => None,
         };
         Ok(Journal {
-            lines: Arc::new(Mutex::new(Lines {
-                bytes: Vec::new(),
-                starts: Vec::new(),
-                file,
-                stagers: HashMap::new(),
-            })),
-            count: watch::Sender::new(0),
+            inner: Arc::new(Inner {
+                lines: Mutex::new(Lines {
+                    bytes: Vec::new(),
+                    starts: Vec::new(),
+                    file,
+                    stagers: HashMap::new(),
+                }),
+                count: watch::Sender::new(0),
+            }),
         })
     }
 
@@ -240,7 +246,7 @@ impl Journal {
         let mut line = serde_json::to_string(record).unwrap_or_else(|_| "{}".to_string());
         line.push('\n');
         let count = {
-            let mut lines = self.lines.lock();
+            let mut lines = self.inner.lines.lock();
             if let Some(file) = lines.file.as_mut() {
                 if let Err(err) = file
                     .write_all(line.as_bytes())
@@ -254,32 +260,34 @@ impl Journal {
             lines.bytes.extend_from_slice(line.as_bytes());
             lines.starts.len()
         };
-        self.count.send_replace(count);
+        self.inner.count.send_replace(count);
     }
 
     /// Notes who is staging `id`, for its `staged` record.
     pub fn expect_stager(&self, id: &str, who: Who) {
-        self.lines.lock().stagers.insert(id.to_string(), who);
+        self.inner.lines.lock().stagers.insert(id.to_string(), who);
     }
 
-    /// Records the queue events of `session` from now on, until the session
-    /// is gone. Needs a tokio runtime.
+    /// Records the queue events of `session` from now on, as they happen,
+    /// until this journal is gone.
     pub fn follow(&self, session: &Session) {
-        let mut events = session.subscribe();
-        let journal = self.clone();
-        tokio::spawn(async move {
-            while let Some(event) = events.recv().await {
-                let who = journal.lines.lock().stagers.remove(&event.id);
-                if let Some(record) = Record::from_event(&event, who) {
-                    journal.append(&record);
-                }
+        let journal = Arc::downgrade(&self.inner);
+        session.on_event(move |event| {
+            let Some(inner) = journal.upgrade() else {
+                return false;
+            };
+            let journal = Journal { inner };
+            let who = journal.inner.lines.lock().stagers.remove(&event.id);
+            if let Some(record) = Record::from_event(event, who) {
+                journal.append(&record);
             }
+            true
         });
     }
 
     /// How many records there are.
     pub fn len(&self) -> usize {
-        *self.count.borrow()
+        *self.inner.count.borrow()
     }
 
     /// Whether there are none.
@@ -289,17 +297,17 @@ impl Journal {
 
     /// The size of `log` in bytes.
     pub fn byte_len(&self) -> usize {
-        self.lines.lock().bytes.len()
+        self.inner.lines.lock().bytes.len()
     }
 
     /// Everything, as `log` shows it.
     pub fn bytes(&self) -> Vec<u8> {
-        self.lines.lock().bytes.clone()
+        self.inner.lines.lock().bytes.clone()
     }
 
     /// The part of `log` a read at `offset` of at most `size` bytes returns.
     pub fn read_at(&self, offset: u64, size: u32) -> Vec<u8> {
-        let lines = self.lines.lock();
+        let lines = self.inner.lines.lock();
         let start = usize::try_from(offset)
             .unwrap_or(usize::MAX)
             .min(lines.bytes.len());
@@ -310,7 +318,7 @@ impl Journal {
     /// Whole lines from record `from` on, at most `max` bytes (but at least
     /// one line, which may be cut); returns them and the next record index.
     pub fn lines_from(&self, from: usize, max: usize) -> (Vec<u8>, usize) {
-        let lines = self.lines.lock();
+        let lines = self.inner.lines.lock();
         let mut next = from;
         let mut out = Vec::new();
         while next < lines.starts.len() {
@@ -332,7 +340,7 @@ impl Journal {
 
     /// Waits until there are more than `seen` records.
     pub async fn wait_beyond(&self, seen: usize) {
-        let mut count = self.count.subscribe();
+        let mut count = self.inner.count.subscribe();
         let _ = count.wait_for(|count| *count > seen).await;
     }
 }

@@ -120,10 +120,7 @@ pub fn mount(
         .map_err(io_error)?;
     session.set_mount_dir(shown.clone());
     let journal = Journal::new(options.journal_file.as_deref()).map_err(io_error)?;
-    {
-        let _entered = runtime.enter();
-        journal.follow(session);
-    }
+    journal.follow(session);
     let fs = XdevFs::new(
         session.clone(),
         journal.clone(),

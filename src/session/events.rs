@@ -76,7 +76,13 @@ impl EventStream {
 #[derive(Default)]
 pub(crate) struct Subscribers {
     senders: Vec<mpsc::UnboundedSender<Event>>,
+    hooks: Vec<EventHook>,
 }
+
+/// Called with every event as it happens (under the session's lock, so it
+/// must be quick and must not call back into the session); returns whether
+/// it wants more.
+pub type EventHook = Box<dyn FnMut(&Event) -> bool + Send>;
 
 impl Subscribers {
     pub(crate) fn subscribe(&mut self) -> EventStream {
@@ -85,9 +91,17 @@ impl Subscribers {
         EventStream { receiver }
     }
 
-    /// Sends to every live subscriber and forgets the ones that went away.
+    pub(crate) fn hook(&mut self, hook: EventHook) {
+        self.hooks.push(hook);
+    }
+
+    /// Runs every hook and sends to every live subscriber, forgetting the
+    /// ones that went away.
     pub(crate) fn publish(&mut self, event: Event) {
-        self.senders
-            .retain(|sender| sender.send(event.clone()).is_ok());
+        self.hooks.retain_mut(|hook| hook(&event));
+        if !self.senders.is_empty() {
+            self.senders
+                .retain(|sender| sender.send(event.clone()).is_ok());
+        }
     }
 }

@@ -444,4 +444,11 @@ impl Session {
     pub fn subscribe(&self) -> EventStream {
         self.shared.state.lock().subscribers.subscribe()
     }
+
+    /// Calls `hook` with every event from now on, in order, as it happens
+    /// (under the session's lock: it must be quick and must not call back
+    /// into the session), until it returns false.
+    pub fn on_event(&self, hook: impl FnMut(&Event) -> bool + Send + 'static) {
+        self.shared.state.lock().subscribers.hook(Box::new(hook));
+    }
 }
