@@ -95,9 +95,10 @@ fn a_failing_producer_keeps_its_preview_and_closing_withdraws_it() {
         .iter()
         .map(|r| r["event"].as_str().unwrap_or("").to_string())
         .collect();
+    // The failed apply is requeued before the resolver's answer is recorded.
     assert_eq!(
         events,
-        ["staged", "resolve", "requeued", "withdrawn"],
+        ["staged", "requeued", "resolve", "withdrawn"],
         "{events:?}"
     );
 }
