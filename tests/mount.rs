@@ -251,6 +251,7 @@ fn session_abort_cancels_a_blocked_writer_with_ecanceled() {
 
 #[test]
 fn unmount_cancels_blocked_writers_with_ecanceled() {
+    let _quiet = quiet();
     let mut fx = Fixture::new();
     stage_slow(&fx.session, "slow", Duration::from_secs(5));
     let path = fx.path("resolve");
@@ -271,6 +272,7 @@ extern "C" fn ignore_signal(_: i32) {}
 
 #[test]
 fn a_signalled_writer_gets_eintr() {
+    let _quiet = quiet();
     let fx = Fixture::new();
     let (id, calls) = stage_slow(&fx.session, "slow", Duration::from_millis(1500));
     // SAFETY: installing a handler that does nothing, without SA_RESTART.
@@ -578,6 +580,7 @@ fn status_files_are_always_fresh() {
 
 #[test]
 fn a_slow_apply_does_not_delay_status_reads() {
+    let _quiet = quiet();
     let fx = Fixture::new();
     stage_slow(&fx.session, "slow", Duration::from_secs(2));
     let path = fx.path("resolve");
@@ -599,6 +602,7 @@ fn a_slow_apply_does_not_delay_status_reads() {
 
 #[test]
 fn writers_of_the_same_device_do_not_queue_behind_a_slow_one() {
+    let _quiet = quiet();
     let fx = Fixture::new();
     let (_, slow, gate) = stage_gated(&fx.session, "slow");
     let path = fx.path("resolve");
@@ -644,6 +648,7 @@ fn writers_of_the_same_device_do_not_queue_behind_a_slow_one() {
 
 #[test]
 fn eight_threads_apply_8000_previews_exactly_once() {
+    let _quiet = quiet();
     let fx = Fixture::new();
     let counts: Arc<Vec<AtomicUsize>> = Arc::new((0..8000).map(|_| AtomicUsize::new(0)).collect());
     for index in 0..8000 {
@@ -711,6 +716,7 @@ fn eight_writers_racing_on_one_preview_one_wins() {
 
 #[test]
 fn a_blocked_writer_dies_promptly_on_sigint_and_sigkill() {
+    let _quiet = quiet();
     for signal in [libc::SIGINT, libc::SIGKILL] {
         let fx = Fixture::new();
         let (id, calls, gate) = stage_gated(&fx.session, "slow");

@@ -339,3 +339,10 @@ impl Drop for KillOnDrop {
         }
     }
 }
+
+/// Serialises the tests that measure latency with the ones that load the
+/// machine, so a 2-core CI box does not turn one into the other's flake.
+pub fn quiet() -> parking_lot::MutexGuard<'static, ()> {
+    static QUIET: Mutex<()> = Mutex::new(());
+    QUIET.lock()
+}
