@@ -133,4 +133,202 @@ require_idle() {
         fail "the mount at $D has $pending pending preview(s); these scenarios need a mount with nothing staged"
 }
 
+# --- the CLI, background processes, scratch files --------------------------------
+#
+# Scenarios that run `xdev` (stage, resolve, plan, run, ...) use $XDEV_BIN:
+# run.sh exports it; run by hand it defaults to target/debug/xdev of this
+# repository (a relative XDEV_BIN is taken from the repository root too).
+# Everything a scenario starts in the background goes through `bg`, and is
+# killed (by pid) when the scenario exits, pass or fail; then the scenario
+# waits until the mount has nothing pending again, so the next one starts
+# idle. Own daemons (`start_own_daemon`) are stopped and unmounted too.
+
+LIB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+XDEV_BIN=${XDEV_BIN:-target/debug/xdev}
+case "$XDEV_BIN" in /*) ;; *) XDEV_BIN="$LIB_ROOT/$XDEV_BIN" ;; esac
+export XDEV_BIN
+
+now_ms() { date +%s%3N; }
+
+BG_PIDS=()
+OWN_DAEMONS=() # "pid dir" pairs
+SCRATCH=""
+
+# scratch: a private temp dir for this scenario, removed at exit.
+scratch() {
+    if [ -z "$SCRATCH" ]; then
+        SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/xdev-$SCENARIO.XXXXXX") || fail "mktemp failed"
+    fi
+}
+
+# need_xdev: fail unless the xdev binary is there.
+need_xdev() {
+    [ -x "$XDEV_BIN" ] || fail "no xdev binary at $XDEV_BIN (run cargo build, or set XDEV_BIN)"
+}
+
+# xdev ARGS...: the CLI (finds the mount through $XDEV_DIR, like a user's).
+xdev() { "$XDEV_BIN" "$@"; }
+
+# bg NAME CMD...: runs CMD in the background with stdout in $SCRATCH/NAME.out
+# and stderr in $SCRATCH/NAME.err; its pid is in $BG_PID.
+bg() {
+    local name=$1
+    shift
+    scratch
+    "$@" >"$SCRATCH/$name.out" 2>"$SCRATCH/$name.err" </dev/null &
+    BG_PID=$!
+    BG_PIDS+=("$BG_PID")
+}
+
+# stage_bg NAME STAGE-ARGS... -- CMD...: `xdev stage` in the background
+# (see bg), then waits for the id it prints: the stager's pid is in $BG_PID,
+# the preview's id in $ID.
+stage_bg() {
+    local name=$1
+    shift
+    need_xdev
+    bg "$name" "$XDEV_BIN" stage "$@"
+    wait_line "$SCRATCH/$name.out" 5000 "the id printed by xdev stage ($name)" "$BG_PID"
+    ID=$(head -n 1 "$SCRATCH/$name.out")
+    case "$ID" in
+    pending-action:*:*) ;;
+    *) fail "xdev stage ($name) printed $(printf '%q' "$ID") as its id" ;;
+    esac
+}
+
+# wait_line FILE MS WHAT [PID]: waits until FILE has a complete first line
+# (and fails at once if PID, the process writing it, exits first).
+wait_line() {
+    local deadline=$(($(now_ms) + $2))
+    until [ -s "$1" ] && [ "$(head -n 1 "$1" | wc -l)" -ge 1 ]; do
+        if [ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null; then
+            [ -s "$1" ] && [ "$(head -n 1 "$1" | wc -l)" -ge 1 ] && break
+            wait "$4" 2>/dev/null
+            fail "no $3: it exited with status $? (stderr: $(cat "${1%.out}.err" 2>/dev/null))"
+        fi
+        [ "$(now_ms)" -lt "$deadline" ] || fail "no $3 within $2 ms (stderr: $(cat "${1%.out}.err" 2>/dev/null))"
+        sleep 0.02
+    done
+}
+
+# wait_until MS WHAT CMD...: polls CMD until it succeeds, or fails after MS.
+wait_until() {
+    local ms=$1 what=$2
+    shift 2
+    local deadline=$(($(now_ms) + ms))
+    until "$@"; do
+        [ "$(now_ms)" -lt "$deadline" ] || fail "$what: not within $ms ms"
+        sleep 0.02
+    done
+}
+
+# wait_exit PID MS WHAT: waits for background PID to exit within MS; its exit
+# status is then in $EXIT_CODE.
+wait_exit() {
+    local pid=$1 ms=$2 what=$3
+    local deadline=$(($(now_ms) + ms))
+    while kill -0 "$pid" 2>/dev/null; do
+        [ "$(now_ms)" -lt "$deadline" ] || fail "$what is still running after $ms ms"
+        sleep 0.02
+    done
+    wait "$pid" 2>/dev/null
+    EXIT_CODE=$?
+}
+
+# still_running PID WHAT: fail if PID has exited.
+still_running() {
+    kill -0 "$1" 2>/dev/null || fail "$2 exited early (it should still be waiting)"
+}
+
+# pending_is N: whether status.json shows N pending and none in progress.
+pending_is() {
+    [ "$(status_json 's["pending"], s.get("inProgress", 0)')" = "($1, 0)" ]
+}
+
+# log_records PY-FILTER: the journal records (parsed) for which the Python
+# expression over `r` holds, one JSON object per line.
+log_records() {
+    "$PYTHON" -c '
+import json, sys
+with open(sys.argv[1]) as f:
+    for line in f:
+        if line.strip():
+            r = json.loads(line)
+            if eval(sys.argv[2]):
+                print(json.dumps(r, sort_keys=True))' "$D/log" "$1" || fail "cannot read the journal at $D/log"
+}
+
+# start_own_daemon ARGS...: a second daemon of this scenario's own, mounted
+# on a fresh temp dir with `xdev mount DIR ARGS...`; sets OWN_DIR and
+# OWN_PID. It is stopped (SIGTERM) and unmounted at exit.
+start_own_daemon() {
+    need_xdev
+    scratch
+    OWN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/xdev-$SCENARIO-mount.XXXXXX") || fail "mktemp failed"
+    "$XDEV_BIN" mount "$OWN_DIR" "$@" >"$SCRATCH/own-daemon.out" 2>"$SCRATCH/own-daemon.err" </dev/null &
+    OWN_PID=$!
+    OWN_DAEMONS+=("$OWN_PID $OWN_DIR")
+    local deadline=$(($(now_ms) + 5000))
+    until grep -qxF "xdev: mounted $OWN_DIR" "$SCRATCH/own-daemon.out"; do
+        kill -0 "$OWN_PID" 2>/dev/null ||
+            fail "xdev mount $OWN_DIR $* exited before it was ready: $(cat "$SCRATCH/own-daemon.err")"
+        [ "$(now_ms)" -lt "$deadline" ] || fail "xdev mount $OWN_DIR $* was not ready within 5 s"
+        sleep 0.02
+    done
+}
+
+# stop_own_daemon: SIGTERM; it must exit 0 within 2 s and leave nothing mounted.
+stop_own_daemon() {
+    kill -TERM "$OWN_PID" 2>/dev/null
+    wait_exit "$OWN_PID" 2000 "the scenario's own daemon (after SIGTERM)"
+    assert_eq "$EXIT_CODE" 0 "exit status of the own daemon after SIGTERM"
+    ! is_mounted "$OWN_DIR" || fail "$OWN_DIR is still mounted after its daemon exited"
+}
+
+# is_mounted DIR: whether DIR is a mount point now.
+is_mounted() {
+    grep -qF " $1 " /proc/self/mounts
+}
+
+lib_cleanup() {
+    local status=$? pid entry dir waited=0
+    for pid in "${BG_PIDS[@]}"; do
+        if kill -0 "$pid" 2>/dev/null; then
+            disown "$pid" 2>/dev/null # no "Killed" notice from bash
+            kill -KILL "$pid" 2>/dev/null
+            waited=1
+        fi
+    done
+    for entry in "${OWN_DAEMONS[@]}"; do
+        pid=${entry%% *}
+        dir=${entry#* }
+        if kill -0 "$pid" 2>/dev/null; then
+            kill -TERM "$pid" 2>/dev/null
+            for _ in $(seq 50); do
+                kill -0 "$pid" 2>/dev/null || break
+                sleep 0.02
+            done
+            kill -KILL "$pid" 2>/dev/null
+            wait "$pid" 2>/dev/null
+        fi
+        if is_mounted "$dir"; then
+            fusermount3 -u "$dir" 2>/dev/null || fusermount3 -uz "$dir" 2>/dev/null
+        fi
+        rmdir "$dir" 2>/dev/null
+    done
+    # Killed stagers withdraw their previews: let the mount settle, so the
+    # next scenario finds it idle.
+    if [ "$waited" = 1 ]; then
+        for _ in $(seq 100); do
+            pending_is 0 2>/dev/null && break
+            sleep 0.02
+        done
+    fi
+    [ -n "$SCRATCH" ] && rm -rf "$SCRATCH"
+    exit "$status"
+}
+trap lib_cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
 require_idle

@@ -2,13 +2,16 @@
 # Hand-runnable scenarios against a real xdev mount.
 #
 #   mount-tests/run.sh DIR   run every scenario against an xdev already
-#                            mounted at DIR (nothing staged)
+#                            mounted at DIR (nothing staged, plan mode off);
+#                            the CLI scenarios still use XDEV_BIN (below)
 #   mount-tests/run.sh       build/locate the binary (XDEV_BIN, default
 #                            target/debug/xdev), mount it on a fresh temp
 #                            dir, run every scenario, then stop the daemon
 #                            with SIGTERM and check it exits 0 and unmounts
 #
 # One scenario by hand: XDEV_DIR=/xdev bash mount-tests/03-reject-nothing-pending.sh
+# Plan-mode scenarios start a second daemon of their own on a temp dir (with
+# --plan-dir), so the shared mount stays out of plan mode.
 # MOUNT_TESTS_VERBOSE=1 shows every scenario's output, not only a failure's.
 #
 # Prints `mount-tests: N passed, N failed` last; exits 1 if any failed.
@@ -73,8 +76,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "mount-tests: interrupted" >&2; exit 130' INT TERM
 
-start_daemon() {
-    local bin=${XDEV_BIN:-target/debug/xdev}
+# The binary: $XDEV_BIN (relative to the repository root), default
+# target/debug/xdev, built when missing. Exported (absolute) for the
+# scenarios that run the CLI.
+locate_bin() {
+    bin=${XDEV_BIN:-target/debug/xdev}
     case "$bin" in /*) ;; *) bin="$root/$bin" ;; esac
     if [ ! -x "$bin" ]; then
         echo "mount-tests: $bin is missing; running cargo build"
@@ -84,6 +90,11 @@ start_daemon() {
         echo "mount-tests: no xdev binary at $bin" >&2
         return 1
     }
+    XDEV_BIN=$bin
+    export XDEV_BIN
+}
+
+start_daemon() {
     mount_dir=$(mktemp -d "${TMPDIR:-/tmp}/xdev-mount-tests.XXXXXX") || return 1
     daemon_out=$(mktemp) && daemon_err=$(mktemp) || return 1
     "$bin" mount "$mount_dir" >"$daemon_out" 2>"$daemon_err" </dev/null &
@@ -144,6 +155,13 @@ stop_daemon() {
 if [ $# -gt 1 ]; then
     echo "usage: $0 [DIR]" >&2
     exit 2
+fi
+
+if ! locate_bin; then
+    failed=1
+    failures+=("xdev binary")
+    summary
+    exit 1
 fi
 
 if [ $# -eq 1 ]; then

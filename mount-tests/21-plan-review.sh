@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# (u) Plan mode with the `review` handler, on a daemon of this scenario's
+# own: `echo auth > propose` blocks until a reviewer decides; meanwhile a
+# second propose fails EBUSY and `xdev plan status` shows the plan under
+# review. `xdev plan approve --feedback` releases the writer with the
+# approval text plus the feedback and ends plan mode; `xdev plan refine`
+# releases it with the refinement text plus the feedback and keeps plan
+# mode on; killing a waiting proposer cancels its review.
+. "$(dirname "$0")/lib.sh"
+scratch
+plans=$SCRATCH/plans
+mkdir "$plans"
+start_own_daemon --plan-dir "$plans" --plan-handler review
+P=$OWN_DIR
+printf '# Auth\n\n1. Add a login endpoint\n' >"$plans/auth-plan.md"
+
+under_review() { [ "$(D=$P status_json 's["planMode"]')" = True ] &&
+    xdev plan status --mount "$P" | grep -q '"underReview":{"slug":"auth"'; }
+nothing_under_review() { xdev plan status --mount "$P" | grep -q '"underReview":null'; }
+
+xdev plan enter --mount "$P" >/dev/null || fail "xdev plan enter failed"
+
+# 1. approve with feedback.
+bg proposer sh -c 'echo auth > "$1/propose" && cat "$1/last"' sh "$P"
+proposer=$BG_PID
+wait_until 2000 "the plan under review in xdev plan status" under_review
+sleep 0.2
+still_running "$proposer" "the proposer (a review write blocks until the decision)"
+if err=$(echo auth 2>&1 >"$P/propose"); then
+    fail "a second propose during the review succeeded"
+fi
+assert_contains "$err" "Device or resource busy" "the shell's error for a second propose (EBUSY)"
+out=$(xdev plan approve --mount "$P" --feedback "ship it") || fail "xdev plan approve failed"
+approved="Plan approved at $plans/auth-plan.md. Plan mode exited; proceed with the implementation."
+assert_eq "$out" "$approved"$'\n\n'"Reviewer feedback: ship it" "xdev plan approve --feedback output"
+wait_exit "$proposer" 2000 "the proposer after the approval"
+assert_eq "$EXIT_CODE" 0 "exit status of the proposer after the approval"
+assert_eq "$(cat "$SCRATCH/proposer.out")" "$out" "what the proposer's write answered (last)"
+assert_eq "$(D=$P status_json 's["planMode"]')" "False" "planMode after the approval"
+
+# 2. refine: feedback to the writer, plan mode stays on.
+xdev plan enter --mount "$P" >/dev/null || fail "xdev plan enter failed"
+bg refined "$XDEV_BIN" propose --mount "$P" auth
+proposer=$BG_PID
+wait_until 2000 "the plan under review" under_review
+out=$(xdev plan refine --mount "$P" "split step 1 in two") || fail "xdev plan refine failed"
+refine="Plan refinement requested. Update the plan file, then write auth to $P/propose again when ready."
+assert_contains "$out" "$refine" "xdev plan refine output"
+assert_contains "$out" "split step 1 in two" "xdev plan refine output"
+wait_exit "$proposer" 2000 "the proposer after the refinement"
+assert_eq "$EXIT_CODE" 0 "exit status of xdev propose after a refinement"
+assert_eq "$(cat "$SCRATCH/refined.out")" "$out" "what xdev propose printed after the refinement"
+assert_eq "$(D=$P status_json 's["planMode"]')" "True" "planMode after a refinement"
+
+# 3. killing a waiting proposer cancels its review.
+bg doomed sh -c 'echo auth > "$1/propose"' sh "$P"
+proposer=$BG_PID
+wait_until 2000 "the plan under review" under_review
+disown "$proposer"
+kill -KILL "$proposer"
+wait_until 1000 "the review cancelled after its proposer was killed" nothing_under_review
+if err=$(xdev plan approve --mount "$P" 2>&1); then
+    fail "xdev plan approve with nothing under review succeeded: $err"
+fi
+assert_eq "$err" "xdev: ENOENT: No plan is under review." "xdev plan approve with nothing under review"
+
+stop_own_daemon
+note "review: blocked until approve (feedback), EBUSY meanwhile, refine keeps plan mode, kill cancels"

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# (w) The CLI's exit codes and messages, and how it finds the mount:
+#   - `xdev resolve` with nothing pending: exit 1, nothing on stdout, stderr
+#     exactly `xdev: ENOENT: No pending action to resolve. ...`;
+#   - `xdev reject`: exit 0, the result text on stdout; TEXT or stdin;
+#   - `xdev propose` outside plan mode: exit 1, `xdev: EPERM: ...`;
+#   - `xdev status [--json]` prints `status` / `status.json`;
+#   - `xdev stage` refused (bad --source-tool): exit 1, `xdev: EINVAL: ...`;
+#   - the mount comes from --mount, else $XDEV_DIR; no mount there: exit 1
+#     and `xdev: ENOENT: no xdev mount at DIR ...`.
+. "$(dirname "$0")/lib.sh"
+need_xdev
+scratch
+
+# run_cli ARGS...: sets OUT, ERR and RC.
+run_cli() {
+    "$XDEV_BIN" "$@" >"$SCRATCH/out" 2>"$SCRATCH/err" </dev/null
+    RC=$?
+    OUT=$(cat "$SCRATCH/out")
+    ERR=$(cat "$SCRATCH/err")
+}
+
+run_cli resolve "tests pass"
+assert_eq "$RC" 1 "exit status of xdev resolve with nothing pending"
+assert_eq "$OUT" "" "stdout of xdev resolve with nothing pending"
+assert_eq "$ERR" "xdev: ENOENT: $NOTHING_TO_RESOLVE" "stderr of xdev resolve with nothing pending"
+
+run_cli reject "not needed"
+assert_eq "$RC:$OUT:$ERR" "0:$NOTHING_TO_REJECT:" "xdev reject with nothing pending (status:stdout:stderr)"
+token="stdin-$$-$RANDOM"
+out=$(echo "$token" | "$XDEV_BIN" reject) || fail "xdev reject reading stdin failed"
+assert_eq "$out" "$NOTHING_TO_REJECT" "xdev reject with the reason on stdin"
+assert_eq "$(log_records "r.get('reason') == '$token'" | wc -l)" 1 "journal records with the reason read from stdin"
+
+run_cli propose my-plan
+assert_eq "$RC:$OUT" "1:" "xdev propose outside plan mode (status:stdout)"
+assert_eq "$ERR" "xdev: EPERM: $NO_PLAN" "stderr of xdev propose outside plan mode"
+
+run_cli status
+assert_eq "$RC" 0 "exit status of xdev status"
+assert_eq "$OUT" "$(cat "$D/status")" "xdev status prints the status file"
+assert_contains "$OUT" "pending: 0" "xdev status"
+run_cli status --json
+assert_eq "$RC" 0 "exit status of xdev status --json"
+py 'json.loads(sys.argv[1])["stack"] == [] or sys.exit("stack: %r" % sys.argv[1])' "$OUT"
+
+run_cli stage --label x --source-tool "a:b" -- true
+assert_eq "$RC:$OUT" "1:" "xdev stage with a bad --source-tool (status:stdout)"
+assert_contains "$ERR" "xdev: EINVAL: " "stderr of xdev stage with a bad --source-tool"
+pending_is 0 || fail "a refused stage left something pending"
+
+# Mount discovery: --mount beats XDEV_DIR; XDEV_DIR is used without it.
+nowhere=$SCRATCH/not-a-mount
+mkdir "$nowhere"
+XDEV_DIR=$nowhere run_cli status --mount "$D"
+assert_eq "$RC" 0 "xdev status --mount MOUNT with XDEV_DIR elsewhere"
+XDEV_DIR=$nowhere run_cli status
+assert_eq "$RC:$OUT" "1:" "xdev status with XDEV_DIR not a mount (status:stdout)"
+assert_eq "$ERR" "xdev: ENOENT: no xdev mount at $nowhere (use --mount DIR or set XDEV_DIR); cannot open $nowhere/status: No such file or directory" \
+    "stderr of xdev status with XDEV_DIR not a mount"
+run_cli resolve --mount "$nowhere" x
+assert_eq "$RC" 1 "exit status of xdev resolve --mount NOT-A-MOUNT"
+assert_contains "$ERR" "xdev: ENOENT: no xdev mount at $nowhere" "stderr of xdev resolve --mount NOT-A-MOUNT"
+run_cli stage --mount "$nowhere" --label x -- true
+assert_eq "$RC" 1 "exit status of xdev stage --mount NOT-A-MOUNT"
+assert_contains "$ERR" "xdev: ENOENT: no xdev mount at $nowhere" "stderr of xdev stage --mount NOT-A-MOUNT"
+run_cli resolve --id pending-action:nope:999 x
+assert_eq "$RC" 1 "exit status of xdev resolve --id UNKNOWN"
+assert_contains "$ERR" "xdev: ENOENT: no such pending preview" "stderr of xdev resolve --id UNKNOWN"
+note "CLI: resolve exit 1 ENOENT, reject 0, propose 1 EPERM, stage 1 EINVAL, --mount/XDEV_DIR"
