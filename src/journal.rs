@@ -30,27 +30,14 @@ pub struct Who {
 }
 
 impl Who {
-    /// The process of thread `tid` as `/proc` shows it, with this uid. One
-    /// read in the common case (the writer is its process's main thread).
+    /// The process of thread `tid` as `/proc` shows it now, with this uid.
     pub fn of_thread(uid: u32, tid: u32) -> Who {
-        let status = std::fs::read_to_string(format!("/proc/{tid}/status")).unwrap_or_default();
-        let field = |key: &str| {
-            status
-                .lines()
-                .find_map(|line| line.strip_prefix(key))
-                .map(|value| value.trim().to_string())
-        };
-        let pid = field("Tgid:")
-            .and_then(|value| value.parse().ok())
-            .unwrap_or(tid);
-        let process = if pid == tid {
-            field("Name:").unwrap_or_default()
-        } else {
-            std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                .map(|name| name.trim_end().to_string())
-                .unwrap_or_default()
-        };
-        Who { uid, pid, process }
+        let pid = thread_group(tid);
+        Who {
+            uid,
+            pid,
+            process: process_name(pid),
+        }
     }
 
     /// This process.
@@ -61,34 +48,64 @@ impl Who {
     }
 }
 
-/// How long a thread's identity is trusted without asking `/proc` again.
-/// A writer in a loop is looked up once, not on every write; the price is
-/// that a process that `exec`s within this window is still named as before.
-const WHO_TTL: Duration = Duration::from_millis(250);
+/// The process (thread group) thread `tid` belongs to.
+fn thread_group(tid: u32) -> u32 {
+    std::fs::read_to_string(format!("/proc/{tid}/status"))
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("Tgid:"))
+                .and_then(|value| value.trim().parse().ok())
+        })
+        .unwrap_or(tid)
+}
 
-/// Remembers recent writers' identities: reading `/proc` costs about as
-/// much as a whole FUSE round trip.
+/// The name of process `pid` right now (it changes on `exec`).
+fn process_name(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|name| name.trim_end().to_string())
+        .unwrap_or_default()
+}
+
+/// How long a thread's process id is trusted without asking `/proc` again
+/// (a thread id is only reused after the thread is gone).
+const THREAD_GROUP_TTL: Duration = Duration::from_millis(250);
+
+/// Remembers which process recent writer threads belong to, so a writer
+/// in a loop costs one small `/proc/<pid>/comm` read per write instead of
+/// two larger reads. The name is always read afresh: a process that
+/// `exec`s keeps its pid but not its name.
 #[derive(Debug, Default)]
 pub struct WhoCache {
-    recent: Mutex<HashMap<(u32, u32), (Who, Instant)>>,
+    groups: Mutex<HashMap<u32, (u32, Instant)>>,
 }
 
 impl WhoCache {
     /// The identity of thread `tid` acting as `uid`.
     pub fn who(&self, uid: u32, tid: u32) -> Who {
+        let pid = self.thread_group(tid);
+        Who {
+            uid,
+            pid,
+            process: process_name(pid),
+        }
+    }
+
+    fn thread_group(&self, tid: u32) -> u32 {
         let now = Instant::now();
-        if let Some((who, seen)) = self.recent.lock().get(&(uid, tid)) {
-            if now.duration_since(*seen) < WHO_TTL {
-                return who.clone();
+        if let Some((pid, seen)) = self.groups.lock().get(&tid) {
+            if now.duration_since(*seen) < THREAD_GROUP_TTL {
+                return *pid;
             }
         }
-        let who = Who::of_thread(uid, tid);
-        let mut recent = self.recent.lock();
-        if recent.len() >= 1024 {
-            recent.retain(|_, (_, seen)| now.duration_since(*seen) < WHO_TTL);
+        let pid = thread_group(tid);
+        let mut groups = self.groups.lock();
+        if groups.len() >= 1024 {
+            groups.retain(|_, (_, seen)| now.duration_since(*seen) < THREAD_GROUP_TTL);
         }
-        recent.insert((uid, tid), (who.clone(), now));
-        who
+        groups.insert(tid, (pid, now));
+        pid
     }
 }
 

@@ -136,8 +136,15 @@ struct Link {
     id: String,
     /// Lines for the producer; dropped once nothing more will come.
     outbox: Mutex<Option<mpsc::UnboundedSender<ProducerMessage>>>,
-    /// Where the producer's next report goes.
-    awaiting: Mutex<Option<oneshot::Sender<ProducerReport>>>,
+    /// Where the producer's next report goes, and whether the producer is
+    /// gone (one lock, so an ask and the producer leaving cannot cross).
+    awaiting: Mutex<Awaiting>,
+}
+
+#[derive(Default)]
+struct Awaiting {
+    answer: Option<oneshot::Sender<ProducerReport>>,
+    gone: bool,
 }
 
 impl Link {
@@ -160,7 +167,13 @@ impl Link {
     /// went away first).
     async fn ask(&self, message: ProducerMessage) -> Option<ProducerReport> {
         let (answer, report) = oneshot::channel();
-        *self.awaiting.lock() = Some(answer);
+        {
+            let mut awaiting = self.awaiting.lock();
+            if awaiting.gone {
+                return None;
+            }
+            awaiting.answer = Some(answer);
+        }
         self.send(message);
         report.await.ok()
     }
@@ -176,7 +189,12 @@ impl Link {
                 Ok(ToolResult::ok(report.text))
             }
             Some(report) => Err(CallbackError::Failed(report.text)),
-            None => Err(CallbackError::Failed(PRODUCER_GONE.to_string())),
+            None => {
+                // Nobody is left to apply it: it must not come back to the
+                // head. Removing it now makes the requeue find nothing.
+                self.session.withdraw(&self.id, "producer exited");
+                Err(CallbackError::Failed(PRODUCER_GONE.to_string()))
+            }
         }
     }
 
@@ -194,13 +212,25 @@ impl Link {
         }
     }
 
-    /// Takes the preview back (deadline, producer gone). A decision already
-    /// made stands; only a pending preview is withdrawn.
-    fn withdraw(&self, why: &str) {
-        if self.session.withdraw(&self.id, why) {
+    /// Takes the preview back (deadline, producer gone) if it is waiting
+    /// for a decision. One being applied or discarded right now is left to
+    /// that decision. Returns whether it was withdrawn.
+    fn withdraw_waiting(&self, why: &str) -> bool {
+        let withdrawn = self.session.withdraw_waiting(&self.id, why);
+        if withdrawn {
             self.finish(Some(ProducerMessage::Withdrawn {
                 why: why.to_string(),
             }));
+        }
+        withdrawn
+    }
+
+    /// The deadline passed: withdraw the preview as soon as it is waiting
+    /// (a decision under way when the deadline passes stands; if it fails,
+    /// the preview is withdrawn then rather than offered again).
+    async fn expire(self: Arc<Self>) {
+        while self.session.is_pending(&self.id) && !self.withdraw_waiting("deadline") {
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 }
@@ -247,7 +277,7 @@ impl Producer {
             session: session.clone(),
             id: id.clone(),
             outbox: Mutex::new(Some(outbox)),
-            awaiting: Mutex::new(None),
+            awaiting: Mutex::new(Awaiting::default()),
         });
         link.send(ProducerMessage::Staged { id: id.clone() });
         let (on_apply, on_discard) = (Arc::clone(&link), Arc::clone(&link));
@@ -265,7 +295,7 @@ impl Producer {
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(deadline)).await;
                 if let Some(link) = weak.upgrade() {
-                    link.withdraw("deadline");
+                    link.expire().await;
                 }
             });
         }
@@ -286,7 +316,7 @@ impl Producer {
     /// Takes the producer's report of the decision it was given. `EINVAL`
     /// when no decision is waiting for one.
     pub fn report(&self, report: ProducerReport) -> Result<(), Error> {
-        let awaiting = self.link.awaiting.lock().take();
+        let awaiting = self.link.awaiting.lock().answer.take();
         match awaiting {
             Some(answer) => {
                 let _ = answer.send(report);
@@ -318,9 +348,15 @@ impl Producer {
 
 impl Drop for Producer {
     fn drop(&mut self) {
-        self.link.withdraw("producer exited");
-        // An apply still waiting for this producer's report now fails.
-        self.link.awaiting.lock().take();
+        // A decision under way ends without this producer: an apply waiting
+        // for its report fails (and withdraws the preview), a discard takes
+        // the default text. A preview still waiting is withdrawn.
+        {
+            let mut awaiting = self.link.awaiting.lock();
+            awaiting.gone = true;
+            awaiting.answer = None;
+        }
+        self.link.withdraw_waiting("producer exited");
     }
 }
 

@@ -38,6 +38,8 @@ def line():
 print(line()['id'], flush=True)
 decision = line()
 print(decision['event'], decision.get('reason'), flush=True)
+if decision['event'] == 'discard':
+    sys.exit(0)  # no result after a discard: closing gives the default text
 if decision['event'] == 'apply':
     os.write(fd, json.dumps({'ok': sys.argv[2] == 'ok', 'text': 'producer says ' + sys.argv[2]}).encode() + b'\n')
     if sys.argv[2] != 'ok':
@@ -376,4 +378,143 @@ fn killing_a_waiting_proposer_cancels_its_review() {
     );
     assert_eq!(again.join().expect("proposer"), Ok(4));
     assert!(fx.read("last").contains("add tests"));
+}
+
+#[test]
+fn the_log_names_the_process_after_an_exec() {
+    let fx = Fixture::new();
+    let out = fx.sh(
+        "echo from sh > \"$D/reject\"; exec python3 -c \"import os; fd = os.open(os.environ['D'] + '/reject', os.O_WRONLY); os.write(fd, b'from python')\"",
+    );
+    assert!(out.status.success(), "{out:?}");
+    let records = log_records(&fx);
+    let names: Vec<(&str, &str)> = records
+        .iter()
+        .map(|r| {
+            (
+                r["reason"].as_str().unwrap_or(""),
+                r["process"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(names, [("from sh", "sh"), ("from python", "python3")]);
+    assert_eq!(records[0]["pid"], records[1]["pid"], "exec keeps the pid");
+}
+
+/// A Python producer that answers an apply after `delay` seconds with `ok`.
+const SLOW_PRODUCER: &str = r#"
+import json, os, sys, time
+fd = os.open(os.environ['D'] + '/stage', os.O_RDWR)
+os.write(fd, json.dumps({'label': 'slow', 'deadlineMs': int(sys.argv[1])}).encode() + b'\n')
+def line():
+    data = b''
+    while not data.endswith(b'\n'):
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return None
+        data += chunk
+    return json.loads(data)
+print(line()['id'], flush=True)
+decision = line()
+print(decision['event'], flush=True)
+if decision['event'] == 'apply':
+    time.sleep(float(sys.argv[2]))
+    os.write(fd, json.dumps({'ok': sys.argv[3] == 'ok', 'text': 'after ' + sys.argv[2]}).encode() + b'\n')
+    print(line(), flush=True)
+"#;
+
+fn slow_producer(
+    fx: &Fixture,
+    deadline_ms: u32,
+    delay: &str,
+    outcome: &str,
+) -> std::process::Child {
+    std::process::Command::new("python3")
+        .args([
+            "-c",
+            SLOW_PRODUCER,
+            &deadline_ms.to_string(),
+            delay,
+            outcome,
+        ])
+        .env("D", &fx.dir)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python producer")
+}
+
+fn events_of(fx: &Fixture) -> Vec<(String, String)> {
+    log_records(fx)
+        .iter()
+        .map(|r| {
+            (
+                r["event"].as_str().unwrap_or("").to_string(),
+                r["outcome"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_deadline_passing_during_an_apply_lets_the_apply_stand() {
+    let fx = Fixture::new();
+    let producer = slow_producer(&fx, 300, "0.6", "ok");
+    assert!(eventually(Duration::from_secs(5), || fx
+        .session
+        .pending_count()
+        == 1));
+    let fd = Fd::open(&fx.path("resolve"), libc::O_RDWR).expect("open");
+    assert_eq!(fd.write(b"go"), Ok(2));
+    assert_eq!(fd.read_to_string(), "after 0.6\n");
+    let out = producer.wait_with_output().expect("producer");
+    assert!(stdout(&out).ends_with("apply\nNone\n"), "{}", stdout(&out));
+    let events = events_of(&fx);
+    assert_eq!(
+        events,
+        [
+            ("staged".into(), "ok".into()),
+            ("resolve".into(), "ok".into())
+        ],
+        "no timeout record"
+    );
+}
+
+#[test]
+fn a_failed_apply_after_the_deadline_is_withdrawn_not_offered_again() {
+    let fx = Fixture::new();
+    let producer = slow_producer(&fx, 300, "0.6", "fail");
+    assert!(eventually(Duration::from_secs(5), || fx
+        .session
+        .pending_count()
+        == 1));
+    assert_eq!(write_once(&fx.path("resolve"), b"go"), Err(libc::EIO));
+    let out = producer.wait_with_output().expect("producer");
+    assert!(
+        stdout(&out).ends_with("{'event': 'withdrawn', 'why': 'deadline'}\n"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(fx.session.pending_count(), 0);
+    let events = events_of(&fx);
+    assert_eq!(
+        events.last(),
+        Some(&("withdrawn".to_string(), "timeout".to_string())),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn a_producer_closing_after_a_discard_is_not_also_withdrawn() {
+    let fx = Fixture::new();
+    let producer = spawn_producer(&fx, "unwanted", "ok");
+    assert!(eventually(Duration::from_secs(5), || fx
+        .session
+        .pending_count()
+        == 1));
+    assert!(fx.sh("echo not needed > \"$D/reject\"").status.success());
+    producer.wait_with_output().expect("producer");
+    std::thread::sleep(Duration::from_millis(100));
+    let events: Vec<String> = events_of(&fx).into_iter().map(|(event, _)| event).collect();
+    assert_eq!(events, ["staged", "reject"]);
+    assert_eq!(fx.read("last"), "Discarded: unwanted. Reason: not needed\n");
 }

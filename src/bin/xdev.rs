@@ -236,7 +236,7 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_env("XDEV_LOG")
-                .unwrap_or_else(|_| EnvFilter::new("warn,fuser=error")),
+                .unwrap_or_else(|_| EnvFilter::new("warn,fuser=off")),
         )
         .with_writer(std::io::stderr)
         .init();

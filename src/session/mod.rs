@@ -210,6 +210,22 @@ impl Session {
         true
     }
 
+    /// [`Session::withdraw`], but only a preview waiting for a decision:
+    /// one being applied or discarded right now is left alone.
+    pub fn withdraw_waiting(&self, id: &str, why: &str) -> bool {
+        let mut state = self.shared.state.lock();
+        if state.pending.claim(id).is_none() {
+            return false;
+        }
+        let Some(preview) = state.pending.remove(id) else {
+            return false;
+        };
+        state
+            .subscribers
+            .publish(event(EventKind::Withdrawn, &preview, Some(why), None, true));
+        true
+    }
+
     // ----- reading the stack --------------------------------------------
 
     /// The newest preview waiting to be decided.
