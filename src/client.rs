@@ -574,6 +574,22 @@ impl Conversation<'_> {
         }
     }
 
+    /// A refused stage request: the mount explains why on a read of the
+    /// same descriptor (nothing is staged, so the read does not wait).
+    fn with_refusal_reason(&self, refused: ClientError) -> ClientError {
+        let ClientError::Refused { errno, .. } = refused else {
+            return refused;
+        };
+        let mut reason = String::new();
+        match (&*self.file).read_to_string(&mut reason) {
+            Ok(_) if !reason.trim().is_empty() => ClientError::Refused {
+                errno,
+                text: format!("{}: {}", self.path.display(), reason.trim()),
+            },
+            _ => refused,
+        }
+    }
+
     /// The next message, or `None` at end of file.
     fn next(&mut self) -> Result<Option<Incoming>, ClientError> {
         let mut line = String::new();
@@ -688,7 +704,8 @@ pub fn stage(
         file: &file,
         reader: BufReader::new(&file),
     };
-    talk.send(&request_line(options))?;
+    talk.send(&request_line(options))
+        .map_err(|refused| talk.with_refusal_reason(refused))?;
     let id = match talk.next()? {
         Some(Incoming::Staged { id }) => id,
         Some(other) => {

@@ -936,3 +936,25 @@ fn every_command_has_complete_help() {
         .expect("xdev"));
     assert_ne!(missing_cmd.code, 0, "CMD is required");
 }
+
+#[test]
+fn a_refused_stage_request_says_why() {
+    let daemon = Daemon::start(&[]);
+    let out = daemon.run(&[
+        "stage",
+        "--label",
+        "x",
+        "--source-tool",
+        "a:b",
+        "--",
+        "true",
+    ]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr
+            .ends_with("Bad stage request: sourceTool must not contain ':' or whitespace.\n"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.starts_with("xdev: EINVAL: "), "{}", out.stderr);
+}

@@ -110,7 +110,15 @@ fn a_bad_stage_request_is_einval() {
     let fx = Fixture::new();
     let fd = Fd::open(&fx.path("stage"), libc::O_RDWR).expect("open");
     assert_eq!(fd.write(b"{\"nolabel\": 1}\n"), Err(libc::EINVAL));
-    assert_eq!(fd.write(b"not json\n"), Err(libc::EINVAL));
+    assert_eq!(
+        fd.write(b"{\"label\": \"x\", \"sourceTool\": \"a:b\"}"),
+        Err(libc::EINVAL)
+    );
+    assert_eq!(
+        fd.read_to_string(),
+        "Bad stage request: sourceTool must not contain ':' or whitespace.\n",
+        "the reason is read back on the same descriptor"
+    );
     assert_eq!(fx.session.pending_count(), 0);
 }
 

@@ -76,8 +76,10 @@ enum ReadKind {
     Log,
     /// `events`: the records after this one, waiting for one if none.
     Events(usize),
-    /// `stage`: the producer's next message (`None` before staging: EOF).
-    Stage(Option<futures::future::BoxFuture<'static, Vec<u8>>>),
+    /// `stage`: the producer's next message.
+    Stage(futures::future::BoxFuture<'static, Vec<u8>>),
+    /// `stage` before anything is staged: why the request was refused.
+    Refusal(Vec<u8>),
 }
 
 /// A read that has to wait.
@@ -460,9 +462,10 @@ impl Filesystem for XdevFs {
         let kind = self.shared.handles.with(fh, |handle| match handle {
             Handle::Log => Some(ReadKind::Log),
             Handle::Events { next } => Some(ReadKind::Events(*next)),
-            Handle::Stage(channel) => Some(ReadKind::Stage(
-                channel.read(size as usize).map(|read| read.boxed()),
-            )),
+            Handle::Stage(channel) => Some(match channel.read(size as usize) {
+                Some(read) => ReadKind::Stage(read.boxed()),
+                None => ReadKind::Refusal(channel.take_refusal(size as usize)),
+            }),
             _ => None,
         });
         match kind.flatten() {
@@ -473,10 +476,10 @@ impl Filesystem for XdevFs {
             Some(ReadKind::Events(next)) => {
                 self.read_when_ready(req, fh, size, Waiting::Events(next), reply)
             }
-            Some(ReadKind::Stage(Some(read))) => {
+            Some(ReadKind::Stage(read)) => {
                 self.read_when_ready(req, fh, size, Waiting::Stage(read), reply)
             }
-            Some(ReadKind::Stage(None)) => reply.data(&[]),
+            Some(ReadKind::Refusal(text)) => reply.data(&text),
             None => reply.error(Errno::EBADF),
         }
     }

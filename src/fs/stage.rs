@@ -13,6 +13,8 @@ use crate::session::Session;
 pub(crate) struct StageChannel {
     partial: Vec<u8>,
     producer: Option<Producer>,
+    /// Why the stage request was refused, readable before anything is staged.
+    refusal: Vec<u8>,
 }
 
 /// A write that shells and stdio would follow with more of the same line.
@@ -61,7 +63,9 @@ impl StageChannel {
         match &self.producer {
             Some(producer) => producer.report(ProducerReport::parse(&line)?),
             None => {
-                let request = StageRequest::parse(&line)?;
+                let request = StageRequest::parse(&line).inspect_err(|error| {
+                    self.refusal = format!("{error}\n").into_bytes();
+                })?;
                 let producer = Producer::stage_noting(session, &request, |id| {
                     journal.expect_stager(id, who.clone())
                 });
@@ -78,5 +82,12 @@ impl StageChannel {
         max: usize,
     ) -> Option<impl std::future::Future<Output = Vec<u8>> + Send + 'static> {
         self.producer.as_ref().map(|producer| producer.read(max))
+    }
+
+    /// Before anything is staged, reads return why the last request was
+    /// refused (once, at most `max` bytes at a time), then end of file.
+    pub(crate) fn take_refusal(&mut self, max: usize) -> Vec<u8> {
+        let take = max.min(self.refusal.len());
+        self.refusal.drain(..take).collect()
     }
 }
