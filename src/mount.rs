@@ -280,7 +280,8 @@ impl Mount {
             }
         }
         if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_timeout(Duration::from_millis(100));
+            // Never blocks, so a Mount may be dropped inside async code.
+            runtime.shutdown_background();
         }
         tracing::info!(dir = %self.dir.display(), "unmounted");
         result

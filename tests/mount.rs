@@ -756,3 +756,16 @@ fn a_blocked_writer_dies_promptly_on_sigint_and_sigkill() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_embedder_can_mount_and_unmount_inside_async_code() {
+    let fx = Fixture::new();
+    let (_, calls) = stage(&fx.session, "edit");
+    let path = fx.path("resolve");
+    let written = tokio::task::spawn_blocking(move || write_once(&path, b"from async"))
+        .await
+        .expect("writer");
+    assert_eq!(written, Ok(10));
+    assert_eq!(calls.applied(), 1);
+    drop(fx); // unmounts from inside the runtime without panicking
+}
