@@ -21,12 +21,11 @@ fn log_records(fx: &Fixture) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// A Python producer: stages, prints its id, waits for one decision,
-/// reports `ok` (or not) and prints what it was told.
-const PRODUCER: &str = r#"
-import json, os, sys
+/// What every Python producer below starts with: the stage file open and a
+/// `line()` that reads one JSON line (`None` at end of file).
+const PRODUCER_PRELUDE: &str = r#"
+import json, os, sys, time
 fd = os.open(os.environ['D'] + '/stage', os.O_RDWR)
-os.write(fd, json.dumps({'label': sys.argv[1], 'sourceTool': 'py'}).encode() + b'\n')
 def line():
     data = b''
     while not data.endswith(b'\n'):
@@ -35,6 +34,24 @@ def line():
             return None
         data += chunk
     return json.loads(data)
+"#;
+
+/// Runs a Python producer script (after [`PRODUCER_PRELUDE`]) with `args`.
+fn python_producer(fx: &Fixture, script: &str, args: &[&str]) -> std::process::Child {
+    std::process::Command::new("python3")
+        .arg("-c")
+        .arg(format!("{PRODUCER_PRELUDE}{script}"))
+        .args(args)
+        .env("D", &fx.dir)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python producer")
+}
+
+/// A Python producer: stages, prints its id, waits for one decision,
+/// reports `ok` (or not) and prints what it was told.
+const PRODUCER: &str = r#"
+os.write(fd, json.dumps({'label': sys.argv[1], 'sourceTool': 'py'}).encode() + b'\n')
 print(line()['id'], flush=True)
 decision = line()
 print(decision['event'], decision.get('reason'), flush=True)
@@ -48,12 +65,7 @@ print(line(), flush=True)
 "#;
 
 fn spawn_producer(fx: &Fixture, label: &str, outcome: &str) -> std::process::Child {
-    std::process::Command::new("python3")
-        .args(["-c", PRODUCER, label, outcome])
-        .env("D", &fx.dir)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("python producer")
+    python_producer(fx, PRODUCER, &[label, outcome])
 }
 
 #[test]
@@ -411,17 +423,7 @@ fn the_log_names_the_process_after_an_exec() {
 
 /// A Python producer that answers an apply after `delay` seconds with `ok`.
 const SLOW_PRODUCER: &str = r#"
-import json, os, sys, time
-fd = os.open(os.environ['D'] + '/stage', os.O_RDWR)
 os.write(fd, json.dumps({'label': 'slow', 'deadlineMs': int(sys.argv[1])}).encode() + b'\n')
-def line():
-    data = b''
-    while not data.endswith(b'\n'):
-        chunk = os.read(fd, 4096)
-        if not chunk:
-            return None
-        data += chunk
-    return json.loads(data)
 print(line()['id'], flush=True)
 decision = line()
 print(decision['event'], flush=True)
@@ -437,18 +439,11 @@ fn slow_producer(
     delay: &str,
     outcome: &str,
 ) -> std::process::Child {
-    std::process::Command::new("python3")
-        .args([
-            "-c",
-            SLOW_PRODUCER,
-            &deadline_ms.to_string(),
-            delay,
-            outcome,
-        ])
-        .env("D", &fx.dir)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("python producer")
+    python_producer(
+        fx,
+        SLOW_PRODUCER,
+        &[&deadline_ms.to_string(), delay, outcome],
+    )
 }
 
 fn events_of(fx: &Fixture) -> Vec<(String, String)> {
