@@ -132,8 +132,10 @@ impl XdevFs {
             }
             Node::Log => self.shared.journal.byte_len() as u64,
             // A device "holds" up to one message. The kernel serialises
-            // every direct write that extends a file; with this size no
-            // message write on a freshly looked-up device extends it.
+            // every direct write that extends a file; with this size a
+            // plain O_WRONLY writer's message never does. (`>` resets the
+            // kernel's size to 0, so O_TRUNC writers of one inode still
+            // take turns; `move_opens_off` keeps them off a slow one.)
             _ if node.target().is_some() => MAX_MESSAGE as u64,
             _ => 0,
         };
