@@ -71,6 +71,15 @@ fn propose_in_background(session: &Session, body: &str) -> JoinHandle<Resolution
     tokio::spawn(async move { dispatch_resolution_device(&session, Device::Propose, &body).await })
 }
 
+/// A proposal of `auth` is taken under review again and can be approved
+/// (the earlier review is really gone).
+async fn a_new_proposal_is_accepted(session: &Session, desk: &PlanDesk) {
+    let write = propose_in_background(session, "auth");
+    under_review(desk).await;
+    assert!(desk.approve(None).is_ok());
+    assert!(finished(write).await.is_ok());
+}
+
 /// Waits until the desk shows a plan under review.
 async fn under_review(desk: &PlanDesk) -> PlanUnderReview {
     let deadline = Instant::now() + PROMPTLY;
@@ -276,10 +285,7 @@ async fn dropping_the_waiting_handler_cancels_the_review() {
     assert_eq!(desk.status().last_decision, None);
 
     // A new proposal is accepted.
-    let write = propose_in_background(&session, "auth");
-    under_review(&desk).await;
-    assert!(desk.approve(None).is_ok());
-    assert!(finished(write).await.is_ok());
+    a_new_proposal_is_accepted(&session, &desk).await;
 }
 
 #[tokio::test]
@@ -303,10 +309,7 @@ async fn a_writer_that_gives_up_cancels_the_review() {
     assert_eq!(answer.errno(), libc::EINTR);
     assert_eq!(desk.status().under_review, None);
 
-    let write = propose_in_background(&session, "auth");
-    under_review(&desk).await;
-    assert!(desk.approve(None).is_ok());
-    assert!(finished(write).await.is_ok());
+    a_new_proposal_is_accepted(&session, &desk).await;
 }
 
 #[tokio::test]
@@ -351,10 +354,7 @@ async fn exit_cancels_the_review_and_then_propose_is_eperm() {
 
     // Entering again works as before.
     desk.enter();
-    let write = propose_in_background(&session, "auth");
-    under_review(&desk).await;
-    assert!(desk.approve(None).is_ok());
-    assert!(finished(write).await.is_ok());
+    a_new_proposal_is_accepted(&session, &desk).await;
 }
 
 // ----- async ----------------------------------------------------------------

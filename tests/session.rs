@@ -189,6 +189,20 @@ fn spawn_write(
     tokio::spawn(async move { dispatch_resolution_device(&session, device, body).await })
 }
 
+/// Stages a preview whose apply waits on a [`Gate`], starts resolving it,
+/// and returns once its apply has started.
+async fn resolving_gated(
+    session: &Session,
+    label: &str,
+    reason: &'static str,
+) -> (String, Gate, tokio::task::JoinHandle<Resolution>) {
+    let (apply, mut gate) = Gate::new();
+    let id = session.queue_resolve_handler(label, "edit", apply, None);
+    let resolving = spawn_write(session, Device::Resolve, reason);
+    gate.wait_started().await;
+    (id, gate, resolving)
+}
+
 // ----- the stack ------------------------------------------------------------
 
 #[tokio::test]
@@ -1531,12 +1545,8 @@ async fn tracker_resets_and_reinjects_on_a_new_head_id() {
 #[tokio::test]
 async fn abort_returns_at_once_and_the_late_apply_is_still_recorded() {
     let session = Session::new();
-    let (apply, mut gate) = Gate::new();
-    let id = session.queue_resolve_handler("slow edit", "edit", apply, None);
     let mut events = session.subscribe();
-
-    let resolving = spawn_write(&session, Device::Resolve, "go");
-    gate.wait_started().await;
+    let (id, mut gate, resolving) = resolving_gated(&session, "slow edit", "go").await;
     session.abort("user pressed stop");
     let answer = timeout(PROMPTLY, resolving)
         .await
@@ -1570,12 +1580,8 @@ async fn abort_returns_at_once_and_the_late_apply_is_still_recorded() {
 #[tokio::test]
 async fn abort_then_a_late_failure_requeues_the_preview() {
     let session = Session::new();
-    let (apply, mut gate) = Gate::new();
-    let id = session.queue_resolve_handler("slow edit", "edit", apply, None);
     let mut events = session.subscribe();
-
-    let resolving = spawn_write(&session, Device::Resolve, "go");
-    gate.wait_started().await;
+    let (id, mut gate, resolving) = resolving_gated(&session, "slow edit", "go").await;
     session.abort("shutdown");
     let answer = timeout(PROMPTLY, resolving)
         .await
@@ -1704,10 +1710,7 @@ async fn session_boundaries_clear_pending_previews_and_directives() {
 #[tokio::test]
 async fn a_failing_apply_across_a_boundary_does_not_bring_the_preview_back() {
     let session = Session::new();
-    let (apply, mut gate) = Gate::new();
-    let id = session.queue_resolve_handler("slow", "edit", apply, None);
-    let resolving = spawn_write(&session, Device::Resolve, "go");
-    gate.wait_started().await;
+    let (id, mut gate, resolving) = resolving_gated(&session, "slow", "go").await;
     let mut events = session.subscribe();
     session.new_session();
     assert_eq!(
@@ -1929,10 +1932,7 @@ fn error_kinds_know_their_errno() {
 #[tokio::test]
 async fn restaging_a_preview_being_applied_does_not_let_it_apply_twice() {
     let session = Session::new();
-    let (apply, mut gate) = Gate::new();
-    let id = session.queue_resolve_handler("slow", "edit", apply, None);
-    let resolving = spawn_write(&session, Device::Resolve, "first");
-    gate.wait_started().await;
+    let (id, mut gate, resolving) = resolving_gated(&session, "slow", "first").await;
     session.restage(&id);
     let second = write(&session, Device::Resolve, "second").await;
     assert_eq!(

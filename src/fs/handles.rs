@@ -27,10 +27,10 @@ pub(crate) enum Handle {
         read_from: usize,
         writer: Option<Who>,
     },
-    /// A status file: its content as of the open or of the last read at
-    /// offset 0 (as sysfs does), so one sequential read is consistent and
-    /// every read from the start is fresh.
-    Snapshot(Node, Vec<u8>),
+    /// A status file: its content as of the last read at offset 0 (as
+    /// sysfs does), so one sequential read is consistent and every read
+    /// from the start is fresh. Rendered on the first read, not at open.
+    Snapshot(Node, Option<Vec<u8>>),
     /// `log`: read live at any offset.
     Log,
     /// `events`: the next journal record this reader has not seen.
@@ -87,15 +87,17 @@ impl Handles {
         }
     }
 
-    /// Re-renders a snapshot handle with `render` (reads from offset 0).
+    /// Renders a snapshot handle with `render` on a read from offset 0 or
+    /// on its first read.
     pub(crate) fn refresh_snapshot(
         &self,
         fh: FileHandle,
+        offset: u64,
         render: impl FnOnce(&Node) -> Option<String>,
     ) {
         if let Some(Handle::Snapshot(node, bytes)) = self.open.lock().get_mut(&fh.0) {
-            if let Some(text) = render(node) {
-                *bytes = text.into_bytes();
+            if offset == 0 || bytes.is_none() {
+                *bytes = Some(render(node).unwrap_or_default().into_bytes());
             }
         }
     }
@@ -106,10 +108,13 @@ impl Handles {
     }
 
     /// Records the result of the message written on `fh`, for reading back
-    /// on the same descriptor.
+    /// on the same descriptor. One message per open, so the first result
+    /// stays: a refused second write does not hide it.
     pub(crate) fn set_result(&self, fh: FileHandle, text: &str) {
         if let Some(Handle::Target {
-            result, read_from, ..
+            result: result @ None,
+            read_from,
+            ..
         }) = self.open.lock().get_mut(&fh.0)
         {
             *result = Some(text.to_string());
@@ -130,7 +135,9 @@ impl Handles {
         usage: impl FnOnce(&Target) -> String,
     ) -> Option<Vec<u8>> {
         match self.open.lock().get_mut(&fh.0)? {
-            Handle::Snapshot(_, bytes) => Some(slice_at(bytes, offset, size).to_vec()),
+            Handle::Snapshot(_, bytes) => {
+                Some(slice_at(bytes.as_deref().unwrap_or_default(), offset, size).to_vec())
+            }
             Handle::Target {
                 target,
                 result,

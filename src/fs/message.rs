@@ -22,7 +22,7 @@ pub(crate) enum WriteStep {
 
 /// A write that a shell or stdio would follow with more of the same
 /// message: a multiple of 4096 bytes not ending in a newline.
-fn is_full_chunk(data: &[u8]) -> bool {
+pub(crate) fn is_full_chunk(data: &[u8]) -> bool {
     !data.is_empty() && data.len() % CHUNK == 0 && data.last() != Some(&b'\n')
 }
 

@@ -287,25 +287,11 @@ impl Shared {
         tracing::debug!(target = %target.name(), ok = resolution.is_ok(), text = %resolution.text, "device result");
     }
 
-    /// A write refused before dispatch still counts as the device's
-    /// result, except that a second write must not hide the first one's
-    /// result on its own descriptor.
+    /// A write refused before dispatch still counts as the device's result.
     fn refuse(&self, target: &Target, fh: FileHandle, error: Error, who: Who) -> Errno {
         let errno = errno_of(&error);
-        if error == Error::AlreadyDispatched {
-            self.last.record(DeviceResult::new(
-                target.name(),
-                &Resolution::failed(error, None),
-            ));
-        } else {
-            self.record(
-                target,
-                Some(fh),
-                "",
-                &Resolution::failed(error, None),
-                Some(who),
-            );
-        }
+        let refused = Resolution::failed(error, None);
+        self.record(target, Some(fh), "", &refused, Some(who));
         errno
     }
 
@@ -426,10 +412,8 @@ impl Filesystem for XdevFs {
             Node::Events => Some(Handle::Events {
                 next: self.shared.journal.len(),
             }),
-            _ => self
-                .shared
-                .text(&node)
-                .map(|text| Handle::Snapshot(node.clone(), text.into_bytes())),
+            // The rest are text nodes; `node()` already refused a decided item.
+            _ => Some(Handle::Snapshot(node.clone(), None)),
         };
         match handle {
             Some(handle) => reply.opened(self.shared.handles.insert(handle), OPEN_FLAGS),
@@ -448,11 +432,9 @@ impl Filesystem for XdevFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        if offset == 0 {
-            self.shared
-                .handles
-                .refresh_snapshot(fh, |node| self.shared.text(node));
-        }
+        self.shared
+            .handles
+            .refresh_snapshot(fh, offset, |node| self.shared.text(node));
         let dir = self.shared.session.mount_dir();
         if let Some(bytes) = self
             .shared

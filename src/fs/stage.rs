@@ -2,7 +2,7 @@
 //! (the protocol is described in [`crate::producer`]).
 
 use crate::error::Error;
-use crate::fs::message::MAX_MESSAGE;
+use crate::fs::message::{is_full_chunk, MAX_MESSAGE};
 use crate::journal::{Journal, Who};
 use crate::producer::{Producer, ProducerReport, StageRequest};
 use crate::session::Session;
@@ -15,11 +15,6 @@ pub(crate) struct StageChannel {
     producer: Option<Producer>,
     /// Why the stage request was refused, readable before anything is staged.
     refusal: Vec<u8>,
-}
-
-/// A write that shells and stdio would follow with more of the same line.
-fn is_full_chunk(data: &[u8]) -> bool {
-    !data.is_empty() && data.len() % 4096 == 0 && data.last() != Some(&b'\n')
 }
 
 impl StageChannel {

@@ -200,21 +200,23 @@ impl Session {
     /// Removes a pending preview by id without deciding it, as its producer
     /// does when it goes away. False if it was not pending.
     pub fn withdraw(&self, id: &str, why: &str) -> bool {
-        let mut state = self.shared.state.lock();
-        let Some(preview) = state.pending.remove(id) else {
-            return false;
-        };
-        state
-            .subscribers
-            .publish(event(EventKind::Withdrawn, &preview, Some(why), None, true));
-        true
+        self.withdraw_if(id, why, |_| true)
     }
 
     /// [`Session::withdraw`], but only a preview waiting for a decision:
     /// one being applied or discarded right now is left alone.
     pub fn withdraw_waiting(&self, id: &str, why: &str) -> bool {
+        self.withdraw_if(id, why, |pending| pending.get_waiting(id).is_some())
+    }
+
+    fn withdraw_if(
+        &self,
+        id: &str,
+        why: &str,
+        allowed: impl FnOnce(&PendingStack) -> bool,
+    ) -> bool {
         let mut state = self.shared.state.lock();
-        if state.pending.claim(id).is_none() {
+        if !allowed(&state.pending) {
             return false;
         }
         let Some(preview) = state.pending.remove(id) else {

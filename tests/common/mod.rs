@@ -168,20 +168,28 @@ pub fn stage(session: &Session, label: &str) -> (String, Arc<Calls>) {
     (id, calls)
 }
 
-/// Stages a preview whose apply sleeps `delay` before succeeding.
-pub fn stage_slow(session: &Session, label: &str, delay: Duration) -> (String, Arc<Calls>) {
+/// Stages a preview (no reject callback) whose apply runs `finish(attempt)`
+/// (`attempt` counts earlier applies from 0), then counts the call and
+/// records the reason, so `applied()` stays 0 while `finish` is waiting.
+pub fn stage_counted<F, Fut>(session: &Session, label: &str, finish: F) -> (String, Arc<Calls>)
+where
+    F: Fn(usize) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<ToolResult, CallbackError>> + Send + 'static,
+{
     let calls = Arc::new(Calls::default());
     let counted = Arc::clone(&calls);
+    let finish = Arc::new(finish);
     let id = session.queue_resolve_handler(
         label,
         "edit",
         apply_fn(move |reason, _| {
             let calls = Arc::clone(&counted);
+            let outcome = finish(calls.applied());
             async move {
-                tokio::time::sleep(delay).await;
+                let outcome = outcome.await;
                 calls.applied.fetch_add(1, Ordering::SeqCst);
                 calls.reasons.lock().push(reason);
-                Ok(ToolResult::ok("slow apply done"))
+                outcome
             }
         }),
         None,
@@ -189,28 +197,23 @@ pub fn stage_slow(session: &Session, label: &str, delay: Duration) -> (String, A
     (id, calls)
 }
 
+/// Stages a preview whose apply sleeps `delay` before succeeding.
+pub fn stage_slow(session: &Session, label: &str, delay: Duration) -> (String, Arc<Calls>) {
+    stage_counted(session, label, move |_| async move {
+        tokio::time::sleep(delay).await;
+        Ok(ToolResult::ok("slow apply done"))
+    })
+}
+
 /// Stages a preview whose apply fails the first `failures` times.
 pub fn stage_flaky(session: &Session, label: &str, failures: usize) -> (String, Arc<Calls>) {
-    let calls = Arc::new(Calls::default());
-    let counted = Arc::clone(&calls);
-    let id = session.queue_resolve_handler(
-        label,
-        "edit",
-        apply_fn(move |reason, _| {
-            let calls = Arc::clone(&counted);
-            async move {
-                let attempt = calls.applied.fetch_add(1, Ordering::SeqCst);
-                calls.reasons.lock().push(reason);
-                if attempt < failures {
-                    Err(CallbackError::Failed("disk full".into()))
-                } else {
-                    Ok(ToolResult::ok("applied on retry"))
-                }
-            }
-        }),
-        None,
-    );
-    (id, calls)
+    stage_counted(session, label, move |attempt| async move {
+        if attempt < failures {
+            Err(CallbackError::Failed("disk full".into()))
+        } else {
+            Ok(ToolResult::ok("applied on retry"))
+        }
+    })
 }
 
 /// The result of a raw `write(2)`: the byte count or the errno.
@@ -297,24 +300,15 @@ pub fn stage_gated(
     session: &Session,
     label: &str,
 ) -> (String, Arc<Calls>, Arc<tokio::sync::Notify>) {
-    let calls = Arc::new(Calls::default());
     let gate = Arc::new(tokio::sync::Notify::new());
-    let (counted, opened) = (Arc::clone(&calls), Arc::clone(&gate));
-    let id = session.queue_resolve_handler(
-        label,
-        "edit",
-        apply_fn(move |reason, _| {
-            let calls = Arc::clone(&counted);
-            let gate = Arc::clone(&opened);
-            async move {
-                let _ = tokio::time::timeout(Duration::from_secs(30), gate.notified()).await;
-                calls.applied.fetch_add(1, Ordering::SeqCst);
-                calls.reasons.lock().push(reason);
-                Ok(ToolResult::ok("gated apply done"))
-            }
-        }),
-        None,
-    );
+    let opened = Arc::clone(&gate);
+    let (id, calls) = stage_counted(session, label, move |_| {
+        let gate = Arc::clone(&opened);
+        async move {
+            let _ = tokio::time::timeout(Duration::from_secs(30), gate.notified()).await;
+            Ok(ToolResult::ok("gated apply done"))
+        }
+    });
     (id, calls, gate)
 }
 
