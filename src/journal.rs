@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 use serde::Serialize;
@@ -17,97 +17,7 @@ use tokio::sync::watch;
 use crate::dispatch::Resolution;
 use crate::session::events::{Event, EventKind};
 use crate::session::Session;
-
-/// The process behind a request: its uid, pid and name.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Who {
-    /// The user id.
-    pub uid: u32,
-    /// The process id.
-    pub pid: u32,
-    /// The process name (`/proc/<pid>/comm`), e.g. `python3`.
-    pub process: String,
-}
-
-impl Who {
-    /// The process of thread `tid` as `/proc` shows it now, with this uid.
-    pub fn of_thread(uid: u32, tid: u32) -> Who {
-        let pid = thread_group(tid);
-        Who {
-            uid,
-            pid,
-            process: process_name(pid),
-        }
-    }
-
-    /// This process.
-    pub fn current() -> Who {
-        // SAFETY: getuid cannot fail and touches no memory.
-        let uid = unsafe { libc::getuid() };
-        Who::of_thread(uid, std::process::id())
-    }
-}
-
-/// The process (thread group) thread `tid` belongs to.
-fn thread_group(tid: u32) -> u32 {
-    std::fs::read_to_string(format!("/proc/{tid}/status"))
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find_map(|line| line.strip_prefix("Tgid:"))
-                .and_then(|value| value.trim().parse().ok())
-        })
-        .unwrap_or(tid)
-}
-
-/// The name of process `pid` right now (it changes on `exec`).
-fn process_name(pid: u32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .map(|name| name.trim_end().to_string())
-        .unwrap_or_default()
-}
-
-/// How long a thread's process id is trusted without asking `/proc` again
-/// (a thread id is only reused after the thread is gone).
-const THREAD_GROUP_TTL: Duration = Duration::from_millis(250);
-
-/// Remembers which process recent writer threads belong to, so a writer
-/// in a loop costs one small `/proc/<pid>/comm` read per write instead of
-/// two larger reads. The name is always read afresh: a process that
-/// `exec`s keeps its pid but not its name.
-#[derive(Debug, Default)]
-pub struct WhoCache {
-    groups: Mutex<HashMap<u32, (u32, Instant)>>,
-}
-
-impl WhoCache {
-    /// The identity of thread `tid` acting as `uid`.
-    pub fn who(&self, uid: u32, tid: u32) -> Who {
-        let pid = self.thread_group(tid);
-        Who {
-            uid,
-            pid,
-            process: process_name(pid),
-        }
-    }
-
-    fn thread_group(&self, tid: u32) -> u32 {
-        let now = Instant::now();
-        if let Some((pid, seen)) = self.groups.lock().get(&tid) {
-            if now.duration_since(*seen) < THREAD_GROUP_TTL {
-                return *pid;
-            }
-        }
-        let pid = thread_group(tid);
-        let mut groups = self.groups.lock();
-        if groups.len() >= 1024 {
-            groups.retain(|_, (_, seen)| now.duration_since(*seen) < THREAD_GROUP_TTL);
-        }
-        groups.insert(tid, (pid, now));
-        pid
-    }
-}
+pub use crate::who::{Who, WhoCache};
 
 /// One journal line.
 #[derive(Debug, Clone, PartialEq, Serialize)]

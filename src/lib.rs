@@ -40,6 +40,7 @@ pub mod plan_desk;
 pub mod producer;
 pub mod session;
 pub mod texts;
+pub mod who;
 
 pub use directive::{
     ModelCallPlan, SoftRequirement, SoftRequirementTracker, ToolCall, ToolChoiceDirective,

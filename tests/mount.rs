@@ -644,6 +644,68 @@ fn writers_of_the_same_device_do_not_queue_behind_a_slow_one() {
     assert_eq!(blocked.join().expect("writer"), Ok(8));
 }
 
+#[test]
+fn reopening_a_device_through_an_old_descriptor_while_a_write_waits_fails_at_once() {
+    let _quiet = quiet();
+    let fx = Fixture::new();
+    let (_, slow, gate) = stage_gated(&fx.session, "slow");
+    // Opened before the write below waits: the device's inode at that time.
+    let early = Fd::open(&fx.path("resolve"), libc::O_RDONLY).expect("open");
+    let path = fx.path("resolve");
+    let blocked = std::thread::spawn(move || write_once(&path, b"slow one"));
+    assert!(eventually(Duration::from_secs(2), || fx
+        .session
+        .in_progress_count()
+        == 1));
+    // That inode is locked in the kernel by the waiting write; reopened for
+    // writing through /proc it would queue behind it, uninterruptibly.
+    let old = std::path::PathBuf::from(format!("/proc/self/fd/{}", early.0));
+    let started = Instant::now();
+    let reopened = Fd::open(&old, libc::O_WRONLY | libc::O_TRUNC);
+    assert_eq!(reopened.err(), Some(libc::ESTALE));
+    assert!(started.elapsed() < Duration::from_millis(300));
+    // The name leads to the device's fresh inode.
+    let (_, fast) = stage(&fx.session, "fast");
+    assert_eq!(write_once(&fx.path("resolve"), b"fast"), Ok(4));
+    assert_eq!(fast.applied(), 1);
+    assert_eq!(slow.applied(), 0, "the slow apply is still running");
+    gate.notify_one();
+    assert_eq!(blocked.join().expect("writer"), Ok(8));
+}
+
+#[test]
+fn a_writer_who_saw_a_slow_write_in_status_is_never_queued_behind_it() {
+    let _quiet = quiet();
+    let fx = Fixture::new();
+    for round in 0..40 {
+        let (_, _slow, gate) = stage_gated(&fx.session, "slow");
+        let path = fx.path("resolve");
+        let blocked = std::thread::spawn(move || write_once(&path, b"slow"));
+        // Read status as fast as possible: the earliest moment it shows the
+        // slow write is the riskiest moment to open the device.
+        let seen = Instant::now();
+        while !fx.read("status").contains("in progress: 1") {
+            assert!(seen.elapsed() < Duration::from_secs(2), "round {round}");
+        }
+        let (_, fast) = stage(&fx.session, "fast");
+        let (done, answer) = std::sync::mpsc::channel();
+        let path = fx.path("resolve");
+        std::thread::spawn(move || {
+            let _ = done.send(write_once(&path, b"fast"));
+        });
+        let written = answer.recv_timeout(Duration::from_secs(3));
+        // Let the slow write finish either way, so a failure cannot hang.
+        gate.notify_one();
+        assert_eq!(
+            written,
+            Ok(Ok(4)),
+            "round {round}: the second writer queued behind the slow one"
+        );
+        assert_eq!(fast.applied(), 1);
+        assert_eq!(blocked.join().expect("writer"), Ok(4));
+    }
+}
+
 // ----- concurrency ------------------------------------------------------------
 
 #[test]

@@ -88,17 +88,27 @@ impl Handles {
     }
 
     /// Renders a snapshot handle with `render` on a read from offset 0 or
-    /// on its first read.
+    /// on its first read. Returns whether it rendered.
     pub(crate) fn refresh_snapshot(
         &self,
         fh: FileHandle,
         offset: u64,
         render: impl FnOnce(&Node) -> Option<String>,
-    ) {
-        if let Some(Handle::Snapshot(node, bytes)) = self.open.lock().get_mut(&fh.0) {
-            if offset == 0 || bytes.is_none() {
+    ) -> bool {
+        match self.open.lock().get_mut(&fh.0) {
+            Some(Handle::Snapshot(node, bytes)) if offset == 0 || bytes.is_none() => {
                 *bytes = Some(render(node).unwrap_or_default().into_bytes());
+                true
             }
+            _ => false,
+        }
+    }
+
+    /// Drops the rendered content of a snapshot handle, so that its next
+    /// read renders afresh whatever its offset.
+    pub(crate) fn discard_snapshot(&self, fh: FileHandle) {
+        if let Some(Handle::Snapshot(_, bytes)) = self.open.lock().get_mut(&fh.0) {
+            *bytes = None;
         }
     }
 

@@ -6,6 +6,7 @@ mod control;
 mod handles;
 mod message;
 mod nodes;
+mod settling;
 mod signals;
 mod stage;
 pub mod status;
@@ -35,6 +36,7 @@ use control::InFlight;
 use handles::{Handle, Handles};
 use message::WriteStep;
 use nodes::{Inodes, ItemFile, Node, Owner};
+use settling::Settling;
 use status::{DeviceResult, LastResult};
 use target::Target;
 
@@ -63,6 +65,7 @@ struct Shared {
     last: LastResult,
     owner: Owner,
     who: WhoCache,
+    settling: Arc<Settling>,
 }
 
 /// The xdev filesystem, as fuser drives it.
@@ -107,6 +110,7 @@ impl XdevFs {
                 last: LastResult::default(),
                 owner: Owner::current(),
                 who: WhoCache::default(),
+                settling: Arc::default(),
             }),
         }
     }
@@ -191,6 +195,7 @@ impl XdevFs {
             }
             WriteStep::Refuse(error) => reply.error(self.shared.refuse(&target, fh, error, who)),
             WriteStep::Dispatch(text) => {
+                let settle = self.shared.settling.start();
                 let shared = Arc::clone(&self.shared);
                 let tid = req.pid();
                 let waiting = InFlight::start(&self.shared.control);
@@ -208,6 +213,7 @@ impl XdevFs {
                 if waits {
                     self.move_opens_off(&target);
                 }
+                drop(settle);
             }
         }
     }
@@ -249,7 +255,45 @@ impl XdevFs {
     }
 }
 
+impl XdevFs {
+    /// Answers a status read once no device write is settling, rendered
+    /// afresh then (see [`Settling`]).
+    fn read_once_settled(&self, fh: FileHandle, offset: u64, size: u32, reply: ReplyData) {
+        let shared = Arc::clone(&self.shared);
+        self.answer_soon(async move {
+            loop {
+                shared.settling.quiet().await;
+                if shared.render_settled(fh, offset) {
+                    break;
+                }
+            }
+            let dir = shared.session.mount_dir();
+            match shared
+                .handles
+                .read(fh, offset, size, |target| target.usage(&dir))
+            {
+                Some(bytes) => reply.data(&bytes),
+                None => reply.error(Errno::EBADF),
+            }
+        });
+    }
+}
+
 impl Shared {
+    /// Renders a snapshot handle for a read (if the read needs it). False
+    /// when a device write was settling meanwhile: the render may show that
+    /// write before later opens moved off its inode, so it must be redone.
+    fn render_settled(&self, fh: FileHandle, offset: u64) -> bool {
+        let rendered = self
+            .handles
+            .refresh_snapshot(fh, offset, |node| self.text(node));
+        if rendered && !self.settling.is_quiet() {
+            self.handles.discard_snapshot(fh);
+            return false;
+        }
+        true
+    }
+
     /// Dispatches one complete message and records its result.
     async fn dispatch(
         self: Arc<Self>,
@@ -402,6 +446,15 @@ impl Filesystem for XdevFs {
         let Some(node) = self.node(ino) else {
             return reply.error(Errno::ENOENT);
         };
+        if let Node::Device(device) = node {
+            if !self.shared.inodes.is_current(device, ino) {
+                // A path walked before the device moved to a fresh inode
+                // (see `move_opens_off`): the kernel walks it again and
+                // opens the fresh one instead of queueing behind the write
+                // that waits on this one.
+                return reply.error(Errno::ESTALE);
+            }
+        }
         let writing = flags.acc_mode() != OpenAccMode::O_RDONLY;
         let handle = match &node {
             _ if node.kind() == fuser::FileType::Directory => return reply.error(Errno::EISDIR),
@@ -432,9 +485,9 @@ impl Filesystem for XdevFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        self.shared
-            .handles
-            .refresh_snapshot(fh, offset, |node| self.shared.text(node));
+        if !self.shared.render_settled(fh, offset) {
+            return self.read_once_settled(fh, offset, size, reply);
+        }
         let dir = self.shared.session.mount_dir();
         if let Some(bytes) = self
             .shared

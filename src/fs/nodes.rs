@@ -362,6 +362,12 @@ impl Inodes {
         }
     }
 
+    /// Whether `ino` is the inode that opens of root device `device` get
+    /// now (it is not after [`Inodes::renew`]).
+    pub(crate) fn is_current(&self, device: Device, ino: INodeNo) -> bool {
+        self.table.lock().named.get(device.name()) == Some(&ino.0)
+    }
+
     /// Gives a root device a fresh inode for opens from now on.
     ///
     /// The kernel holds a file's inode lock while a write on it waits for
