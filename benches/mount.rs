@@ -176,11 +176,13 @@ fn measure(kinds: &[Kind], stack: &Stack) -> Vec<Stats> {
     }
     let per_round = SAMPLES / ROUNDS;
     let mut samples: Vec<Vec<u64>> = kinds.iter().map(|_| Vec::with_capacity(SAMPLES)).collect();
+    let mut waits = vec![0u64; kinds.len()];
     for round in 0..ROUNDS {
         stack.top_up(per_round + BASE_PREVIEWS);
         for turn in 0..kinds.len() {
             let index = (round + turn) % kinds.len();
             let kind = &kinds[index];
+            let slept_before = writer_sleeps();
             for _ in 0..per_round {
                 let start = Instant::now();
                 let result = kind.run();
@@ -188,9 +190,30 @@ fn measure(kinds: &[Kind], stack: &Stack) -> Vec<Stats> {
                 result.unwrap_or_else(|err| panic!("{}: {err}", kind.name()));
                 samples[index].push(took.as_nanos() as u64);
             }
+            waits[index] += writer_sleeps() - slept_before;
         }
     }
-    samples.iter_mut().map(|s| Stats::of(s)).collect()
+    samples
+        .iter_mut()
+        .zip(waits)
+        .map(|(samples, waits)| Stats::of(samples, waits))
+        .collect()
+}
+
+/// How often this thread (the writer) has gone to sleep so far: its
+/// voluntary context switches. A synchronous FUSE request puts the writer
+/// to sleep until the answer comes, so per operation this counts the round
+/// trips it waited for.
+fn writer_sleeps() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("voluntary_ctxt_switches:"))
+                .and_then(|count| count.trim().parse().ok())
+        })
+        .unwrap_or(0)
 }
 
 // ---------------------------------------------------------------------------
@@ -380,15 +403,18 @@ impl Stack {
 struct Stats {
     median_ns: u64,
     p90_ns: u64,
+    /// The writer's sleeps (round trips it waited for) per operation.
+    waits_per_op: f64,
 }
 
 impl Stats {
-    fn of(samples: &mut [u64]) -> Stats {
+    fn of(samples: &mut [u64], waits: u64) -> Stats {
         samples.sort_unstable();
         let at = |q: f64| samples[((samples.len() as f64 * q) as usize).min(samples.len() - 1)];
         Stats {
             median_ns: at(0.5),
             p90_ns: at(0.9),
+            waits_per_op: waits as f64 / samples.len().max(1) as f64,
         }
     }
 }
@@ -428,12 +454,16 @@ fn report(
     for (placement, stats) in placements {
         println!();
         println!("placement: {}", placement.name());
-        println!("{:<56} {:>10} {:>10}", "", "median us", "p90 us");
+        println!(
+            "{:<56} {:>10} {:>10} {:>14}",
+            "", "median us", "p90 us", "waits per op"
+        );
         for (name, stat) in names.iter().zip(stats) {
             println!(
-                "{name:<56} {:>10.2} {:>10.2}",
+                "{name:<56} {:>10.2} {:>10.2} {:>14.2}",
                 us(stat.median_ns),
-                us(stat.p90_ns)
+                us(stat.p90_ns),
+                stat.waits_per_op
             );
         }
         let a = stats[0].median_ns as f64;
