@@ -215,14 +215,24 @@ impl Work {
 
 /// Work in progress. If dropped unfinished (its caller stopped waiting, or
 /// the caller's own future was dropped), work that must finish is moved onto
-/// the tokio runtime to finish there; other work is dropped with it.
-struct Detached(Option<BoxFuture<Resolution>>, bool);
+/// the tokio runtime to finish there, its preview marked abandoned so that
+/// its outcome is reported; other work is dropped with it.
+struct Detached<'a> {
+    work: Option<BoxFuture<Resolution>>,
+    must_finish: bool,
+    session: &'a Session,
+    id: Option<&'a str>,
+}
 
-impl Drop for Detached {
+impl Drop for Detached<'_> {
     fn drop(&mut self) {
-        let Some(work) = self.0.take() else { return };
-        if !self.1 {
+        let Some(work) = self.work.take() else { return };
+        if !self.must_finish {
             return;
+        }
+        if let Some(id) = self.id {
+            // Before the work can run on: its outcome event then says so.
+            self.session.abandon(id);
         }
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => drop(runtime.spawn(work)),
@@ -246,11 +256,16 @@ async fn race(session: &Session, work: Work, cancel: Option<Cancel>) -> Resoluti
         id,
         must_finish,
     } = work;
-    let mut running = Detached(Some(future), must_finish);
+    let mut running = Detached {
+        work: Some(future),
+        must_finish,
+        session,
+        id: id.as_deref(),
+    };
     let mut resolution = std::future::poll_fn(|cx| {
-        if let Some(future) = running.0.as_mut() {
+        if let Some(future) = running.work.as_mut() {
             if let Poll::Ready(resolution) = future.as_mut().poll(cx) {
-                running.0 = None;
+                running.work = None;
                 return Poll::Ready(resolution);
             }
         }

@@ -15,6 +15,7 @@ use serde::Serialize;
 use tokio::sync::watch;
 
 use crate::dispatch::Resolution;
+use crate::error::errno_name;
 use crate::session::events::{Event, EventKind};
 use crate::session::Session;
 pub use crate::who::{Who, WhoCache};
@@ -83,8 +84,9 @@ impl Record {
         }
     }
 
-    /// The record of a queue event (staging, withdrawal, ...); `None` for
-    /// the events that decisions already record.
+    /// The record of a queue event (staging, withdrawal, ...) or of the
+    /// outcome of an abandoned decision; `None` for the events that
+    /// decisions already record.
     pub fn from_event(event: &Event, who: Option<Who>) -> Option<Record> {
         let (name, outcome) = match event.kind {
             EventKind::Staged => ("staged", "ok"),
@@ -94,8 +96,18 @@ impl Record {
                 ("withdrawn", "timeout")
             }
             EventKind::Withdrawn => ("withdrawn", "ok"),
-            EventKind::Applied | EventKind::Discarded | EventKind::Failed => return None,
+            // A decision's outcome is recorded with its write, unless the
+            // writer had stopped waiting (interrupted, aborted): then only
+            // this event tells how it ended.
+            EventKind::Applied | EventKind::Discarded | EventKind::Failed if !event.abandoned => {
+                return None
+            }
+            EventKind::Applied if event.ok => ("applied", "ok"),
+            EventKind::Applied => ("applied", "error"),
+            EventKind::Discarded => ("discarded", "ok"),
+            EventKind::Failed => ("failed", "error"),
         };
+        let callback_outcome = matches!(event.kind, EventKind::Applied | EventKind::Failed);
         Some(Record {
             time: now(),
             event: name.to_string(),
@@ -106,7 +118,9 @@ impl Record {
             reason: event.reason.clone(),
             outcome: outcome.to_string(),
             text: event.text.clone(),
-            errno: None,
+            // A callback that failed (or an apply that returned an error
+            // result) is an EIO, as it would have been for its writer.
+            errno: (callback_outcome && !event.ok).then(|| errno_name(libc::EIO).to_string()),
             who,
         })
     }

@@ -305,6 +305,15 @@ fn a_signalled_writer_gets_eintr() {
     assert!(eventually(Duration::from_secs(1), || !fx
         .session
         .is_pending(&id)));
+    // The writer got EINTR; the journal still learns how the apply ended.
+    let late_outcome = |record: &serde_json::Value| {
+        record["event"] == "applied" && record["id"] == id.as_str() && record["outcome"] == "ok"
+    };
+    assert!(eventually(Duration::from_secs(1), || fx
+        .read("log")
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .any(|record| late_outcome(&record))));
 }
 
 #[test]

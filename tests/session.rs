@@ -1568,13 +1568,17 @@ async fn abort_returns_at_once_and_the_late_apply_is_still_recorded() {
     assert_eq!(applied.id, id);
     assert_eq!(applied.text.as_deref(), Some("applied late"));
     assert_eq!(applied.reason.as_deref(), Some("go"));
+    assert!(applied.abandoned, "nobody waited for this outcome");
     assert!(!session.is_pending(&id));
     assert_eq!(session.in_progress_count(), 0);
 
-    // Later dispatches are not affected by the earlier abort.
+    // Later dispatches are not affected by the earlier abort, and their
+    // callers got the outcome themselves.
     stage(&session, "next", "edit");
     let answer = write(&session, Device::Resolve, "fine").await;
     assert_eq!(answer.text, "applied next: fine");
+    let applied = next_event(&mut events, EventKind::Applied).await;
+    assert!(!applied.abandoned);
 }
 
 #[tokio::test]
@@ -1592,6 +1596,7 @@ async fn abort_then_a_late_failure_requeues_the_preview() {
     gate.release(Err(CallbackError::Failed("disk full".into())));
     let failed = next_event(&mut events, EventKind::Failed).await;
     assert_eq!(failed.text.as_deref(), Some("Apply failed: disk full"));
+    assert!(failed.abandoned);
     let requeued = next_event(&mut events, EventKind::Requeued).await;
     assert_eq!(requeued.id, id);
     assert_eq!(pending_ids(&session), [&*id]);

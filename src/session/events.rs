@@ -49,6 +49,10 @@ pub struct Event {
     pub text: Option<String>,
     /// False when the outcome is an error.
     pub ok: bool,
+    /// The decision's caller stopped waiting (aborted, interrupted) before
+    /// it finished: this event is the only report of its outcome.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub abandoned: bool,
     /// When it happened.
     #[serde(skip)]
     pub time: SystemTime,

@@ -7,6 +7,7 @@ pub mod events;
 mod pending;
 pub mod preview;
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -34,6 +35,8 @@ struct State {
     standing: Option<StandingHandler>,
     plan_handler: Option<PlanHandler>,
     subscribers: Subscribers,
+    /// Previews whose decision runs on after its caller stopped waiting.
+    abandoned: HashSet<String>,
 }
 
 struct Shared {
@@ -82,7 +85,24 @@ fn event(
         reason: reason.map(str::to_string),
         text: text.map(str::to_string),
         ok,
+        abandoned: false,
         time: SystemTime::now(),
+    }
+}
+
+/// The event of a decision's outcome, marked when its caller had stopped
+/// waiting for it.
+fn outcome(
+    state: &mut State,
+    kind: EventKind,
+    preview: &Preview,
+    reason: &str,
+    text: &str,
+    ok: bool,
+) -> Event {
+    Event {
+        abandoned: state.abandoned.remove(&*preview.id),
+        ..event(kind, preview, Some(reason), Some(text), ok)
     }
 }
 
@@ -294,23 +314,23 @@ impl Session {
         ok: bool,
     ) {
         let mut state = self.shared.state.lock();
+        let decided = outcome(&mut state, kind, preview, reason, text, ok);
         if state.pending.remove(&preview.id).is_some() {
-            state
-                .subscribers
-                .publish(event(kind, preview, Some(reason), Some(text), ok));
+            state.subscribers.publish(decided);
         }
+    }
+
+    /// The caller deciding preview `id` stopped waiting; the decision runs
+    /// on, and its outcome event will say so.
+    pub(crate) fn abandon(&self, id: &str) {
+        self.shared.state.lock().abandoned.insert(id.to_string());
     }
 
     /// A failed apply: the same invoker goes back to the head, unclaimed.
     pub(crate) fn requeue_after_failure(&self, preview: &Preview, reason: &str, text: &str) {
         let mut state = self.shared.state.lock();
-        state.subscribers.publish(event(
-            EventKind::Failed,
-            preview,
-            Some(reason),
-            Some(text),
-            false,
-        ));
+        let failed = outcome(&mut state, EventKind::Failed, preview, reason, text, false);
+        state.subscribers.publish(failed);
         if state.pending.requeue_at_head(&preview.id) {
             state.subscribers.publish(event(
                 EventKind::Requeued,
@@ -325,13 +345,8 @@ impl Session {
     /// A failed reject: the preview stays pending where it stood.
     pub(crate) fn keep_after_failure(&self, preview: &Preview, reason: &str, text: &str) {
         let mut state = self.shared.state.lock();
-        state.subscribers.publish(event(
-            EventKind::Failed,
-            preview,
-            Some(reason),
-            Some(text),
-            false,
-        ));
+        let failed = outcome(&mut state, EventKind::Failed, preview, reason, text, false);
+        state.subscribers.publish(failed);
         state.pending.unclaim(&preview.id);
     }
 
