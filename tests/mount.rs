@@ -305,6 +305,19 @@ fn a_signalled_writer_gets_eintr() {
     assert!(eventually(Duration::from_secs(1), || !fx
         .session
         .is_pending(&id)));
+    let records: Vec<serde_json::Value> = fx
+        .read("log")
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    let interrupted = records
+        .iter()
+        .find(|record| record["errno"] == "EINTR")
+        .expect("a record of the interrupted write");
+    assert_eq!(
+        (&interrupted["id"], &interrupted["label"]),
+        (&serde_json::json!(id), &serde_json::json!("slow"))
+    );
     // The writer got EINTR; the journal still learns how the apply ended.
     let late_outcome = |record: &serde_json::Value| {
         record["event"] == "applied" && record["id"] == id.as_str() && record["outcome"] == "ok"

@@ -325,8 +325,20 @@ impl Shared {
             self.handles.set_result(fh, &resolution.text);
         }
         let name = target.name();
-        self.journal
-            .append(&Record::decision(&name, reason.trim(), resolution, who));
+        let mut record = Record::decision(&name, reason.trim(), resolution, who);
+        if record.label.is_none() {
+            // An interrupted or aborted decision has no details of its own;
+            // its preview is still under way, so name it from the session.
+            if let Some(info) = resolution
+                .id
+                .as_deref()
+                .and_then(|id| self.session.preview(id))
+            {
+                record.label = Some(info.label);
+                record.source_tool = Some(info.source_tool);
+            }
+        }
+        self.journal.append(&record);
         self.last.record(DeviceResult::new(name, resolution));
         tracing::debug!(target = %target.name(), ok = resolution.is_ok(), text = %resolution.text, "device result");
     }
