@@ -118,10 +118,15 @@ impl ClientError {
 
     /// An error opening `path` (a file of a mount), naming the likelier
     /// cause of a missing file: no mount there at all, a mount without a
-    /// plan desk, or a preview id that is not pending.
+    /// plan desk, or a preview id that is not pending; and of a busy one: a
+    /// preview another writer is deciding.
     fn open(path: &Path, source: io::Error) -> Self {
         let shown = path.display();
         let mut what = format!("cannot open {shown}");
+        if source.raw_os_error() == Some(libc::EBUSY) && locate(path).1 == Place::Item {
+            what =
+                format!("another writer is deciding this preview right now; cannot open {shown}");
+        }
         if source.kind() == io::ErrorKind::NotFound {
             let (mount, place) = locate(path);
             if !mount.join("status").exists() {

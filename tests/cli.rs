@@ -521,6 +521,33 @@ fn per_item_resolve_applies_exactly_that_preview() {
     }
 }
 
+#[test]
+fn deciding_an_item_another_writer_is_deciding_says_so() {
+    let daemon = Daemon::plain();
+    let cmd = sh("sleep 2; echo slow done");
+    let mut stager = daemon.stage(&["--label", "slow"], &refs(&cmd));
+    let mut first = daemon.spawn(&["resolve", "--id", &stager.id, "first"]);
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !daemon.read("status.json").contains("\"inProgress\":1") {
+        assert!(Instant::now() < deadline, "the first resolve never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let second = daemon.run(&["resolve", "--id", &stager.id, "second"]);
+    let path = daemon.dir.join("pending").join(&stager.id).join("resolve");
+    assert_eq!(
+        (second.code, second.stderr),
+        (
+            1,
+            format!(
+                "xdev: EBUSY: another writer is deciding this preview right now; cannot open {}: Device or resource busy\n",
+                path.display()
+            )
+        )
+    );
+    assert_eq!(wait_exit(&mut first, Duration::from_secs(5)), Some(0));
+    assert_eq!(stager.wait(), Some(0));
+}
+
 // ----- resolve / reject / propose / status ----------------------------------
 
 #[test]

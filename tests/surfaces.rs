@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::*;
 use xdev::plan_desk::{PlanDesk, PlanHandlerKind};
@@ -132,6 +132,38 @@ fn a_bad_stage_request_is_einval() {
         "the reason is read back on the same descriptor"
     );
     assert_eq!(fx.session.pending_count(), 0);
+}
+
+#[test]
+fn an_item_being_decided_is_busy_for_other_writers_not_a_queue() {
+    let fx = Fixture::new();
+    let (id, calls, gate) = stage_gated(&fx.session, "slow");
+    let resolve = fx.path(&format!("pending/{id}/resolve"));
+    let first = std::thread::spawn({
+        let resolve = resolve.clone();
+        move || write_once(&resolve, b"first")
+    });
+    assert!(eventually(Duration::from_secs(2), || fx
+        .session
+        .is_in_progress(&id)));
+    // Both files of the item refuse new writers at once (they would wait in
+    // the kernel behind the first write, out of reach of Ctrl-C)...
+    let started = Instant::now();
+    assert_eq!(write_once(&resolve, b"second"), Err(libc::EBUSY));
+    let reject = fx.path(&format!("pending/{id}/reject"));
+    let shell = fx.sh(&format!("echo no > \"$D/pending/{id}/reject\""));
+    assert!(!shell.status.success());
+    assert!(
+        String::from_utf8_lossy(&shell.stderr).contains("Device or resource busy"),
+        "{shell:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(1));
+    // ...while reading them still works.
+    assert!(std::fs::read_to_string(&reject).is_ok());
+    gate.notify_one();
+    assert_eq!(first.join().expect("first writer"), Ok(5));
+    assert_eq!(calls.applied(), 1);
+    assert_eq!(write_once(&resolve, b"third"), Err(libc::ENOENT));
 }
 
 #[test]

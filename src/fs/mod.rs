@@ -468,6 +468,14 @@ impl Filesystem for XdevFs {
             }
         }
         let writing = flags.acc_mode() != OpenAccMode::O_RDONLY;
+        if let Node::Item(id, ItemFile::Resolve | ItemFile::Reject) = &node {
+            if writing && self.shared.session.is_in_progress(id) {
+                // Another writer is deciding it. This file's inode is locked
+                // in the kernel until that write is answered, so opening it
+                // to write would queue behind it, uninterruptibly.
+                return reply.error(Errno::EBUSY);
+            }
+        }
         let handle = match &node {
             _ if node.kind() == fuser::FileType::Directory => return reply.error(Errno::EISDIR),
             _ if node.target().is_some() => node.target().map(Handle::target),

@@ -280,6 +280,12 @@ impl Session {
         self.shared.state.lock().pending.in_progress()
     }
 
+    /// Whether this id is being applied or discarded right now.
+    pub fn is_in_progress(&self, id: &str) -> bool {
+        let state = self.shared.state.lock();
+        state.pending.get(id).is_some() && state.pending.get_waiting(id).is_none()
+    }
+
     /// Whether this id is still staged (waiting or in progress).
     pub fn is_pending(&self, id: &str) -> bool {
         self.shared.state.lock().pending.get(id).is_some()
