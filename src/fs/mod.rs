@@ -253,9 +253,7 @@ impl XdevFs {
             }
         });
     }
-}
 
-impl XdevFs {
     /// Answers a status read once no device write is settling, rendered
     /// afresh then (see [`Settling`]).
     fn read_once_settled(&self, fh: FileHandle, offset: u64, size: u32, reply: ReplyData) {
