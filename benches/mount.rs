@@ -119,10 +119,11 @@ fn main() {
 
     // (a)-(d) in each placement.
     let null_before = counts.snapshot();
-    let placements: Vec<(Placement, Vec<Stats>)> = Placement::available()
+    let allowed = allowed_cpus();
+    let placements: Vec<(Placement, Vec<Stats>)> = Placement::available(&allowed)
         .into_iter()
         .map(|placement| {
-            placement.apply();
+            placement.apply(&allowed);
             (placement, measure(&kinds, &stack))
         })
         .collect();
@@ -134,7 +135,7 @@ fn main() {
     let ops_per_kind = ((WARMUP + SAMPLES) * placements.len()) as u64;
 
     // (e) throughput of (a) with 1 and 2 writers, placed by the scheduler.
-    Placement::Scheduler.apply();
+    Placement::Scheduler.apply(&allowed);
     let scheduler = &placements[0].1;
 
     let (one, two) = throughputs(&stack, &resolve, scheduler[0].median_ns);
@@ -147,7 +148,14 @@ fn main() {
         eprintln!("warning: unmounting the null FS: {err}");
     }
 
-    report(&placements, &null_requests, ops_per_kind, &one, &two);
+    report(
+        &placements,
+        &allowed,
+        &null_requests,
+        ops_per_kind,
+        &one,
+        &two,
+    );
     println!(
         "check: {applies} applies for {timed_resolves} successful resolve writes{}",
         if applies == timed_resolves {
@@ -220,7 +228,9 @@ fn writer_sleeps() -> u64 {
 // Where the threads run.
 
 /// Where the writer (this process's main thread) and the mounts' threads
-/// (both request loops and xdev's runtime: every other thread) run.
+/// (both request loops and xdev's runtime: every other thread) run, among
+/// the CPUs this process was allowed at its start (`first` and `second`
+/// below are the first two of those).
 ///
 /// On a VM a wakeup that crosses CPUs costs tens of microseconds (the idle
 /// virtual CPU has to be woken by the host), a wakeup on the same CPU a few.
@@ -230,50 +240,70 @@ fn writer_sleeps() -> u64 {
 /// request.
 #[derive(Clone, Copy, PartialEq)]
 enum Placement {
-    /// No affinity: where the scheduler puts them.
+    /// Every allowed CPU: where the scheduler puts them.
     Scheduler,
-    /// Writer on CPU 0, mounts on CPU 1: every request crosses CPUs, so
-    /// a/b compares round trips.
+    /// Writer on `first`, mounts on `second`: every request crosses CPUs,
+    /// so a/b compares round trips.
     Split,
-    /// Everything on CPU 0: no wakeup crosses CPUs, so a/b compares the
+    /// Everything on `first`: no wakeup crosses CPUs, so a/b compares the
     /// CPU work (kernel and user) per operation.
     Shared,
 }
 
 impl Placement {
-    fn available() -> Vec<Placement> {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if cpus >= 2 {
+    fn available(allowed: &[usize]) -> Vec<Placement> {
+        if allowed.len() >= 2 {
             vec![Placement::Scheduler, Placement::Split, Placement::Shared]
         } else {
             vec![Placement::Scheduler, Placement::Shared]
         }
     }
 
-    fn name(self) -> &'static str {
+    fn name(self, allowed: &[usize]) -> String {
+        let (first, second) = (allowed[0], allowed.get(1).copied().unwrap_or(allowed[0]));
         match self {
-            Placement::Scheduler => "scheduler's choice (no affinity)",
-            Placement::Split => "split (writer on CPU 0, mounts on CPU 1)",
-            Placement::Shared => "shared (writer and mounts on CPU 0)",
+            Placement::Scheduler => format!("scheduler's choice (CPUs {allowed:?})"),
+            Placement::Split => {
+                format!("split (writer on CPU {first}, mounts on CPU {second})")
+            }
+            Placement::Shared => format!("shared (writer and mounts on CPU {first})"),
         }
     }
 
     /// Sets the affinity of every thread of this process.
-    fn apply(self) {
-        let all: Vec<usize> = (0..libc::CPU_SETSIZE as usize).collect();
+    fn apply(self, allowed: &[usize]) {
+        let (first, second) = (allowed[0], allowed.get(1).copied().unwrap_or(allowed[0]));
         let (writer, mounts) = match self {
-            Placement::Scheduler => (all.clone(), all),
-            Placement::Split => (vec![0], vec![1]),
-            Placement::Shared => (vec![0], vec![0]),
+            Placement::Scheduler => (allowed.to_vec(), allowed.to_vec()),
+            Placement::Split => (vec![first], vec![second]),
+            Placement::Shared => (vec![first], vec![first]),
         };
         let me = std::process::id();
+        set_affinity(me, &writer).expect("place the writer thread");
         let threads = std::fs::read_dir("/proc/self/task").expect("list this process's threads");
         for tid in threads.filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok()) {
-            let cpus = if tid == me { &writer } else { &mounts };
-            // A thread that ended meanwhile needs no placement.
-            let _ = set_affinity(tid, cpus);
+            if tid != me {
+                // A thread that ended meanwhile needs no placement.
+                let _ = set_affinity(tid, &mounts);
+            }
         }
     }
+}
+
+/// The CPUs this process may run on, as it started.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: `set` is a plain bit set that sched_getaffinity fills; the
+    // libc macro only reads it.
+    let cpus: Vec<usize> = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        let got = libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set);
+        assert_eq!(got, 0, "sched_getaffinity: {}", io::Error::last_os_error());
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
+            .collect()
+    };
+    assert!(!cpus.is_empty(), "no CPU allowed");
+    cpus
 }
 
 fn set_affinity(tid: u32, cpus: &[usize]) -> io::Result<()> {
@@ -433,6 +463,7 @@ fn verdict(pass: bool) -> &'static str {
 
 fn report(
     placements: &[(Placement, Vec<Stats>)],
+    allowed: &[usize],
     null: &Snapshot,
     null_ops: u64,
     one: &Throughput,
@@ -453,7 +484,7 @@ fn report(
     );
     for (placement, stats) in placements {
         println!();
-        println!("placement: {}", placement.name());
+        println!("placement: {}", placement.name(allowed));
         println!(
             "{:<56} {:>10} {:>10} {:>14}",
             "", "median us", "p90 us", "waits per op"

@@ -244,11 +244,7 @@ pub fn errno_label(errno: i32) -> String {
 /// whose length happens to be a multiple of 4096 is never held as a "full
 /// chunk" (the mount trims surrounding whitespace anyway).
 pub fn write_device(path: &Path, message: &[u8]) -> Result<String, ClientError> {
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .map_err(|err| ClientError::open(path, err))?;
+    let file = open_device(path)?;
     let mut body = message.to_vec();
     if body.last() != Some(&b'\n') {
         body.push(b'\n');
@@ -284,6 +280,22 @@ pub fn write_device(path: &Path, message: &[u8]) -> Result<String, ClientError> 
                 err,
             )),
         },
+    }
+}
+
+/// Opens a device-like file to write and read back. While a write on a
+/// device waits, the device moves to a fresh inode, and an open that raced
+/// two such moves gets `ESTALE`: it simply opens again.
+fn open_device(path: &Path) -> Result<File, ClientError> {
+    const ATTEMPTS: usize = 3;
+    let mut attempt = 1;
+    loop {
+        match OpenOptions::new().read(true).write(true).open(path) {
+            Err(err) if err.raw_os_error() == Some(libc::ESTALE) && attempt < ATTEMPTS => {
+                attempt += 1;
+            }
+            opened => return opened.map_err(|err| ClientError::open(path, err)),
+        }
     }
 }
 

@@ -173,21 +173,26 @@ impl Device {
 /// error (a writer's signal, a deadline). The handler itself keeps running.
 pub type Cancel = BoxFuture<Error>;
 
-/// What a dispatch runs: the handler's future, the preview it decides (if
-/// any) and whether it must finish even when nobody waits for it any more.
+/// What a dispatch runs: the handler's future, the preview it decides and
+/// how (if any), and whether it must finish even when nobody waits for it
+/// any more.
 struct Work {
     future: BoxFuture<Resolution>,
-    id: Option<String>,
+    decides: Option<(Arc<Preview>, ResolveRequest)>,
     must_finish: bool,
 }
 
 impl Work {
     /// A preview's callback: it always runs to the end, so the preview's
     /// outcome (consumed, or requeued after a failure) is recorded.
-    fn preview(id: &str, future: BoxFuture<Resolution>) -> Self {
+    fn preview(session: &Session, preview: Arc<Preview>, request: ResolveRequest) -> Self {
         Work {
-            future,
-            id: Some(id.to_string()),
+            future: Box::pin(invoke(
+                session.clone(),
+                Arc::clone(&preview),
+                request.clone(),
+            )),
+            decides: Some((preview, request)),
             must_finish: true,
         }
     }
@@ -197,7 +202,7 @@ impl Work {
     fn handler(future: BoxFuture<Resolution>) -> Self {
         Work {
             future,
-            id: None,
+            decides: None,
             must_finish: true,
         }
     }
@@ -207,7 +212,7 @@ impl Work {
     fn proposal(future: BoxFuture<Resolution>) -> Self {
         Work {
             future,
-            id: None,
+            decides: None,
             must_finish: false,
         }
     }
@@ -221,7 +226,7 @@ struct Detached<'a> {
     work: Option<BoxFuture<Resolution>>,
     must_finish: bool,
     session: &'a Session,
-    id: Option<&'a str>,
+    preview: Option<&'a Preview>,
 }
 
 impl Drop for Detached<'_> {
@@ -230,12 +235,14 @@ impl Drop for Detached<'_> {
         if !self.must_finish {
             return;
         }
-        if let Some(id) = self.id {
-            // Before the work can run on: its outcome event then says so.
-            self.session.abandon(id);
-        }
         match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => drop(runtime.spawn(work)),
+            Ok(runtime) => {
+                if let Some(preview) = self.preview {
+                    // Before the work can run on: its outcome event says so.
+                    self.session.abandon(preview);
+                }
+                drop(runtime.spawn(work));
+            }
             Err(_) => {
                 tracing::error!("a preview callback was dropped unfinished outside a tokio runtime")
             }
@@ -253,14 +260,22 @@ async fn race(session: &Session, work: Work, cancel: Option<Cancel>) -> Resoluti
     let mut cancel = cancel.unwrap_or_else(|| Box::pin(std::future::pending()));
     let Work {
         future,
-        id,
+        decides,
         must_finish,
     } = work;
     let mut running = Detached {
         work: Some(future),
         must_finish,
         session,
-        id: id.as_deref(),
+        preview: decides.as_ref().map(|(preview, _)| &**preview),
+    };
+    // A caller that stops waiting still learns which preview it was
+    // deciding, and how.
+    let unfinished = |error: Error| {
+        let details = decides
+            .as_ref()
+            .map(|(preview, request)| details_for(preview, request, None));
+        Resolution::failed(error, details)
     };
     let mut resolution = std::future::poll_fn(|cx| {
         if let Some(future) = running.work.as_mut() {
@@ -270,15 +285,16 @@ async fn race(session: &Session, work: Work, cancel: Option<Cancel>) -> Resoluti
             }
         }
         if let Poll::Ready(why) = aborted.as_mut().poll(cx) {
-            return Poll::Ready(Resolution::failed(Error::Aborted(why), None));
+            return Poll::Ready(unfinished(Error::Aborted(why)));
         }
         if let Poll::Ready(error) = cancel.as_mut().poll(cx) {
-            return Poll::Ready(Resolution::failed(error, None));
+            return Poll::Ready(unfinished(error));
         }
         Poll::Pending
     })
     .await;
     drop(running);
+    let id = decides.map(|(preview, _)| preview.id.to_string());
     resolution.id = resolution.id.or(id);
     resolution
 }
@@ -420,11 +436,7 @@ fn queue_or_pending(session: &Session, request: ResolveRequest) -> Option<Work> 
         return Some(Work::handler(invoke_queue(invoker, tool_name, request)));
     }
     let preview = session.claim_head()?;
-    let id = preview.id.to_string();
-    Some(Work::preview(
-        &id,
-        Box::pin(invoke(session.clone(), preview, request)),
-    ))
+    Some(Work::preview(session, preview, request))
 }
 
 /// The "nothing pending" answer of a device, with the propose hint while
@@ -502,7 +514,7 @@ pub async fn decide_pending(
         let text = format!("No pending action with id {id}; it was already decided or withdrawn.");
         return Resolution::failed(Error::NothingToResolve(text), None);
     };
-    let work = Work::preview(id, Box::pin(invoke(session.clone(), preview, request)));
+    let work = Work::preview(session, preview, request);
     race(session, work, cancel).await
 }
 

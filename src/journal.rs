@@ -104,10 +104,14 @@ impl Record {
             }
             EventKind::Applied if event.ok => ("applied", "ok"),
             EventKind::Applied => ("applied", "error"),
-            EventKind::Discarded => ("discarded", "ok"),
+            EventKind::Discarded if event.ok => ("discarded", "ok"),
+            EventKind::Discarded => ("discarded", "error"),
             EventKind::Failed => ("failed", "error"),
         };
-        let callback_outcome = matches!(event.kind, EventKind::Applied | EventKind::Failed);
+        let callback_outcome = matches!(
+            event.kind,
+            EventKind::Applied | EventKind::Discarded | EventKind::Failed
+        );
         Some(Record {
             time: now(),
             event: name.to_string(),
@@ -298,6 +302,56 @@ mod tests {
             &Resolution::ok(text, None),
             Some(Who::current()),
         )
+    }
+
+    fn outcome_event(kind: EventKind, ok: bool, abandoned: bool) -> Event {
+        Event {
+            kind,
+            id: "pending-action:edit:0".into(),
+            label: "edit".into(),
+            source_tool: "edit".into(),
+            reason: Some("why".into()),
+            text: Some("text".into()),
+            ok,
+            abandoned,
+            time: SystemTime::now(),
+        }
+    }
+
+    #[test]
+    fn only_abandoned_decisions_are_recorded_from_their_events() {
+        let recorded = |kind, ok, abandoned| {
+            Record::from_event(&outcome_event(kind, ok, abandoned), None)
+                .map(|record| (record.event, record.outcome, record.errno))
+        };
+        let eio = || Some("EIO".to_string());
+        for kind in [EventKind::Applied, EventKind::Discarded, EventKind::Failed] {
+            assert_eq!(
+                recorded(kind, true, false),
+                None,
+                "{kind:?} with a waiting writer"
+            );
+        }
+        assert_eq!(
+            recorded(EventKind::Applied, true, true),
+            Some(("applied".into(), "ok".into(), None))
+        );
+        assert_eq!(
+            recorded(EventKind::Applied, false, true),
+            Some(("applied".into(), "error".into(), eio()))
+        );
+        assert_eq!(
+            recorded(EventKind::Discarded, true, true),
+            Some(("discarded".into(), "ok".into(), None))
+        );
+        assert_eq!(
+            recorded(EventKind::Discarded, false, true),
+            Some(("discarded".into(), "error".into(), eio()))
+        );
+        assert_eq!(
+            recorded(EventKind::Failed, false, true),
+            Some(("failed".into(), "error".into(), eio()))
+        );
     }
 
     #[test]

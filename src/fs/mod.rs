@@ -265,11 +265,7 @@ impl XdevFs {
                     break;
                 }
             }
-            let dir = shared.session.mount_dir();
-            match shared
-                .handles
-                .read(fh, offset, size, |target| target.usage(&dir))
-            {
+            match shared.read_handle(fh, offset, size) {
                 Some(bytes) => reply.data(&bytes),
                 None => reply.error(Errno::EBADF),
             }
@@ -277,7 +273,46 @@ impl XdevFs {
     }
 }
 
+/// A directory listing: (inode, name, node) per entry, dots first.
+type Listing = Vec<(INodeNo, String, Node)>;
+
+/// Answers a readdir from `offset` with as much of `listing` as fits.
+fn fill_directory(listing: Listing, offset: u64, mut reply: ReplyDirectory) {
+    for (index, (ino, name, node)) in listing.into_iter().enumerate().skip(offset as usize) {
+        if reply.add(ino, index as u64 + 1, node.kind(), name) {
+            break;
+        }
+    }
+    reply.ok();
+}
+
 impl Shared {
+    /// What directory `dir` (inode `ino`) lists right now.
+    fn listing(&self, ino: INodeNo, dir: &Node) -> Listing {
+        let pending_ids = || {
+            self.session
+                .pending()
+                .into_iter()
+                .map(|info| info.id)
+                .collect()
+        };
+        let dots = [
+            (ino, ".".to_string(), dir.clone()),
+            (INodeNo::ROOT, "..".to_string(), Node::Root),
+        ];
+        dots.into_iter()
+            .chain(self.inodes.entries(dir, pending_ids))
+            .collect()
+    }
+
+    /// The bytes a read of `fh` gets from the handle itself (a snapshot, a
+    /// device's usage line or result), if that is where they come from.
+    fn read_handle(&self, fh: FileHandle, offset: u64, size: u32) -> Option<Vec<u8>> {
+        let dir = self.session.mount_dir();
+        self.handles
+            .read(fh, offset, size, |target| target.usage(&dir))
+    }
+
     /// Renders a snapshot handle for a read (if the read needs it). False
     /// when a device write was settling meanwhile: the render may show that
     /// write before later opens moved off its inode, so it must be redone.
@@ -323,19 +358,7 @@ impl Shared {
             self.handles.set_result(fh, &resolution.text);
         }
         let name = target.name();
-        let mut record = Record::decision(&name, reason.trim(), resolution, who);
-        if record.label.is_none() {
-            // An interrupted or aborted decision has no details of its own;
-            // its preview is still under way, so name it from the session.
-            if let Some(info) = resolution
-                .id
-                .as_deref()
-                .and_then(|id| self.session.preview(id))
-            {
-                record.label = Some(info.label);
-                record.source_tool = Some(info.source_tool);
-            }
-        }
+        let record = Record::decision(&name, reason.trim(), resolution, who);
         self.journal.append(&record);
         self.last.record(DeviceResult::new(name, resolution));
         tracing::debug!(target = %target.name(), ok = resolution.is_ok(), text = %resolution.text, "device result");
@@ -468,9 +491,10 @@ impl Filesystem for XdevFs {
         let writing = flags.acc_mode() != OpenAccMode::O_RDONLY;
         if let Node::Item(id, ItemFile::Resolve | ItemFile::Reject) = &node {
             if writing && self.shared.session.is_in_progress(id) {
-                // Another writer is deciding it. This file's inode is locked
-                // in the kernel until that write is answered, so opening it
-                // to write would queue behind it, uninterruptibly.
+                // Another decision of this preview is under way: a second
+                // one could only fail, and had the first come through this
+                // very file, the opener would wait in the kernel behind its
+                // inode lock, out of reach of signals.
                 return reply.error(Errno::EBUSY);
             }
         }
@@ -506,12 +530,7 @@ impl Filesystem for XdevFs {
         if !self.shared.render_settled(fh, offset) {
             return self.read_once_settled(fh, offset, size, reply);
         }
-        let dir = self.shared.session.mount_dir();
-        if let Some(bytes) = self
-            .shared
-            .handles
-            .read(fh, offset, size, |target| target.usage(&dir))
-        {
+        if let Some(bytes) = self.shared.read_handle(fh, offset, size) {
             return reply.data(&bytes);
         }
         let kind = self.shared.handles.with(fh, |handle| match handle {
@@ -648,29 +667,30 @@ impl Filesystem for XdevFs {
         ino: INodeNo,
         _fh: FileHandle,
         offset: u64,
-        mut reply: ReplyDirectory,
+        reply: ReplyDirectory,
     ) {
         let Some(dir) = self.node(ino) else {
             return reply.error(Errno::ENOENT);
         };
-        let session = &self.shared.session;
-        let pending_ids = || session.pending().into_iter().map(|info| info.id).collect();
-        let dots = [
-            (ino, ".".to_string(), dir.clone()),
-            (INodeNo::ROOT, "..".to_string(), Node::Root),
-        ];
-        let entries = self.shared.inodes.entries(&dir, pending_ids);
-        for (index, (entry_ino, name, node)) in dots
-            .into_iter()
-            .chain(entries)
-            .enumerate()
-            .skip(offset as usize)
-        {
-            if reply.add(entry_ino, index as u64 + 1, node.kind(), name) {
-                break;
-            }
+        let listing = self.shared.listing(ino, &dir);
+        // `pending/` drops an item as soon as a write claims it: like the
+        // status files, it must not show that before a waiting write has
+        // settled (see [`Settling`]). Never wait on the root: the reader
+        // holds its lock, and settling invalidates names in it.
+        if dir != Node::PendingDir || self.shared.settling.is_quiet() {
+            return fill_directory(listing, offset, reply);
         }
-        reply.ok();
+        let shared = Arc::clone(&self.shared);
+        self.answer_soon(async move {
+            let listing = loop {
+                shared.settling.quiet().await;
+                let listing = shared.listing(ino, &dir);
+                if shared.settling.is_quiet() {
+                    break listing;
+                }
+            };
+            fill_directory(listing, offset, reply);
+        });
     }
 
     fn poll(

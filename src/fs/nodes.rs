@@ -11,7 +11,8 @@
 //!
 //! Inode numbers are never reused while mounted: a pending item keeps its
 //! numbers after it is decided (lookups of it then fail), and a device that
-//! gets a fresh inode (see [`Inodes::renew`]) keeps answering on its old one.
+//! gets a fresh inode (see [`Inodes::renew`]) keeps answering descriptors
+//! open on its old one (new opens of the old one are sent to the fresh one).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -412,7 +413,7 @@ mod tests {
     }
 
     #[test]
-    fn a_renewed_device_keeps_its_old_inode_answering() {
+    fn a_renewed_device_keeps_its_old_inode_known_but_not_current() {
         let inodes = Inodes::new(false);
         let (old, node) = inodes
             .lookup(&Node::Root, "resolve", |_| false)
@@ -424,6 +425,8 @@ mod tests {
             Some((new, node.clone()))
         );
         assert_eq!(inodes.node(old), Some(node));
+        assert!(!inodes.is_current(Device::Resolve, old));
+        assert!(inodes.is_current(Device::Resolve, new));
     }
 
     #[test]

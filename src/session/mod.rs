@@ -35,8 +35,9 @@ struct State {
     standing: Option<StandingHandler>,
     plan_handler: Option<PlanHandler>,
     subscribers: Subscribers,
-    /// Previews whose decision runs on after its caller stopped waiting.
-    abandoned: HashSet<String>,
+    /// Claims whose decision runs on after its caller stopped waiting, by
+    /// [`claim_key`].
+    abandoned: HashSet<usize>,
 }
 
 struct Shared {
@@ -90,6 +91,12 @@ fn event(
     }
 }
 
+/// Identifies one claim of a preview: the claimed `Preview` itself, which
+/// the decision holds until it ends (a re-registered id is a new one).
+fn claim_key(preview: &Preview) -> usize {
+    preview as *const Preview as usize
+}
+
 /// The event of a decision's outcome, marked when its caller had stopped
 /// waiting for it.
 fn outcome(
@@ -101,7 +108,7 @@ fn outcome(
     ok: bool,
 ) -> Event {
     Event {
-        abandoned: state.abandoned.remove(&*preview.id),
+        abandoned: state.abandoned.remove(&claim_key(preview)),
         ..event(kind, preview, Some(reason), Some(text), ok)
     }
 }
@@ -282,8 +289,7 @@ impl Session {
 
     /// Whether this id is being applied or discarded right now.
     pub fn is_in_progress(&self, id: &str) -> bool {
-        let state = self.shared.state.lock();
-        state.pending.get(id).is_some() && state.pending.get_waiting(id).is_none()
+        self.shared.state.lock().pending.is_claimed(id)
     }
 
     /// Whether this id is still staged (waiting or in progress).
@@ -326,10 +332,14 @@ impl Session {
         }
     }
 
-    /// The caller deciding preview `id` stopped waiting; the decision runs
-    /// on, and its outcome event will say so.
-    pub(crate) fn abandon(&self, id: &str) {
-        self.shared.state.lock().abandoned.insert(id.to_string());
+    /// The caller deciding `preview` stopped waiting; the decision runs on,
+    /// and its outcome event will say so.
+    pub(crate) fn abandon(&self, preview: &Preview) {
+        self.shared
+            .state
+            .lock()
+            .abandoned
+            .insert(claim_key(preview));
     }
 
     /// A failed apply: the same invoker goes back to the head, unclaimed.

@@ -127,6 +127,11 @@ impl PendingStack {
         self.slots.get(id).map(|slot| &slot.preview)
     }
 
+    /// Whether the preview with this id is claimed (being decided).
+    pub(crate) fn is_claimed(&self, id: &str) -> bool {
+        self.slots.get(id).is_some_and(|slot| slot.claimed)
+    }
+
     /// Looks up a preview waiting to be decided (not claimed) by id.
     pub(crate) fn get_waiting(&self, id: &str) -> Option<&Arc<Preview>> {
         self.slots
