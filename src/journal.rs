@@ -332,26 +332,20 @@ mod tests {
                 "{kind:?} with a waiting writer"
             );
         }
-        assert_eq!(
-            recorded(EventKind::Applied, true, true),
-            Some(("applied".into(), "ok".into(), None))
-        );
-        assert_eq!(
-            recorded(EventKind::Applied, false, true),
-            Some(("applied".into(), "error".into(), eio()))
-        );
-        assert_eq!(
-            recorded(EventKind::Discarded, true, true),
-            Some(("discarded".into(), "ok".into(), None))
-        );
-        assert_eq!(
-            recorded(EventKind::Discarded, false, true),
-            Some(("discarded".into(), "error".into(), eio()))
-        );
-        assert_eq!(
-            recorded(EventKind::Failed, false, true),
-            Some(("failed".into(), "error".into(), eio()))
-        );
+        let late = [
+            (EventKind::Applied, true, ("applied", "ok", None)),
+            (EventKind::Applied, false, ("applied", "error", eio())),
+            (EventKind::Discarded, true, ("discarded", "ok", None)),
+            (EventKind::Discarded, false, ("discarded", "error", eio())),
+            (EventKind::Failed, false, ("failed", "error", eio())),
+        ];
+        for (kind, ok, (event, outcome, errno)) in late {
+            assert_eq!(
+                recorded(kind, ok, true),
+                Some((event.to_string(), outcome.to_string(), errno)),
+                "{kind:?} ok={ok}, nobody waiting"
+            );
+        }
     }
 
     #[test]
