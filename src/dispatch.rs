@@ -178,7 +178,7 @@ pub type Cancel = BoxFuture<Error>;
 /// any more.
 struct Work {
     future: BoxFuture<Resolution>,
-    decides: Option<(Arc<Preview>, ResolveRequest)>,
+    decides: Option<(Arc<Preview>, Arc<ResolveRequest>)>,
     must_finish: bool,
 }
 
@@ -186,11 +186,12 @@ impl Work {
     /// A preview's callback: it always runs to the end, so the preview's
     /// outcome (consumed, or requeued after a failure) is recorded.
     fn preview(session: &Session, preview: Arc<Preview>, request: ResolveRequest) -> Self {
+        let request = Arc::new(request);
         Work {
             future: Box::pin(invoke(
                 session.clone(),
                 Arc::clone(&preview),
-                request.clone(),
+                Arc::clone(&request),
             )),
             decides: Some((preview, request)),
             must_finish: true,
@@ -321,7 +322,11 @@ fn failure_text(error: CallbackError, wrap: fn(&str) -> String) -> String {
 /// outcome in the session: consumed on success or on a returned error
 /// result; requeued at the head (before returning) after a failed apply;
 /// left where it was after a failed reject.
-async fn invoke(session: Session, preview: Arc<Preview>, request: ResolveRequest) -> Resolution {
+async fn invoke(
+    session: Session,
+    preview: Arc<Preview>,
+    request: Arc<ResolveRequest>,
+) -> Resolution {
     match request.action {
         Action::Apply => apply(&session, &preview, &request).await,
         Action::Discard => discard(&session, &preview, &request).await,

@@ -88,30 +88,29 @@ impl Record {
     /// outcome of an abandoned decision; `None` for the events that
     /// decisions already record.
     pub fn from_event(event: &Event, who: Option<Who>) -> Option<Record> {
-        let (name, outcome) = match event.kind {
-            EventKind::Staged => ("staged", "ok"),
-            EventKind::Requeued => ("requeued", "error"),
-            EventKind::Cleared => ("cleared", "ok"),
+        // A callback that failed (or returned an error result) is an EIO,
+        // as it would have been for a waiting writer.
+        let eio = Some(libc::EIO);
+        let (name, outcome, errno) = match event.kind {
+            EventKind::Staged => ("staged", "ok", None),
+            EventKind::Requeued => ("requeued", "error", None),
+            EventKind::Cleared => ("cleared", "ok", None),
             EventKind::Withdrawn if event.reason.as_deref() == Some("deadline") => {
-                ("withdrawn", "timeout")
+                ("withdrawn", "timeout", None)
             }
-            EventKind::Withdrawn => ("withdrawn", "ok"),
+            EventKind::Withdrawn => ("withdrawn", "ok", None),
             // A decision's outcome is recorded with its write, unless the
             // writer had stopped waiting (interrupted, aborted): then only
             // this event tells how it ended.
             EventKind::Applied | EventKind::Discarded | EventKind::Failed if !event.abandoned => {
                 return None
             }
-            EventKind::Applied if event.ok => ("applied", "ok"),
-            EventKind::Applied => ("applied", "error"),
-            EventKind::Discarded if event.ok => ("discarded", "ok"),
-            EventKind::Discarded => ("discarded", "error"),
-            EventKind::Failed => ("failed", "error"),
+            EventKind::Applied if event.ok => ("applied", "ok", None),
+            EventKind::Applied => ("applied", "error", eio),
+            EventKind::Discarded if event.ok => ("discarded", "ok", None),
+            EventKind::Discarded => ("discarded", "error", eio),
+            EventKind::Failed => ("failed", "error", eio),
         };
-        let callback_outcome = matches!(
-            event.kind,
-            EventKind::Applied | EventKind::Discarded | EventKind::Failed
-        );
         Some(Record {
             time: now(),
             event: name.to_string(),
@@ -122,9 +121,7 @@ impl Record {
             reason: event.reason.clone(),
             outcome: outcome.to_string(),
             text: event.text.clone(),
-            // A callback that failed (or an apply that returned an error
-            // result) is an EIO, as it would have been for its writer.
-            errno: (callback_outcome && !event.ok).then(|| errno_name(libc::EIO).to_string()),
+            errno: errno.map(|errno| errno_name(errno).to_string()),
             who,
         })
     }

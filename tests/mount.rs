@@ -622,10 +622,15 @@ fn a_slow_apply_does_not_delay_status_reads() {
     assert_eq!(writer.join().expect("writer"), Ok(2));
 }
 
-#[test]
-fn writers_of_the_same_device_do_not_queue_behind_a_slow_one() {
-    let _quiet = quiet();
-    let fx = Fixture::new();
+/// Stages a gated preview and starts `echo "slow one" > resolve` on it;
+/// returns once that write is waiting on the apply (the gate releases it).
+fn slow_write_waiting(
+    fx: &Fixture,
+) -> (
+    Arc<Calls>,
+    Arc<tokio::sync::Notify>,
+    std::thread::JoinHandle<WriteResult>,
+) {
     let (_, slow, gate) = stage_gated(&fx.session, "slow");
     let path = fx.path("resolve");
     let blocked = std::thread::spawn(move || write_once(&path, b"slow one"));
@@ -633,6 +638,14 @@ fn writers_of_the_same_device_do_not_queue_behind_a_slow_one() {
         .session
         .in_progress_count()
         == 1));
+    (slow, gate, blocked)
+}
+
+#[test]
+fn writers_of_the_same_device_do_not_queue_behind_a_slow_one() {
+    let _quiet = quiet();
+    let fx = Fixture::new();
+    let (slow, gate, blocked) = slow_write_waiting(&fx);
     // Later writers of the same device: shell `>` (O_TRUNC), python
     // O_WRONLY, and raw O_WRONLY|O_TRUNC, each answered at once.
     for index in 0..3 {
@@ -670,15 +683,9 @@ fn writers_of_the_same_device_do_not_queue_behind_a_slow_one() {
 fn reopening_a_device_through_an_old_descriptor_while_a_write_waits_fails_at_once() {
     let _quiet = quiet();
     let fx = Fixture::new();
-    let (_, slow, gate) = stage_gated(&fx.session, "slow");
     // Opened before the write below waits: the device's inode at that time.
     let early = Fd::open(&fx.path("resolve"), libc::O_RDONLY).expect("open");
-    let path = fx.path("resolve");
-    let blocked = std::thread::spawn(move || write_once(&path, b"slow one"));
-    assert!(eventually(Duration::from_secs(2), || fx
-        .session
-        .in_progress_count()
-        == 1));
+    let (slow, gate, blocked) = slow_write_waiting(&fx);
     // That inode is locked in the kernel by the waiting write; reopened for
     // writing through /proc it would queue behind it, uninterruptibly.
     let old = std::path::PathBuf::from(format!("/proc/self/fd/{}", early.0));

@@ -65,7 +65,7 @@ struct Shared {
     last: LastResult,
     owner: Owner,
     who: WhoCache,
-    settling: Arc<Settling>,
+    settling: Settling,
 }
 
 /// The xdev filesystem, as fuser drives it.
@@ -110,7 +110,7 @@ impl XdevFs {
                 last: LastResult::default(),
                 owner: Owner::current(),
                 who: WhoCache::default(),
-                settling: Arc::default(),
+                settling: Settling::default(),
             }),
         }
     }

@@ -9,7 +9,6 @@
 //! settling are rendered again once every such write has settled.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 
 use tokio::sync::Notify;
 
@@ -22,9 +21,9 @@ pub(crate) struct Settling {
 
 impl Settling {
     /// One write starts settling; it has settled when the guard drops.
-    pub(crate) fn start(self: &Arc<Self>) -> Settle {
+    pub(crate) fn start(&self) -> Settle<'_> {
         self.writes.fetch_add(1, Ordering::SeqCst);
-        Settle(Arc::clone(self))
+        Settle(self)
     }
 
     /// Whether no write is settling. A render is trustworthy if this holds
@@ -49,9 +48,9 @@ impl Settling {
 }
 
 /// A settling write; dropping it marks it settled.
-pub(crate) struct Settle(Arc<Settling>);
+pub(crate) struct Settle<'a>(&'a Settling);
 
-impl Drop for Settle {
+impl Drop for Settle<'_> {
     fn drop(&mut self) {
         if self.0.writes.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.0.settled.notify_waiters();
@@ -62,6 +61,7 @@ impl Drop for Settle {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
     use std::time::Duration;
 
     #[tokio::test]
