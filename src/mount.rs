@@ -129,7 +129,6 @@ pub fn mount(
     );
     let control = fs.control();
     let background = fuser::spawn_mount(fs, dir, &fuse_config(&options)).map_err(io_error)?;
-    control.set_notifier(background.notifier());
     tracing::info!(dir = %shown, "mounted");
     Ok(Mount {
         dir: dir.to_path_buf(),

@@ -248,6 +248,18 @@ struct Inbox {
     unread: Vec<u8>,
 }
 
+impl Inbox {
+    /// Waits for the next message unless some bytes are still unread;
+    /// leaves `unread` empty at end of file.
+    async fn fill(&mut self) {
+        if self.unread.is_empty() {
+            if let Some(message) = self.receiver.recv().await {
+                self.unread = message.line().into_bytes();
+            }
+        }
+    }
+}
+
 impl std::fmt::Debug for Producer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Producer")
@@ -334,15 +346,17 @@ impl Producer {
         let inbox = Arc::clone(&self.inbox);
         async move {
             let mut inbox = inbox.lock().await;
-            if inbox.unread.is_empty() {
-                match inbox.receiver.recv().await {
-                    Some(message) => inbox.unread = message.line().into_bytes(),
-                    None => return Vec::new(),
-                }
-            }
+            inbox.fill().await;
             let take = max.min(inbox.unread.len());
             inbox.unread.drain(..take).collect()
         }
+    }
+
+    /// Completes once [`Producer::read`] would not wait: a message is
+    /// queued, or nothing more will come.
+    pub fn readable(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let inbox = Arc::clone(&self.inbox);
+        async move { inbox.lock().await.fill().await }
     }
 }
 

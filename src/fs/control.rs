@@ -1,11 +1,10 @@
 //! What the mount's owner keeps to stop a mount: cancelling blocked
-//! writers, counting them, and the kernel notifier.
+//! writers and counting them.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use fuser::Notifier;
 use tokio::sync::watch;
 
 use crate::dispatch::Cancel;
@@ -20,7 +19,6 @@ const CLOSING: &str = "the xdev mount is shutting down";
 pub(crate) struct Control {
     closing: watch::Sender<bool>,
     in_flight: AtomicUsize,
-    notifier: OnceLock<Notifier>,
 }
 
 impl Control {
@@ -28,17 +26,7 @@ impl Control {
         Control {
             closing: watch::Sender::new(false),
             in_flight: AtomicUsize::new(0),
-            notifier: OnceLock::new(),
         }
-    }
-
-    /// Lets the filesystem ask the kernel to drop cached names.
-    pub(crate) fn set_notifier(&self, notifier: Notifier) {
-        let _ = self.notifier.set(notifier);
-    }
-
-    pub(crate) fn notifier(&self) -> Option<&Notifier> {
-        self.notifier.get()
     }
 
     /// Every writer blocked now or later gets `ECANCELED`.

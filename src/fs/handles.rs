@@ -104,14 +104,6 @@ impl Handles {
         }
     }
 
-    /// Drops the rendered content of a snapshot handle, so that its next
-    /// read renders afresh whatever its offset.
-    pub(crate) fn discard_snapshot(&self, fh: FileHandle) {
-        if let Some(Handle::Snapshot(_, bytes)) = self.open.lock().get_mut(&fh.0) {
-            *bytes = None;
-        }
-    }
-
     /// Runs `f` on the handle of `fh`, if it is open.
     pub(crate) fn with<T>(&self, fh: FileHandle, f: impl FnOnce(&mut Handle) -> T) -> Option<T> {
         self.open.lock().get_mut(&fh.0).map(f)

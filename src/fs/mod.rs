@@ -2,11 +2,12 @@
 //! journal, a producer, the plan desk), and encodes the reply. Behaviour
 //! lives in those; this module only knows files.
 
+mod busy;
 mod control;
 mod handles;
 mod message;
 mod nodes;
-mod settling;
+mod poll;
 mod signals;
 mod stage;
 pub mod status;
@@ -31,12 +32,13 @@ use crate::error::Error;
 use crate::journal::{Journal, Record, Who, WhoCache};
 use crate::plan_desk::PlanDesk;
 use crate::session::Session;
+use busy::{Busy, OpenWrite};
 pub(crate) use control::Control;
 use control::InFlight;
 use handles::{Handle, Handles};
 use message::WriteStep;
 use nodes::{Inodes, ItemFile, Node, Owner};
-use settling::Settling;
+use poll::Pollers;
 use status::{DeviceResult, LastResult};
 use target::Target;
 
@@ -65,7 +67,8 @@ struct Shared {
     last: LastResult,
     owner: Owner,
     who: WhoCache,
-    settling: Settling,
+    busy: Arc<Busy>,
+    pollers: Arc<Pollers>,
 }
 
 /// The xdev filesystem, as fuser drives it.
@@ -110,7 +113,8 @@ impl XdevFs {
                 last: LastResult::default(),
                 owner: Owner::current(),
                 who: WhoCache::default(),
-                settling: Settling::default(),
+                busy: Arc::default(),
+                pollers: Arc::default(),
             }),
         }
     }
@@ -162,23 +166,11 @@ impl XdevFs {
         true
     }
 
-    /// A write on a root device is waiting: later opens get a fresh inode
-    /// so they do not queue behind it in the kernel (see [`Inodes::renew`]).
-    fn move_opens_off(&self, target: &Target) {
-        let Target::Device(device) = target else {
-            return;
-        };
-        self.shared.inodes.renew(*device);
-        if let Some(notifier) = self.shared.control.notifier() {
-            if let Err(err) = notifier.inval_entry(INodeNo::ROOT, OsStr::new(device.name())) {
-                tracing::debug!(%err, device = device.name(), "could not invalidate the device name");
-            }
-        }
-    }
-
+    #[allow(clippy::too_many_arguments)]
     fn write_target(
         &self,
         req: &Request,
+        ino: INodeNo,
         fh: FileHandle,
         target: Target,
         step: WriteStep,
@@ -195,25 +187,24 @@ impl XdevFs {
             }
             WriteStep::Refuse(error) => reply.error(self.shared.refuse(&target, fh, error, who)),
             WriteStep::Dispatch(text) => {
-                let settle = self.shared.settling.start();
+                // The kernel holds the inode's lock until this is answered:
+                // from now on, openers are sent elsewhere (see `busy`).
+                let writing =
+                    matches!(target, Target::Device(_)).then(|| self.shared.busy.begin(ino));
                 let shared = Arc::clone(&self.shared);
                 let tid = req.pid();
                 let waiting = InFlight::start(&self.shared.control);
-                let dispatched = target.clone();
-                let waits = self.answer_soon(async move {
+                self.answer_soon(async move {
                     let _waiting = waiting;
                     let resolution = shared
-                        .dispatch(dispatched, text, Some(fh), tid, Some(who))
+                        .dispatch(target, text, Some(fh), tid, Some(who))
                         .await;
                     match &resolution.error {
                         None => reply.written(written),
                         Some(error) => reply.error(errno_of(error)),
                     }
+                    drop(writing);
                 });
-                if waits {
-                    self.move_opens_off(&target);
-                }
-                drop(settle);
             }
         }
     }
@@ -254,20 +245,19 @@ impl XdevFs {
         });
     }
 
-    /// Answers a status read once no device write is settling, rendered
-    /// afresh then (see [`Settling`]).
-    fn read_once_settled(&self, fh: FileHandle, offset: u64, size: u32, reply: ReplyData) {
+    /// Opens a device inode for writing once no write on it is in flight,
+    /// cancelled by the opener's signal or the mount closing.
+    fn open_when_free(&self, req: &Request, ino: INodeNo, handle: Handle, reply: ReplyOpen) {
         let shared = Arc::clone(&self.shared);
+        let cancel = self.shared.control.cancel_for(req.pid());
+        let in_flight = InFlight::start(&self.shared.control);
         self.answer_soon(async move {
-            loop {
-                shared.settling.quiet().await;
-                if shared.render_settled(fh, offset) {
-                    break;
+            let _in_flight = in_flight;
+            tokio::select! {
+                () = shared.busy.until_free(ino) => {
+                    reply.opened(shared.handles.insert(handle), OPEN_FLAGS)
                 }
-            }
-            match shared.read_handle(fh, offset, size) {
-                Some(bytes) => reply.data(&bytes),
-                None => reply.error(Errno::EBADF),
+                error = cancel => reply.error(errno_of(&error)),
             }
         });
     }
@@ -311,20 +301,6 @@ impl Shared {
         let dir = self.session.mount_dir();
         self.handles
             .read(fh, offset, size, |target| target.usage(&dir))
-    }
-
-    /// Renders a snapshot handle for a read (if the read needs it). False
-    /// when a device write was settling meanwhile: the render may show that
-    /// write before later opens moved off its inode, so it must be redone.
-    fn render_settled(&self, fh: FileHandle, offset: u64) -> bool {
-        let rendered = self
-            .handles
-            .refresh_snapshot(fh, offset, |node| self.text(node));
-        if rendered && !self.settling.is_quiet() {
-            self.handles.discard_snapshot(fh);
-            return false;
-        }
-        true
     }
 
     /// Dispatches one complete message and records its result.
@@ -412,14 +388,17 @@ impl Filesystem for XdevFs {
     }
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
-        let session = &self.shared.session;
+        let shared = &self.shared;
         let found = self
             .node(parent)
             .zip(name.to_str())
             .and_then(|(parent, name)| {
-                self.shared
-                    .inodes
-                    .lookup(&parent, name, |id| session.is_pending(id))
+                shared.inodes.lookup(
+                    &parent,
+                    name,
+                    |id| shared.session.is_pending(id),
+                    |ino| shared.busy.is_writing(ino),
+                )
             });
         match found {
             Some((ino, node)) => {
@@ -475,20 +454,20 @@ impl Filesystem for XdevFs {
         }
     }
 
-    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+    fn open(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
         let Some(node) = self.node(ino) else {
             return reply.error(Errno::ENOENT);
         };
-        if let Node::Device(device) = node {
-            if !self.shared.inodes.is_current(device, ino) {
-                // A path walked before the device moved to a fresh inode
-                // (see `move_opens_off`): the kernel walks it again and
-                // opens the fresh one instead of queueing behind the write
-                // that waits on this one.
-                return reply.error(Errno::ESTALE);
-            }
-        }
         let writing = flags.acc_mode() != OpenAccMode::O_RDONLY;
+        let open_write = match node {
+            Node::Device(_) if writing => self.shared.busy.open_write(ino, req.pid()),
+            _ => OpenWrite::Open,
+        };
+        if open_write == OpenWrite::Redirect {
+            // A write on this inode waits, holding its lock: the kernel
+            // walks the path again and finds a fresh inode.
+            return reply.error(Errno::ESTALE);
+        }
         if let Node::Item(id, ItemFile::Resolve | ItemFile::Reject) = &node {
             if writing && self.shared.session.is_in_progress(id) {
                 // Another decision of this preview is under way: a second
@@ -511,6 +490,9 @@ impl Filesystem for XdevFs {
             _ => Some(Handle::Snapshot(node.clone(), None)),
         };
         match handle {
+            Some(handle) if open_write == OpenWrite::Wait => {
+                self.open_when_free(req, ino, handle, reply)
+            }
             Some(handle) => reply.opened(self.shared.handles.insert(handle), OPEN_FLAGS),
             None => reply.error(Errno::ENOENT),
         }
@@ -527,9 +509,9 @@ impl Filesystem for XdevFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        if !self.shared.render_settled(fh, offset) {
-            return self.read_once_settled(fh, offset, size, reply);
-        }
+        self.shared
+            .handles
+            .refresh_snapshot(fh, offset, |node| self.shared.text(node));
         if let Some(bytes) = self.shared.read_handle(fh, offset, size) {
             return reply.data(&bytes);
         }
@@ -561,7 +543,7 @@ impl Filesystem for XdevFs {
     fn write(
         &self,
         req: &Request,
-        _ino: INodeNo,
+        ino: INodeNo,
         fh: FileHandle,
         _offset: u64,
         data: &[u8],
@@ -572,7 +554,7 @@ impl Filesystem for XdevFs {
     ) {
         let written = data.len() as u32;
         if let Some((target, step)) = self.shared.handles.write(fh, data) {
-            return self.write_target(req, fh, target, step, written, reply);
+            return self.write_target(req, ino, fh, target, step, written, reply);
         }
         let who = self.shared.who.who(req.uid(), req.pid());
         let shared = &self.shared;
@@ -612,6 +594,7 @@ impl Filesystem for XdevFs {
         reply: ReplyEmpty,
     ) {
         let handle = self.shared.handles.remove(fh);
+        self.shared.pollers.forget(fh);
         reply.ok();
         // A message still held when its descriptor goes is dispatched now;
         // its result lands in the status files and journal only. A stage
@@ -672,25 +655,7 @@ impl Filesystem for XdevFs {
         let Some(dir) = self.node(ino) else {
             return reply.error(Errno::ENOENT);
         };
-        let listing = self.shared.listing(ino, &dir);
-        // `pending/` drops an item as soon as a write claims it: like the
-        // status files, it must not show that before a waiting write has
-        // settled (see [`Settling`]). Never wait on the root: the reader
-        // holds its lock, and settling invalidates names in it.
-        if dir != Node::PendingDir || self.shared.settling.is_quiet() {
-            return fill_directory(listing, offset, reply);
-        }
-        let shared = Arc::clone(&self.shared);
-        self.answer_soon(async move {
-            let listing = loop {
-                shared.settling.quiet().await;
-                let listing = shared.listing(ino, &dir);
-                if shared.settling.is_quiet() {
-                    break listing;
-                }
-            };
-            fill_directory(listing, offset, reply);
-        });
+        fill_directory(self.shared.listing(ino, &dir), offset, reply);
     }
 
     fn poll(
@@ -704,25 +669,29 @@ impl Filesystem for XdevFs {
         reply: ReplyPoll,
     ) {
         let readable = PollEvents::POLLIN | PollEvents::POLLRDNORM;
-        let next = self.shared.handles.with(fh, |handle| match handle {
-            Handle::Events { next } => Some(*next),
+        let writable = PollEvents::POLLOUT | PollEvents::POLLWRNORM;
+        let journal = &self.shared.journal;
+        // What the file always is, and what it waits for to be readable.
+        let waits = self.shared.handles.with(fh, |handle| match handle {
+            Handle::Events { next } => {
+                let (journal, next) = (journal.clone(), *next);
+                let ready = async move { journal.wait_beyond(next).await };
+                Some((PollEvents::empty(), ready.boxed()))
+            }
+            Handle::Stage(channel) => channel.readable().map(|ready| (writable, ready.boxed())),
             _ => None,
         });
-        let Some(next) = next.flatten() else {
-            return reply.poll(readable | PollEvents::POLLOUT | PollEvents::POLLWRNORM);
+        let Some((always, mut ready)) = waits.flatten() else {
+            return reply.poll(readable | writable);
         };
-        if self.shared.journal.len() > next {
-            return reply.poll(readable);
+        if ready.as_mut().now_or_never().is_some() {
+            return reply.poll(always | readable);
         }
-        // Not ready: tell the kernel once a record arrives.
-        let journal = self.shared.journal.clone();
-        self.shared.runtime.spawn(async move {
-            journal.wait_beyond(next).await;
-            if let Err(err) = ph.notify() {
-                tracing::debug!(%err, "poll notification not delivered");
-            }
-        });
-        reply.poll(PollEvents::empty());
+        // Not ready: the kernel is told once it is.
+        self.shared
+            .pollers
+            .wake_when(fh, ph, ready, &self.shared.runtime);
+        reply.poll(always);
     }
 
     fn mknod(

@@ -289,14 +289,25 @@ impl Inodes {
 
     /// Looks `name` up in directory `parent`. Pending items are looked up
     /// through `is_pending`, so a decided id is gone.
+    /// A root device whose inode `is_busy` (a write on it is in flight) is
+    /// given a fresh inode first (see [`Inodes::renew`]).
     pub(crate) fn lookup(
         &self,
         parent: &Node,
         name: &str,
         is_pending: impl Fn(&str) -> bool,
+        is_busy: impl Fn(INodeNo) -> bool,
     ) -> Option<(INodeNo, Node)> {
         match parent {
-            Node::Root => self.named(name),
+            Node::Root => {
+                let found = self.named(name)?;
+                match found {
+                    (ino, Node::Device(device)) if is_busy(ino) => {
+                        Some((self.renew(device), Node::Device(device)))
+                    }
+                    found => Some(found),
+                }
+            }
             Node::PlanDir => self.named(&format!("plan/{name}")),
             Node::PendingDir if is_pending(name) => {
                 let ino = self.table.lock().item_dir(name);
@@ -363,21 +374,14 @@ impl Inodes {
         }
     }
 
-    /// Whether `ino` is the inode that opens of root device `device` get
-    /// now (it is not after [`Inodes::renew`]).
-    pub(crate) fn is_current(&self, device: Device, ino: INodeNo) -> bool {
-        self.table.lock().named.get(device.name()) == Some(&ino.0)
-    }
-
-    /// Gives a root device a fresh inode for opens from now on.
+    /// Gives a root device a fresh inode for lookups from now on.
     ///
     /// The kernel holds a file's inode lock while a write on it waits for
     /// its answer, and truncating (`>`) or extending that file needs the
     /// same lock: a second `echo ... > resolve` would queue behind a slow
-    /// handler, uninterruptibly. Once a write has to wait, new opens get a
-    /// new inode (after the caller invalidates the name), so they never
-    /// queue behind it.
-    pub(crate) fn renew(&self, device: Device) -> INodeNo {
+    /// handler, uninterruptibly. Openers of a busy inode are sent to look
+    /// the name up again (see `fs::busy`), and find this fresh one.
+    fn renew(&self, device: Device) -> INodeNo {
         INodeNo(
             self.table
                 .lock()
@@ -394,6 +398,10 @@ mod tests {
         Vec::new()
     }
 
+    fn free(_: INodeNo) -> bool {
+        false
+    }
+
     #[test]
     fn root_names_and_inodes_agree() {
         let inodes = Inodes::new(false);
@@ -401,32 +409,47 @@ mod tests {
         assert_eq!(entries.len(), 11, "no plan directory without a plan desk");
         for (ino, name, node) in entries {
             assert_eq!(
-                inodes.lookup(&Node::Root, &name, |_| false),
+                inodes.lookup(&Node::Root, &name, |_| false, free),
                 Some((ino, node.clone()))
             );
             assert_eq!(inodes.node(ino), Some(node));
         }
         assert_eq!(inodes.node(INodeNo::ROOT), Some(Node::Root));
-        assert_eq!(inodes.lookup(&Node::Root, "plan", |_| false), None);
-        assert_eq!(inodes.lookup(&Node::Root, "nope", |_| false), None);
+        assert_eq!(inodes.lookup(&Node::Root, "plan", |_| false, free), None);
+        assert_eq!(inodes.lookup(&Node::Root, "nope", |_| false, free), None);
         assert_eq!(Inodes::new(true).entries(&Node::Root, none).len(), 12);
     }
 
     #[test]
-    fn a_renewed_device_keeps_its_old_inode_known_but_not_current() {
+    fn a_busy_device_is_looked_up_as_a_fresh_inode_and_the_old_one_stays_known() {
         let inodes = Inodes::new(false);
         let (old, node) = inodes
-            .lookup(&Node::Root, "resolve", |_| false)
+            .lookup(&Node::Root, "resolve", |_| false, free)
             .expect("resolve");
-        let new = inodes.renew(Device::Resolve);
+        let busy = |ino: INodeNo| ino == old;
+        let (new, renewed) = inodes
+            .lookup(&Node::Root, "resolve", |_| false, busy)
+            .expect("resolve");
         assert_ne!(old, new);
+        assert_eq!(renewed, node);
         assert_eq!(
-            inodes.lookup(&Node::Root, "resolve", |_| false),
-            Some((new, node.clone()))
+            inodes.lookup(&Node::Root, "resolve", |_| false, busy),
+            Some((new, node.clone())),
+            "the fresh inode is not busy: it stays"
         );
-        assert_eq!(inodes.node(old), Some(node));
-        assert!(!inodes.is_current(Device::Resolve, old));
-        assert!(inodes.is_current(Device::Resolve, new));
+        assert_eq!(
+            inodes.node(old),
+            Some(node),
+            "open descriptors keep working"
+        );
+        let (status, _) = inodes
+            .lookup(&Node::Root, "status", |_| false, free)
+            .expect("status");
+        assert_eq!(
+            inodes.lookup(&Node::Root, "status", |_| false, |_| true),
+            Some((status, Node::Text(TextFile::Status))),
+            "only devices are renewed"
+        );
     }
 
     #[test]
@@ -434,17 +457,19 @@ mod tests {
         let inodes = Inodes::new(false);
         let pending = |id: &str| id == "pending-action:t:1";
         let (dir, node) = inodes
-            .lookup(&Node::PendingDir, "pending-action:t:1", pending)
+            .lookup(&Node::PendingDir, "pending-action:t:1", pending, free)
             .expect("item");
         assert_eq!(
-            inodes.lookup(&Node::PendingDir, "pending-action:t:2", pending),
+            inodes.lookup(&Node::PendingDir, "pending-action:t:2", pending, free),
             None
         );
-        let (resolve, file) = inodes.lookup(&node, "resolve", pending).expect("resolve");
+        let (resolve, file) = inodes
+            .lookup(&node, "resolve", pending, free)
+            .expect("resolve");
         assert_eq!(resolve.0, dir.0 + 3);
         assert!(file.target().is_some());
         assert_eq!(
-            inodes.lookup(&node, "resolve", |_| false),
+            inodes.lookup(&node, "resolve", |_| false, free),
             None,
             "gone once decided"
         );

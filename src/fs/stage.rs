@@ -79,6 +79,15 @@ impl StageChannel {
         self.producer.as_ref().map(|producer| producer.read(max))
     }
 
+    /// Completes once a read would not wait (a message is queued, or the
+    /// conversation is over); `None` before anything is staged, when reads
+    /// never wait.
+    pub(crate) fn readable(
+        &self,
+    ) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
+        self.producer.as_ref().map(Producer::readable)
+    }
+
     /// Before anything is staged, reads return why the last request was
     /// refused (once, at most `max` bytes at a time), then end of file.
     pub(crate) fn take_refusal(&mut self, max: usize) -> Vec<u8> {
