@@ -9,7 +9,7 @@
 //! [`super::nodes::Inodes::lookup`]). The kernel retries only once; should the
 //! retry meet another busy inode (another writer got there first), that open
 //! waits here, where a signal still reaches it, until the inode is free. A
-//! retry of the very same inode (a reopen through `/proc/<pid>/fd/N`, which
+//! retry that looked nothing up (a reopen through `/proc/<pid>/fd/N`, which
 //! no path walk can lead elsewhere) fails with `ESTALE`.
 //!
 //! Nothing here asks the kernel to forget a name: such a notification waits
@@ -36,11 +36,19 @@ const REDIRECTED_PRUNE_AT: usize = 1024;
 #[derive(Debug, Default)]
 pub(crate) struct Busy {
     writes: Mutex<HashMap<u64, usize>>,
-    /// Threads sent away with `ESTALE`: from which inode, and when.
-    redirected: Mutex<HashMap<u32, (u64, Instant)>>,
+    /// Threads sent away with `ESTALE`, by thread id.
+    redirected: Mutex<HashMap<u32, Redirected>>,
     redirected_count: AtomicUsize,
     /// Woken whenever a write ends.
     freed: Notify,
+}
+
+/// A thread sent away with `ESTALE`.
+#[derive(Debug)]
+struct Redirected {
+    when: Instant,
+    /// It looked a device up since: its next open is the kernel's retry.
+    looked_up: bool,
 }
 
 /// What an open for writing of a device inode should do.
@@ -48,10 +56,10 @@ pub(crate) struct Busy {
 pub(crate) enum OpenWrite {
     /// The inode is free: open it.
     Open,
-    /// First attempt on a busy inode (or a retry of the same one):
+    /// First attempt on a busy inode (or a retry that looked nothing up):
     /// `ESTALE`, so the kernel looks again.
     Redirect,
-    /// The kernel's retry met another busy inode: wait until it is free.
+    /// The kernel's retry met a busy inode again: wait until it is free.
     Wait,
 }
 
@@ -73,16 +81,25 @@ impl Busy {
 
     /// Decides an open for writing of device inode `ino` by thread `tid`.
     pub(crate) fn open_write(&self, ino: INodeNo, tid: u32) -> OpenWrite {
-        let redirected_from = self.take_redirect(tid);
+        let retrying = self.take_redirect(tid);
         if !self.is_writing(ino) {
             return OpenWrite::Open;
         }
-        match redirected_from {
-            Some(from) if from != ino.0 => OpenWrite::Wait,
-            _ => {
-                self.remember_redirect(tid, ino);
-                OpenWrite::Redirect
-            }
+        if retrying {
+            return OpenWrite::Wait;
+        }
+        self.remember_redirect(tid);
+        OpenWrite::Redirect
+    }
+
+    /// Thread `tid` looked a root device up: if it was sent away, its next
+    /// open is the kernel's retry.
+    pub(crate) fn looked_up(&self, tid: u32) {
+        if self.redirected_count.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        if let Some(redirected) = self.redirected.lock().get_mut(&tid) {
+            redirected.looked_up = true;
         }
     }
 
@@ -99,25 +116,29 @@ impl Busy {
         }
     }
 
-    /// The inode `tid` was sent away from lately, if any (forgotten now).
-    fn take_redirect(&self, tid: u32) -> Option<u64> {
+    /// Whether this open of `tid` is the kernel's retry after a redirect
+    /// (the redirect is forgotten either way).
+    fn take_redirect(&self, tid: u32) -> bool {
         if self.redirected_count.load(Ordering::Acquire) == 0 {
-            return None;
+            return false;
         }
         let mut redirected = self.redirected.lock();
-        let from = redirected.remove(&tid);
+        let taken = redirected.remove(&tid);
         self.redirected_count
             .store(redirected.len(), Ordering::Release);
-        from.filter(|(_, when)| when.elapsed() < RETRY_WINDOW)
-            .map(|(ino, _)| ino)
+        taken.is_some_and(|taken| taken.looked_up && taken.when.elapsed() < RETRY_WINDOW)
     }
 
-    fn remember_redirect(&self, tid: u32, ino: INodeNo) {
+    fn remember_redirect(&self, tid: u32) {
         let mut redirected = self.redirected.lock();
         if redirected.len() >= REDIRECTED_PRUNE_AT {
-            redirected.retain(|_, (_, when)| when.elapsed() < RETRY_WINDOW);
+            redirected.retain(|_, taken| taken.when.elapsed() < RETRY_WINDOW);
         }
-        redirected.insert(tid, (ino.0, Instant::now()));
+        let taken = Redirected {
+            when: Instant::now(),
+            looked_up: false,
+        };
+        redirected.insert(tid, taken);
         self.redirected_count
             .store(redirected.len(), Ordering::Release);
     }
@@ -153,13 +174,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_busy_inode_redirects_and_a_retry_that_meets_another_busy_one_waits() {
+    fn a_busy_inode_redirects_and_the_retry_after_a_lookup_waits() {
         let busy = Arc::new(Busy::default());
         let (ino, fresh) = (INodeNo(7), INodeNo(8));
         assert_eq!(busy.open_write(ino, 1), OpenWrite::Open);
         let writing = busy.begin(ino);
         let _also = busy.begin(fresh);
         assert_eq!(busy.open_write(ino, 1), OpenWrite::Redirect);
+        busy.looked_up(1);
         assert_eq!(busy.open_write(fresh, 1), OpenWrite::Wait, "the retry");
         assert_eq!(
             busy.open_write(fresh, 1),
@@ -169,11 +191,12 @@ mod tests {
         assert_eq!(
             busy.open_write(fresh, 1),
             OpenWrite::Redirect,
-            "a retry of the same inode (a /proc reopen) is sent away again"
+            "a retry that looked nothing up (a /proc reopen) is sent away again"
         );
         assert_eq!(busy.open_write(ino, 2), OpenWrite::Redirect);
         drop(writing);
         assert!(!busy.is_writing(ino));
+        busy.looked_up(2);
         assert_eq!(busy.open_write(ino, 2), OpenWrite::Open);
         assert_eq!(
             busy.open_write(ino, 2),

@@ -387,8 +387,11 @@ impl Filesystem for XdevFs {
         Ok(())
     }
 
-    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+    fn lookup(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         let shared = &self.shared;
+        if parent == INodeNo::ROOT {
+            shared.busy.looked_up(req.pid());
+        }
         let found = self
             .node(parent)
             .zip(name.to_str())
