@@ -23,6 +23,7 @@ bin="$root/target/release/xdev"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/xdev-stress.XXXXXX")
 dir="$work/mnt"
+mkdir -p "$dir"
 daemon=""
 cleanup() {
     if [ -n "$daemon" ] && kill -0 "$daemon" 2>/dev/null; then

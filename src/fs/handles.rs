@@ -2,8 +2,9 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
-use fuser::FileHandle;
+use fuser::{FileHandle, INodeNo};
 use parking_lot::Mutex;
 
 use crate::fs::message::{Message, WriteStep};
@@ -29,15 +30,21 @@ pub(crate) enum Handle {
     },
     /// A status file: its content as of the last read at offset 0 (as
     /// sysfs does), so one sequential read is consistent and every read
-    /// from the start is fresh. Rendered on the first read, not at open.
-    Snapshot(Node, Option<Vec<u8>>),
+    /// from the start is fresh. Rendered on the first read, not at open;
+    /// descriptors that read the same content share it.
+    Snapshot(Node, Option<Arc<[u8]>>),
     /// `log`: read live at any offset.
     Log,
     /// `events`: the next journal record this reader has not seen.
     Events { next: usize },
     /// `stage`: an external producer's conversation.
     Stage(StageChannel),
+    /// A directory: what it listed at the start of the current pass.
+    Directory(Option<Arc<Listing>>),
 }
+
+/// A directory listing: (inode, name, node) per entry, dots first.
+pub(crate) type Listing = Vec<(INodeNo, String, Node)>;
 
 impl Handle {
     /// A fresh handle for a device-like file.
@@ -67,7 +74,10 @@ impl Handles {
     }
 
     pub(crate) fn remove(&self, fh: FileHandle) -> Option<Handle> {
-        self.open.lock().remove(&fh.0)
+        let mut open = self.open.lock();
+        let handle = open.remove(&fh.0);
+        shrink_when_sparse(&mut open);
+        handle
     }
 
     /// Feeds a write to a device-like handle; `None` if `fh` is not one.
@@ -88,20 +98,42 @@ impl Handles {
     }
 
     /// Renders a snapshot handle with `render` on a read from offset 0 or
-    /// on its first read. Returns whether it rendered.
+    /// on its first read (outside the table's lock: a large status must
+    /// not hold up other descriptors).
     pub(crate) fn refresh_snapshot(
         &self,
         fh: FileHandle,
         offset: u64,
-        render: impl FnOnce(&Node) -> Option<String>,
-    ) -> bool {
-        match self.open.lock().get_mut(&fh.0) {
-            Some(Handle::Snapshot(node, bytes)) if offset == 0 || bytes.is_none() => {
-                *bytes = Some(render(node).unwrap_or_default().into_bytes());
-                true
-            }
-            _ => false,
+        render: impl FnOnce(&Node) -> Arc<[u8]>,
+    ) {
+        let stale = match self.open.lock().get(&fh.0) {
+            Some(Handle::Snapshot(node, bytes)) if offset == 0 || bytes.is_none() => node.clone(),
+            _ => return,
+        };
+        let rendered = render(&stale);
+        if let Some(Handle::Snapshot(_, bytes)) = self.open.lock().get_mut(&fh.0) {
+            *bytes = Some(rendered);
         }
+    }
+
+    /// The listing a directory descriptor reads from `offset`: taken anew
+    /// by `list` at offset 0 (outside the table's lock) or on its first read.
+    pub(crate) fn listing(
+        &self,
+        fh: FileHandle,
+        offset: u64,
+        list: impl FnOnce() -> Arc<Listing>,
+    ) -> Option<Arc<Listing>> {
+        match self.open.lock().get(&fh.0)? {
+            Handle::Directory(Some(listing)) if offset != 0 => return Some(Arc::clone(listing)),
+            Handle::Directory(_) => {}
+            _ => return None,
+        }
+        let listing = list();
+        if let Some(Handle::Directory(kept)) = self.open.lock().get_mut(&fh.0) {
+            *kept = Some(Arc::clone(&listing));
+        }
+        Some(listing)
     }
 
     /// Runs `f` on the handle of `fh`, if it is open.
@@ -156,6 +188,15 @@ impl Handles {
             }
             _ => None,
         }
+    }
+}
+
+/// Gives back most of a map's room once a burst of entries has gone (a
+/// thousand producers' descriptors, say), so that it does not stay pinned.
+pub(crate) fn shrink_when_sparse<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>) {
+    const SMALL: usize = 1024;
+    if map.capacity() > SMALL && map.len() * 4 < map.capacity() {
+        map.shrink_to(map.len() * 2);
     }
 }
 

@@ -35,11 +35,11 @@ use crate::session::Session;
 use busy::{Busy, OpenWrite};
 pub(crate) use control::Control;
 use control::InFlight;
-use handles::{Handle, Handles};
+use handles::{Handle, Handles, Listing};
 use message::WriteStep;
 use nodes::{Inodes, ItemFile, Node, Owner};
 use poll::Pollers;
-use status::{DeviceResult, LastResult};
+use status::{DeviceResult, LastResult, Renders};
 use target::Target;
 
 pub use message::MAX_MESSAGE;
@@ -69,6 +69,7 @@ struct Shared {
     who: WhoCache,
     busy: Arc<Busy>,
     pollers: Arc<Pollers>,
+    renders: Renders,
 }
 
 /// The xdev filesystem, as fuser drives it.
@@ -115,6 +116,7 @@ impl XdevFs {
                 who: WhoCache::default(),
                 busy: Arc::default(),
                 pollers: Arc::default(),
+                renders: Renders::default(),
             }),
         }
     }
@@ -263,13 +265,11 @@ impl XdevFs {
     }
 }
 
-/// A directory listing: (inode, name, node) per entry, dots first.
-type Listing = Vec<(INodeNo, String, Node)>;
-
 /// Answers a readdir from `offset` with as much of `listing` as fits.
-fn fill_directory(listing: Listing, offset: u64, mut reply: ReplyDirectory) {
-    for (index, (ino, name, node)) in listing.into_iter().enumerate().skip(offset as usize) {
-        if reply.add(ino, index as u64 + 1, node.kind(), name) {
+fn fill_directory(listing: &Listing, offset: u64, mut reply: ReplyDirectory) {
+    let start = usize::try_from(offset).unwrap_or(usize::MAX);
+    for (index, (ino, name, node)) in listing.iter().enumerate().skip(start) {
+        if reply.add(*ino, index as u64 + 1, node.kind(), name) {
             break;
         }
     }
@@ -348,6 +348,16 @@ impl Shared {
         errno
     }
 
+    /// The content of a read-only text node right now, shared with other
+    /// descriptors that read the same.
+    fn snapshot(&self, node: &Node) -> Arc<[u8]> {
+        let bytes = self.text(node).unwrap_or_default().into_bytes();
+        match node {
+            Node::Text(file) => self.renders.share(*file, bytes),
+            _ => Arc::from(bytes),
+        }
+    }
+
     /// The content of a read-only text node right now.
     fn text(&self, node: &Node) -> Option<String> {
         match node {
@@ -410,6 +420,13 @@ impl Filesystem for XdevFs {
             }
             None => reply.error(Errno::ENOENT),
         }
+    }
+
+    fn forget(&self, _req: &Request, ino: INodeNo, nlookup: u64) {
+        let session = &self.shared.session;
+        self.shared
+            .inodes
+            .forget(ino, nlookup, |id| session.is_pending(id));
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
@@ -514,7 +531,7 @@ impl Filesystem for XdevFs {
     ) {
         self.shared
             .handles
-            .refresh_snapshot(fh, offset, |node| self.shared.text(node));
+            .refresh_snapshot(fh, offset, |node| self.shared.snapshot(node));
         if let Some(bytes) = self.shared.read_handle(fh, offset, size) {
             return reply.data(&bytes);
         }
@@ -640,7 +657,8 @@ impl Filesystem for XdevFs {
     fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
         match self.node(ino) {
             Some(node) if node.kind() == fuser::FileType::Directory => {
-                reply.opened(FileHandle(0), FopenFlags::empty())
+                let fh = self.shared.handles.insert(Handle::Directory(None));
+                reply.opened(fh, FopenFlags::empty())
             }
             Some(_) => reply.error(Errno::ENOTDIR),
             None => reply.error(Errno::ENOENT),
@@ -651,14 +669,35 @@ impl Filesystem for XdevFs {
         &self,
         _req: &Request,
         ino: INodeNo,
-        _fh: FileHandle,
+        fh: FileHandle,
         offset: u64,
         reply: ReplyDirectory,
     ) {
         let Some(dir) = self.node(ino) else {
             return reply.error(Errno::ENOENT);
         };
-        fill_directory(self.shared.listing(ino, &dir), offset, reply);
+        // One listing per pass (taken at offset 0, as a rewind does), so a
+        // long directory is listed in O(n), in a stable order.
+        let listing = self
+            .shared
+            .handles
+            .listing(fh, offset, || Arc::new(self.shared.listing(ino, &dir)));
+        match listing {
+            Some(listing) => fill_directory(&listing, offset, reply),
+            None => reply.error(Errno::EBADF),
+        }
+    }
+
+    fn releasedir(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        reply: ReplyEmpty,
+    ) {
+        self.shared.handles.remove(fh);
+        reply.ok();
     }
 
     fn poll(

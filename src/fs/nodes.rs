@@ -12,9 +12,11 @@
 //! Inode numbers are never reused while mounted: a pending item keeps its
 //! numbers after it is decided (lookups of it then fail), and a device that
 //! gets a fresh inode (see [`Inodes::renew`]) keeps answering descriptors
-//! open on its old one (new opens of the old one are sent to the fresh one).
+//! open on its old one. The table counts the kernel's lookups of each inode
+//! (as FUSE asks) and lets an old device inode or a decided item's inodes
+//! go once the kernel has forgotten them, so it shrinks as previews go.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -22,6 +24,7 @@ use fuser::{FileAttr, FileType, INodeNo};
 use parking_lot::Mutex;
 
 use crate::dispatch::{Action, Device};
+use crate::fs::handles::shrink_when_sparse;
 use crate::fs::status::TextFile;
 use crate::fs::target::Target;
 
@@ -217,8 +220,11 @@ struct Table {
     by_ino: HashMap<u64, Node>,
     /// The current inode of each fixed name (`resolve`, `plan/ctl`, ...).
     named: HashMap<String, u64>,
-    /// The directory inode of each pending item ever seen; its files follow it.
+    /// The directory inode of each item the kernel may still know; its
+    /// files follow it.
     items: HashMap<Arc<str>, u64>,
+    /// How many lookups of each inode the kernel has not forgotten yet.
+    lookups: HashMap<u64, u64>,
     next: u64,
 }
 
@@ -234,6 +240,43 @@ impl Table {
         let ino = self.allocate(node);
         self.named.insert(path, ino);
         ino
+    }
+
+    /// Counts one lookup of `ino` by the kernel.
+    fn looked_up(&mut self, ino: u64) -> u64 {
+        *self.lookups.entry(ino).or_default() += 1;
+        ino
+    }
+
+    /// Whether the kernel may still know an inode of the item at `dir`.
+    fn item_known(&self, dir: u64) -> bool {
+        (dir..=dir + ITEM_FILES.len() as u64).any(|ino| self.lookups.contains_key(&ino))
+    }
+
+    fn drop_item(&mut self, id: &str) {
+        if let Some(dir) = self.items.remove(id) {
+            for ino in dir..=dir + ITEM_FILES.len() as u64 {
+                self.by_ino.remove(&ino);
+            }
+        }
+    }
+
+    /// Drops the items no longer `pending` that the kernel does not know
+    /// (listed once, never looked up).
+    fn forget_decided_items(&mut self, pending: &[String]) {
+        if self.items.len() <= pending.len() {
+            return;
+        }
+        let pending: HashSet<&str> = pending.iter().map(String::as_str).collect();
+        let gone: Vec<Arc<str>> = self
+            .items
+            .iter()
+            .filter(|(id, dir)| !pending.contains(&***id) && !self.item_known(**dir))
+            .map(|(id, _)| Arc::clone(id))
+            .collect();
+        for id in gone {
+            self.drop_item(&id);
+        }
     }
 
     fn item_dir(&mut self, id: &str) -> u64 {
@@ -257,6 +300,7 @@ impl Inodes {
             by_ino: HashMap::from([(INodeNo::ROOT.0, Node::Root)]),
             named: HashMap::new(),
             items: HashMap::new(),
+            lookups: HashMap::new(),
             next: INodeNo::ROOT.0 + 1,
         };
         for (name, node) in ROOT_ENTRIES {
@@ -287,11 +331,61 @@ impl Inodes {
         self.node(INodeNo(ino)).map(|node| (INodeNo(ino), node))
     }
 
-    /// Looks `name` up in directory `parent`. Pending items are looked up
-    /// through `is_pending`, so a decided id is gone.
-    /// A root device whose inode `is_busy` (a write on it is in flight) is
-    /// given a fresh inode first (see [`Inodes::renew`]).
+    /// Looks `name` up in directory `parent`, counting a lookup of what it
+    /// finds (the caller answers the kernel with it). Pending items are
+    /// looked up through `is_pending`, so a decided id is gone. A root
+    /// device whose inode `is_busy` (a write on it is in flight) is given a
+    /// fresh inode first (see [`Inodes::renew`]).
     pub(crate) fn lookup(
+        &self,
+        parent: &Node,
+        name: &str,
+        is_pending: impl Fn(&str) -> bool,
+        is_busy: impl Fn(INodeNo) -> bool,
+    ) -> Option<(INodeNo, Node)> {
+        let found = self.find(parent, name, is_pending, is_busy)?;
+        self.table.lock().looked_up(found.0 .0);
+        Some(found)
+    }
+
+    /// The kernel forgot `count` lookups of `ino`. An inode it no longer
+    /// knows goes if it is an old device inode or belongs to a decided item.
+    pub(crate) fn forget(&self, ino: INodeNo, count: u64, is_pending: impl Fn(&str) -> bool) {
+        let mut table = self.table.lock();
+        let Some(left) = table.lookups.get_mut(&ino.0) else {
+            return;
+        };
+        *left = left.saturating_sub(count);
+        if *left > 0 {
+            return;
+        }
+        table.lookups.remove(&ino.0);
+        shrink_when_sparse(&mut table.lookups);
+        shrink_when_sparse(&mut table.by_ino);
+        match table.by_ino.get(&ino.0).cloned() {
+            Some(Node::Device(device)) if table.named.get(device.name()) != Some(&ino.0) => {
+                table.by_ino.remove(&ino.0);
+            }
+            Some(Node::Item(id, _)) if !is_pending(&id) => {
+                let known = table
+                    .items
+                    .get(&id)
+                    .is_some_and(|dir| table.item_known(*dir));
+                if !known {
+                    table.drop_item(&id);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Inodes in the table (for tests of its shrinking).
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.table.lock().by_ino.len()
+    }
+
+    fn find(
         &self,
         parent: &Node,
         name: &str,
@@ -345,17 +439,18 @@ impl Inodes {
                         .map(|(ino, node)| (ino, name.to_string(), node))
                 })
                 .collect(),
-            Node::PendingDir => pending()
-                .into_iter()
-                .map(|id| {
-                    let ino = self.table.lock().item_dir(&id);
-                    (
-                        INodeNo(ino),
-                        id.clone(),
-                        Node::Item(Arc::from(id.as_str()), ItemFile::Dir),
-                    )
-                })
-                .collect(),
+            Node::PendingDir => {
+                let ids = pending();
+                let mut table = self.table.lock();
+                table.forget_decided_items(&ids);
+                ids.into_iter()
+                    .map(|id| {
+                        let ino = table.item_dir(&id);
+                        let node = Node::Item(Arc::from(id.as_str()), ItemFile::Dir);
+                        (INodeNo(ino), id, node)
+                    })
+                    .collect()
+            }
             Node::Item(id, ItemFile::Dir) => {
                 let dir = self.table.lock().item_dir(id);
                 ITEM_FILES
@@ -449,6 +544,53 @@ mod tests {
             inodes.lookup(&Node::Root, "status", |_| false, |_| true),
             Some((status, Node::Text(TextFile::Status))),
             "only devices are renewed"
+        );
+    }
+
+    #[test]
+    fn forgotten_old_device_inodes_and_decided_items_leave_the_table() {
+        let inodes = Inodes::new(false);
+        let fresh = inodes.len();
+        let (old, _) = inodes
+            .lookup(&Node::Root, "resolve", |_| false, free)
+            .expect("resolve");
+        let (new, _) = inodes
+            .lookup(&Node::Root, "resolve", |_| false, |ino| ino == old)
+            .expect("resolve");
+        assert_eq!(inodes.len(), fresh + 1);
+        inodes.forget(new, 1, |_| false);
+        assert_eq!(
+            inodes.node(new),
+            Some(Node::Device(Device::Resolve)),
+            "current: kept"
+        );
+        inodes.forget(old, 1, |_| false);
+        assert_eq!(
+            inodes.node(old),
+            None,
+            "an old device inode, forgotten: gone"
+        );
+        assert_eq!(inodes.len(), fresh);
+
+        let id = "pending-action:t:1";
+        let pending = |known: &str| known == id;
+        let (dir, node) = inodes
+            .lookup(&Node::PendingDir, id, pending, free)
+            .expect("item");
+        let (label, _) = inodes.lookup(&node, "label", pending, free).expect("label");
+        inodes.forget(dir, 1, |_| false);
+        assert!(inodes.node(dir).is_some(), "its label is still known");
+        inodes.forget(label, 1, |_| false);
+        assert_eq!(inodes.node(label), None, "decided and forgotten: gone");
+        assert_eq!(inodes.len(), fresh);
+
+        inodes.entries(&Node::PendingDir, || vec![id.to_string()]);
+        assert_eq!(inodes.len(), fresh + 5, "listed: its five inodes");
+        inodes.entries(&Node::PendingDir, none);
+        assert_eq!(
+            inodes.len(),
+            fresh,
+            "decided, never looked up: gone at the next listing"
         );
     }
 

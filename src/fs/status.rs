@@ -1,6 +1,8 @@
 //! The read-only status files: `status`, `status.json`, `last`, `reminder`.
 //! Rendered afresh from the session on every open.
 
+use std::sync::{Arc, Weak};
+
 use parking_lot::Mutex;
 use serde::Serialize;
 use serde_json::json;
@@ -49,6 +51,34 @@ impl LastResult {
 
     pub(crate) fn get(&self) -> Option<DeviceResult> {
         self.last.lock().clone()
+    }
+}
+
+/// The latest rendering of each status file, so that descriptors reading
+/// the same content share one copy (a thousand open `status.json`
+/// descriptors hold one, not a thousand).
+#[derive(Debug, Default)]
+pub(crate) struct Renders {
+    latest: Mutex<Vec<(TextFile, Weak<[u8]>)>>,
+}
+
+impl Renders {
+    /// `bytes` of `file`, shared with the last rendering if that is the same.
+    pub(crate) fn share(&self, file: TextFile, bytes: Vec<u8>) -> Arc<[u8]> {
+        let mut latest = self.latest.lock();
+        latest.retain(|(_, rendering)| rendering.strong_count() > 0);
+        let same = latest
+            .iter()
+            .filter(|(rendered, _)| *rendered == file)
+            .find_map(|(_, rendering)| rendering.upgrade())
+            .filter(|rendering| **rendering == *bytes);
+        if let Some(rendering) = same {
+            return rendering;
+        }
+        let rendering: Arc<[u8]> = Arc::from(bytes);
+        latest.retain(|(rendered, _)| *rendered != file);
+        latest.push((file, Arc::downgrade(&rendering)));
+        rendering
     }
 }
 
@@ -144,4 +174,25 @@ fn render_reminder(session: &Session) -> String {
             )
         })
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renderings_of_the_same_content_are_shared_while_someone_holds_one() {
+        let renders = Renders::default();
+        let first = renders.share(TextFile::Status, b"a".to_vec());
+        let second = renders.share(TextFile::Status, b"a".to_vec());
+        assert!(Arc::ptr_eq(&first, &second));
+        let other = renders.share(TextFile::StatusJson, b"a".to_vec());
+        assert!(!Arc::ptr_eq(&first, &other), "another file keeps its own");
+        let changed = renders.share(TextFile::Status, b"b".to_vec());
+        assert_eq!(&*changed, b"b");
+        assert_eq!(&*first, b"a", "an older reader keeps what it read");
+        drop((first, second, changed));
+        let again = renders.share(TextFile::Status, b"a".to_vec());
+        assert_eq!(&*again, b"a");
+    }
 }
