@@ -36,6 +36,7 @@ def parse_args():
     parser.add_argument("--stall", type=float, default=5.0, help="seconds without progress that fail the run")
     parser.add_argument("--journal", help="the daemon's --journal file (else DIR/log is checked)")
     parser.add_argument("--daemon-pid", type=int, help="report this process's memory")
+    parser.add_argument("--ls-limit", type=float, help="fail if `ls -l pending` takes longer (seconds)")
     return parser.parse_args()
 
 
@@ -154,6 +155,23 @@ class Producers:
         return previews, twice, errors
 
 
+def time_listing(args, total):
+    """Times `ls` and `ls -l` of pending/ with every preview staged."""
+    problems = []
+    pending = os.path.join(args.dir, "pending")
+    for command in (["ls", "-U", pending], ["ls", "-l", pending]):
+        started = time.monotonic()
+        listed = subprocess.run(command, capture_output=True, text=True, check=False)
+        took = time.monotonic() - started
+        entries = len([line for line in listed.stdout.splitlines() if line.startswith(("pending-action:", "d"))])
+        say(" ".join(command[:-1]) + " pending", f"{entries} entries in {took:.3f} s")
+        if listed.returncode != 0 or entries != total:
+            problems.append(f"{' '.join(command)} listed {entries} of {total}: {listed.stderr.strip()[:200]}")
+        if command[1] == "-l" and args.ls_limit and took > args.ls_limit:
+            problems.append(f"ls -l pending took {took:.3f} s for {total} entries (limit {args.ls_limit} s)")
+    return problems
+
+
 def spawn(script, **kwargs):
     return subprocess.Popen(["bash", "-c", script], **kwargs)
 
@@ -270,6 +288,7 @@ def main():
         time.sleep(0.05)
     say("staged", f"{total} previews in {time.monotonic() - started:.2f} s")
     say("daemon RSS with all staged (KiB)", rss_kib(args.daemon_pid))
+    listing_problems = time_listing(args, total)
 
     devnull = subprocess.DEVNULL
     noise = [
@@ -294,7 +313,8 @@ def main():
             print(f"stress: writer said: {line}", file=sys.stderr)
     say("run", f"{args.writers} writers x {args.writes} writes in {elapsed:.2f} s")
     say("throughput (writes/s)", f"{total / elapsed:.0f}")
-    problems = check(args, producer, results, journal_start)
+    problems = listing_problems + check(args, producer, results, journal_start)
+    time.sleep(2.5)  # the daemon gives memory back once a burst is over
     say("daemon RSS after deciding (KiB)", rss_kib(args.daemon_pid))
     for problem in problems:
         print(f"stress: FAIL: {problem}", file=sys.stderr)

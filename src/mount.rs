@@ -121,6 +121,7 @@ pub fn mount(
     session.set_mount_dir(shown.clone());
     let journal = Journal::new(options.journal_file.as_deref()).map_err(io_error)?;
     journal.follow(session);
+    runtime.spawn(give_back_memory_after_bursts(journal.clone()));
     let fs = XdevFs::new(
         session.clone(),
         journal.clone(),
@@ -241,6 +242,37 @@ fn fusermount_unmount(dir: &Path, lazy: bool) -> io::Result<()> {
         )))
     }
 }
+
+/// How often the mount looks whether a burst of activity has ended.
+const QUIET_CHECK: Duration = Duration::from_secs(1);
+
+/// Gives freed memory back to the system once a burst of activity (staging
+/// and deciding thousands of previews) is over. The allocator keeps what
+/// many threads freed in the middle of its heaps; without this, a daemon
+/// that once held 32,000 previews would keep their memory for good.
+async fn give_back_memory_after_bursts(journal: Journal) {
+    let (mut seen, mut trimmed) = (journal.len(), journal.len());
+    loop {
+        tokio::time::sleep(QUIET_CHECK).await;
+        let now = journal.len();
+        if now == seen && now != trimmed {
+            trim_heap();
+            trimmed = now;
+        }
+        seen = now;
+    }
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn trim_heap() {
+    // SAFETY: malloc_trim only returns free pages of the allocator's heaps.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn trim_heap() {}
 
 /// How long unmounting waits for cancelled writers to get their answer.
 const CANCEL_GRACE: Duration = Duration::from_millis(500);

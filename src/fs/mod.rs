@@ -22,8 +22,8 @@ use std::time::SystemTime;
 use fuser::{
     BsdFileFlags, Errno, FileHandle, Filesystem, FopenFlags, Generation, INodeNo, InitFlags,
     KernelConfig, LockOwner, OpenAccMode, OpenFlags, PollEvents, PollFlags, PollNotifier,
-    RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry,
-    ReplyOpen, ReplyPoll, ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
+    RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty,
+    ReplyEntry, ReplyOpen, ReplyPoll, ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
 use futures::FutureExt;
 
@@ -247,6 +247,22 @@ impl XdevFs {
         });
     }
 
+    /// The listing directory `ino` reads through `fh` from `offset`: one
+    /// per pass (taken at offset 0, as a rewind does), so that a long
+    /// directory is listed in O(n), in a stable order.
+    fn pass_listing(
+        &self,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+    ) -> Result<Arc<Listing>, Errno> {
+        let dir = self.node(ino).ok_or(Errno::ENOENT)?;
+        self.shared
+            .handles
+            .listing(fh, offset, || Arc::new(self.shared.listing(ino, &dir)))
+            .ok_or(Errno::EBADF)
+    }
+
     /// Opens a device inode for writing once no write on it is in flight,
     /// cancelled by the opener's signal or the mount closing.
     fn open_when_free(&self, req: &Request, ino: INodeNo, handle: Handle, reply: ReplyOpen) {
@@ -393,6 +409,12 @@ impl Filesystem for XdevFs {
         // one round trip fewer for every `echo ... > device`.
         if let Err(missing) = config.add_capabilities(InitFlags::FUSE_ATOMIC_O_TRUNC) {
             tracing::debug!(?missing, "kernel lacks atomic O_TRUNC");
+        }
+        // `ls -l pending` with thousands of previews: one READDIRPLUS per
+        // page of entries instead of one LOOKUP per entry. Always, not
+        // "auto": `ls` reads every page before it looks at one entry.
+        if let Err(missing) = config.add_capabilities(InitFlags::FUSE_DO_READDIRPLUS) {
+            tracing::debug!(?missing, "kernel lacks readdirplus");
         }
         Ok(())
     }
@@ -673,19 +695,37 @@ impl Filesystem for XdevFs {
         offset: u64,
         reply: ReplyDirectory,
     ) {
-        let Some(dir) = self.node(ino) else {
-            return reply.error(Errno::ENOENT);
-        };
-        // One listing per pass (taken at offset 0, as a rewind does), so a
-        // long directory is listed in O(n), in a stable order.
-        let listing = self
-            .shared
-            .handles
-            .listing(fh, offset, || Arc::new(self.shared.listing(ino, &dir)));
-        match listing {
-            Some(listing) => fill_directory(&listing, offset, reply),
-            None => reply.error(Errno::EBADF),
+        match self.pass_listing(ino, fh, offset) {
+            Ok(listing) => fill_directory(&listing, offset, reply),
+            Err(errno) => reply.error(errno),
         }
+    }
+
+    fn readdirplus(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectoryPlus,
+    ) {
+        let listing = match self.pass_listing(ino, fh, offset) {
+            Ok(listing) => listing,
+            Err(errno) => return reply.error(errno),
+        };
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        for (index, (ino, name, node)) in listing.iter().enumerate().skip(start) {
+            let attr = self.attr(*ino, node);
+            let ttl = node.listed_ttl();
+            if reply.add(*ino, index as u64 + 1, name, &ttl, &attr, Generation(0)) {
+                break;
+            }
+            // The kernel counts every entry but the dots as a lookup.
+            if name != "." && name != ".." {
+                self.shared.inodes.count_lookup(*ino);
+            }
+        }
+        reply.ok();
     }
 
     fn releasedir(

@@ -88,6 +88,9 @@ const PLAN_ENTRIES: [(&str, Node); 2] = [
 /// mount lives; this is "long" without overflowing the kernel's arithmetic.
 pub(crate) const STATIC_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// How long a listed pending item's directory may be cached.
+const LISTED_ITEM_TTL: Duration = Duration::from_secs(1);
+
 /// Anything that changes with every decision is never cached.
 pub(crate) const FRESH_TTL: Duration = Duration::ZERO;
 
@@ -122,12 +125,13 @@ impl Node {
         }
     }
 
-    /// Whether its content (or existence) changes as the session does.
+    /// Whether its attributes (a status file's size) change as the session
+    /// does. A pending item's existence changes, not its attributes: its
+    /// name is never cached instead (see [`Node::entry_ttl`]). Cached
+    /// directory attributes matter: every path walked through a directory
+    /// checks its permissions, and would ask for them each time.
     fn is_fresh(&self) -> bool {
-        matches!(
-            self,
-            Node::Text(_) | Node::Log | Node::Events | Node::PendingDir | Node::Item(..)
-        )
+        matches!(self, Node::Text(_) | Node::Log | Node::Events)
     }
 
     /// How long the kernel may cache this node's attributes.
@@ -136,6 +140,18 @@ impl Node {
             FRESH_TTL
         } else {
             STATIC_TTL
+        }
+    }
+
+    /// How long the kernel may cache a listed entry's name and attributes
+    /// (one figure for both). A pending item's directory is cached for a
+    /// moment, so that `ls -l pending` needs no lookup per item: for that
+    /// moment after a decision, `stat` may still find it (its files, and
+    /// writes to them, are gone at once).
+    pub(crate) fn listed_ttl(&self) -> Duration {
+        match self {
+            Node::Item(_, ItemFile::Dir) => LISTED_ITEM_TTL,
+            _ => self.entry_ttl().min(self.attr_ttl()),
         }
     }
 
@@ -346,6 +362,11 @@ impl Inodes {
         let found = self.find(parent, name, is_pending, is_busy)?;
         self.table.lock().looked_up(found.0 .0);
         Some(found)
+    }
+
+    /// Counts a lookup of `ino` that the kernel made through a listing.
+    pub(crate) fn count_lookup(&self, ino: INodeNo) {
+        self.table.lock().looked_up(ino.0);
     }
 
     /// The kernel forgot `count` lookups of `ino`. An inode it no longer
