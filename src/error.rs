@@ -42,9 +42,6 @@ pub enum Error {
         /// The limit in bytes.
         limit: usize,
     },
-    /// A second message on one open descriptor.
-    #[error("This descriptor already dispatched its message; open the device again.")]
-    AlreadyDispatched,
     /// The dispatch was raced against an abort signal and lost.
     #[error("Aborted: {0}")]
     Aborted(String),
@@ -71,7 +68,6 @@ impl Error {
             Error::InvalidPlanTitle(_) | Error::InvalidRequest(_) | Error::NotUtf8 => libc::EINVAL,
             Error::CallbackFailed(_) | Error::ErrorResult(_) => libc::EIO,
             Error::MessageTooLong { .. } => libc::EMSGSIZE,
-            Error::AlreadyDispatched => libc::EALREADY,
             Error::Aborted(_) => libc::ECANCELED,
             Error::Interrupted => libc::EINTR,
             Error::Busy(_) => libc::EBUSY,
@@ -153,7 +149,6 @@ mod tests {
             (Error::CallbackFailed(String::new()), libc::EIO),
             (Error::ErrorResult(String::new()), libc::EIO),
             (Error::MessageTooLong { limit: 1 }, libc::EMSGSIZE),
-            (Error::AlreadyDispatched, libc::EALREADY),
             (Error::Aborted(String::new()), libc::ECANCELED),
             (Error::Interrupted, libc::EINTR),
             (Error::Busy(String::new()), libc::EBUSY),

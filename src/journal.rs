@@ -58,6 +58,26 @@ fn now() -> f64 {
 }
 
 impl Record {
+    /// The note that `bytes` written to `device` after its message (which
+    /// decided preview `id`, if any) were ignored; `who` wrote them.
+    pub fn ignored(device: &str, id: Option<String>, bytes: usize, who: Option<Who>) -> Record {
+        Record {
+            time: now(),
+            event: "ignored".to_string(),
+            id,
+            label: None,
+            source_tool: None,
+            device: Some(device.to_string()),
+            reason: None,
+            outcome: "ok".to_string(),
+            text: Some(format!(
+                "{bytes} bytes written after the message were ignored (one message per open)"
+            )),
+            errno: None,
+            who,
+        }
+    }
+
     /// The record of a decision written to `device` by `who`.
     pub fn decision(
         device: &str,

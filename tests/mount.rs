@@ -216,13 +216,17 @@ fn oversized_messages_are_emsgsize_and_dispatch_nothing() {
 }
 
 #[test]
-fn second_write_on_one_descriptor_is_ealready() {
+fn a_second_write_on_one_descriptor_repeats_the_first_outcome_and_dispatches_nothing() {
     let fx = Fixture::new();
     stage(&fx.session, "first");
     let (_, second) = stage(&fx.session, "second");
     let fd = Fd::open(&fx.path("resolve"), libc::O_RDWR).expect("open");
     assert_eq!(fd.write(b"one\n"), Ok(4));
-    assert_eq!(fd.write(b"two\n"), Err(libc::EALREADY));
+    assert_eq!(
+        fd.write(b"two, longer\n"),
+        Ok(12),
+        "the same success, its own count"
+    );
     assert_eq!(second.applied(), 1, "only the first message was dispatched");
     assert_eq!(fx.session.pending_count(), 1);
     assert_eq!(
@@ -230,6 +234,140 @@ fn second_write_on_one_descriptor_is_ealready() {
         "applied: second\n",
         "the first result stays readable"
     );
+    assert_eq!(
+        fx.read("last"),
+        "applied: second\n",
+        "later writes leave last alone"
+    );
+    drop(fd);
+    let notes = ignored_notes(&fx);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes[0]["device"], "resolve");
+    assert!(notes[0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .starts_with("12 bytes"));
+
+    let fd = Fd::open(&fx.path("reject"), libc::O_RDWR).expect("open");
+    fx.session.clear_pending();
+    assert_eq!(
+        fd.write(b"x\n"),
+        Ok(2),
+        "reject with nothing pending succeeds"
+    );
+    let fd = Fd::open(&fx.path("resolve"), libc::O_RDWR).expect("open");
+    assert_eq!(fd.write(b"go\n"), Err(libc::ENOENT));
+    assert_eq!(
+        fd.write(b"go again\n"),
+        Err(libc::ENOENT),
+        "the same errno again"
+    );
+    assert_eq!(
+        fx.read("last"),
+        "No pending action to resolve. Nothing to apply or discard.\n"
+    );
+}
+
+/// The journal's notes of bytes written after a message.
+fn ignored_notes(fx: &Fixture) -> Vec<serde_json::Value> {
+    fx.read("log")
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|record| record["event"] == "ignored")
+        .collect()
+}
+
+/// Shell and stdio patterns that write one descriptor more than once:
+/// exactly one preview is applied and the writer is told success.
+#[test]
+fn writers_that_split_their_output_apply_one_preview_and_succeed() {
+    let fx = Fixture::new();
+    let patterns = [
+        "{ echo \"README looks good\"; echo \"ship it\"; } > \"$D/resolve\"",
+        "exec 3>\"$D/resolve\"; echo one >&3; echo two >&3; exec 3>&-",
+        "python3 -u -c 'print(\"one\"); print(\"two\")' > \"$D/resolve\"",
+        "printf 'ship it\\n' | dd bs=1 of=\"$D/resolve\" 2>/dev/null",
+    ];
+    for pattern in patterns {
+        let (_, older) = stage(&fx.session, "migrate prod DB");
+        let (_, newer) = stage(&fx.session, "edit README");
+        let out = fx.bash(pattern);
+        assert!(out.status.success(), "{pattern}: {out:?}");
+        assert_eq!(newer.applied(), 1, "{pattern}");
+        assert_eq!(
+            older.applied(),
+            0,
+            "{pattern}: the next preview is untouched"
+        );
+        assert_eq!(fx.session.pending_count(), 1, "{pattern}");
+        fx.session.clear_pending();
+    }
+    let (_, dd) = stage(&fx.session, "dd");
+    assert!(fx
+        .bash("printf 'ship it\\n' | dd bs=1 of=\"$D/resolve\" 2>/dev/null")
+        .status
+        .success());
+    assert_eq!(
+        dd.reasons(),
+        vec!["s".to_string()],
+        "dd bs=1: the first byte is the message"
+    );
+}
+
+/// Python's `with open(p, "w")` writes at close and retries a failed
+/// flush: the writer sees the real error, and `last` keeps its message.
+#[test]
+fn python_with_open_reports_the_real_error_and_last_keeps_it() {
+    let fx = Fixture::new();
+    let code = "import os\ntry:\n    with open(os.environ['D'] + '/resolve', 'w') as f:\n        f.write('looks right\\n')\n    print('ok')\nexcept OSError as e:\n    print(type(e).__name__, e.errno)\n";
+    let out = fx.python(code);
+    assert_eq!(stdout(&out), "FileNotFoundError 2\n", "{out:?}");
+    assert_eq!(
+        fx.read("last"),
+        "No pending action to resolve. Nothing to apply or discard.\n"
+    );
+
+    let (_, calls) = stage_flaky(&fx.session, "flaky", 1);
+    let out = fx.python(code);
+    assert_eq!(stdout(&out), "OSError 5\n", "{out:?}");
+    assert_eq!(calls.applied(), 1);
+    assert_eq!(fx.read("last"), "Apply failed: disk full\n");
+    assert_eq!(
+        fx.session.pending_count(),
+        1,
+        "the preview stays for a retry"
+    );
+
+    let out = fx.python(code);
+    assert_eq!(stdout(&out), "ok\n", "{out:?}");
+    assert_eq!(calls.applied(), 2);
+}
+
+/// Bodies of a whole number of pages are the message at their write: the
+/// writer is told the outcome, never success for a later dispatch.
+#[test]
+fn page_sized_bodies_are_decided_at_their_write() {
+    let fx = Fixture::new();
+    for size in [4096usize, 8192, 65536] {
+        let body = vec![b'p'; size];
+        assert_eq!(
+            write_once(&fx.path("resolve"), &body),
+            Err(libc::ENOENT),
+            "{size} bytes, nothing pending"
+        );
+        let (_, flaky) = stage_flaky(&fx.session, "flaky", 1);
+        assert_eq!(
+            write_once(&fx.path("resolve"), &body),
+            Err(libc::EIO),
+            "{size} bytes, failing apply"
+        );
+        assert_eq!(
+            write_once(&fx.path("resolve"), &body),
+            Ok(size),
+            "{size} bytes, applied"
+        );
+        assert_eq!(flaky.reasons().last().map(String::len), Some(size));
+    }
 }
 
 #[test]
@@ -420,14 +558,17 @@ fn failed_apply_keeps_the_same_id_at_the_head_and_a_retry_applies() {
 // ----- how messages are cut -------------------------------------------------
 
 #[test]
-fn a_20_kib_bash_echo_arrives_as_one_message() {
+fn an_8_kib_bash_echo_arrives_as_one_message_and_20_kib_in_one_write_too() {
     let fx = Fixture::new();
     let (_, calls) = stage(&fx.session, "big");
     let (_, untouched) = stage(&fx.session, "bigger");
-    let out = fx.bash("echo \"$(head -c 20480 /dev/zero | tr '\\0' r)\" > \"$D/resolve\"");
+    let out = fx.bash("echo \"$(head -c 8191 /dev/zero | tr '\\0' r)\" > \"$D/resolve\"");
     assert!(out.status.success(), "{out:?}");
-    assert_eq!(untouched.reasons(), vec!["r".repeat(20480)]);
+    assert_eq!(untouched.reasons(), vec!["r".repeat(8191)]);
     assert_eq!(calls.applied(), 0, "one message applies one preview");
+    let body = "s".repeat(20480);
+    assert_eq!(write_once(&fx.path("resolve"), body.as_bytes()), Ok(20480));
+    assert_eq!(calls.reasons(), vec![body]);
 }
 
 #[test]
@@ -441,20 +582,6 @@ fn printf_without_newline_dispatches_at_its_write() {
         "dispatched before the close"
     );
     assert_eq!(calls.reasons(), vec!["reason".to_string()]);
-}
-
-#[test]
-fn a_held_chunk_is_dispatched_when_the_descriptor_closes() {
-    let fx = Fixture::new();
-    let (_, calls) = stage(&fx.session, "edit");
-    let fd = Fd::open(&fx.path("resolve"), libc::O_WRONLY).expect("open");
-    assert_eq!(fd.write(&[b'c'; 4096]), Ok(4096));
-    assert_eq!(calls.applied(), 0, "a full chunk is held");
-    drop(fd);
-    assert!(eventually(Duration::from_secs(2), || calls.applied() == 1));
-    assert_eq!(calls.reasons(), vec!["c".repeat(4096)]);
-    assert!(eventually(Duration::from_secs(1), || fx.read("last")
-        == "applied: edit\n"));
 }
 
 #[test]

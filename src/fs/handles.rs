@@ -4,8 +4,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use fuser::{FileHandle, INodeNo};
+use fuser::{Errno, FileHandle, INodeNo};
 use parking_lot::Mutex;
+use tokio::sync::watch;
 
 use crate::fs::message::{Message, WriteStep};
 use crate::fs::nodes::Node;
@@ -16,16 +17,20 @@ use crate::journal::Who;
 /// The state of one open descriptor.
 #[derive(Debug)]
 pub(crate) enum Handle {
-    /// A device-like file: the message being written, then that message's
-    /// result. Reads keep their own cursor: the descriptor's offset moved
-    /// with the write, but the answer is read from its start (as from a ctl
-    /// file). `writer` made the last write, for the journal of a message
-    /// dispatched when the descriptor is released.
+    /// A device-like file: its one message (the first write), then that
+    /// message's outcome and result. Reads keep their own cursor: the
+    /// descriptor's offset moved with the write, but the answer is read
+    /// from its start (as from a ctl file).
     Target {
         target: Target,
         message: Message,
+        /// The first write's outcome once known: later writes get the same.
+        outcome: watch::Sender<Option<Outcome>>,
         result: Option<String>,
         read_from: usize,
+        /// The preview the message decided, and who wrote last: for the
+        /// journal's note of ignored bytes when the descriptor goes.
+        decided: Option<String>,
         writer: Option<Who>,
     },
     /// A status file: its content as of the last read at offset 0 (as
@@ -43,6 +48,9 @@ pub(crate) enum Handle {
     Directory(Option<Arc<Listing>>),
 }
 
+/// What a device write returned: success, or its errno.
+pub(crate) type Outcome = Result<(), Errno>;
+
 /// A directory listing: (inode, name, node) per entry, dots first.
 pub(crate) type Listing = Vec<(INodeNo, String, Node)>;
 
@@ -52,8 +60,10 @@ impl Handle {
         Handle::Target {
             target,
             message: Message::default(),
+            outcome: watch::Sender::new(None),
             result: None,
             read_from: 0,
+            decided: None,
             writer: None,
         }
     }
@@ -90,10 +100,21 @@ impl Handles {
         }
     }
 
-    /// Notes who wrote last on a device-like handle.
-    pub(crate) fn note_writer(&self, fh: FileHandle, who: &Who) {
-        if let Some(Handle::Target { writer, .. }) = self.open.lock().get_mut(&fh.0) {
-            *writer = Some(who.clone());
+    /// The first write's outcome on a device-like handle, for a later
+    /// write (which notes itself as the last writer): known, or to wait for.
+    pub(crate) fn first_outcome(
+        &self,
+        fh: FileHandle,
+        who: &Who,
+    ) -> Option<watch::Receiver<Option<Outcome>>> {
+        match self.open.lock().get_mut(&fh.0)? {
+            Handle::Target {
+                outcome, writer, ..
+            } => {
+                *writer = Some(who.clone());
+                Some(outcome.subscribe())
+            }
+            _ => None,
         }
     }
 
@@ -141,18 +162,28 @@ impl Handles {
         self.open.lock().get_mut(&fh.0).map(f)
     }
 
-    /// Records the result of the message written on `fh`, for reading back
-    /// on the same descriptor. One message per open, so the first result
-    /// stays: a refused second write does not hide it.
-    pub(crate) fn set_result(&self, fh: FileHandle, text: &str) {
+    /// Records the outcome and result of the message written on `fh` (and
+    /// the preview it decided), for later writes and for reading back on the
+    /// same descriptor.
+    pub(crate) fn set_result(
+        &self,
+        fh: FileHandle,
+        outcome: Outcome,
+        text: &str,
+        id: Option<&str>,
+    ) {
         if let Some(Handle::Target {
-            result: result @ None,
+            outcome: first,
+            result,
             read_from,
+            decided,
             ..
         }) = self.open.lock().get_mut(&fh.0)
         {
+            first.send_replace(Some(outcome));
             *result = Some(text.to_string());
             *read_from = 0;
+            *decided = id.map(str::to_string);
         }
     }
 
@@ -237,7 +268,7 @@ mod tests {
             Some(Vec::new()),
             "then end of file"
         );
-        handles.set_result(fh, "applied");
+        handles.set_result(fh, Ok(()), "applied", None);
         assert_eq!(
             handles.read(fh, 4096, 100, usage),
             Some(b"applied\n".to_vec()),

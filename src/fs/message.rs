@@ -6,72 +6,58 @@ use crate::error::Error;
 /// The largest message a device accepts.
 pub const MAX_MESSAGE: usize = 64 * 1024;
 
-/// The chunk size shells and stdio split long output into.
+/// The chunk size shells and stdio split long output into (the `stage`
+/// file's lines still arrive so).
 const CHUNK: usize = 4096;
 
 /// What a write on a device descriptor leads to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum WriteStep {
-    /// A full chunk: accepted, the message continues with the next write.
-    Hold,
-    /// The message is complete: dispatch this (untrimmed) text.
+    /// The first write is the message: dispatch this (untrimmed) text.
     Dispatch(String),
-    /// Refused with this error; nothing is dispatched.
+    /// The first write, refused with this error: nothing is dispatched.
     Refuse(Error),
+    /// A later write: nothing is dispatched, and it gets the first write's
+    /// outcome (its bytes are counted as ignored).
+    Repeat,
 }
 
 /// A write that a shell or stdio would follow with more of the same
-/// message: a multiple of 4096 bytes not ending in a newline.
+/// line: a multiple of 4096 bytes not ending in a newline.
 pub(crate) fn is_full_chunk(data: &[u8]) -> bool {
     !data.is_empty() && data.len() % CHUNK == 0 && data.last() != Some(&b'\n')
 }
 
-/// The message being written on one descriptor, and whether it has been
-/// dispatched already (one message per open).
+/// The one message of a device descriptor: its first write. Nothing is
+/// ever held for a later write or for the release, where nobody would be
+/// told the outcome.
 #[derive(Debug, Default)]
 pub(crate) struct Message {
-    buffer: Vec<u8>,
-    finished: bool,
+    sent: bool,
+    /// The bytes of later writes, which dispatch nothing.
+    ignored: usize,
 }
 
 impl Message {
     /// Takes one `write(2)`'s bytes.
     pub(crate) fn write(&mut self, data: &[u8]) -> WriteStep {
-        if self.finished {
-            return WriteStep::Refuse(Error::AlreadyDispatched);
+        if self.sent {
+            self.ignored += data.len();
+            return WriteStep::Repeat;
         }
-        if self.buffer.len() + data.len() > MAX_MESSAGE {
-            self.finish();
+        self.sent = true;
+        if data.len() > MAX_MESSAGE {
             return WriteStep::Refuse(Error::MessageTooLong { limit: MAX_MESSAGE });
         }
-        self.buffer.extend_from_slice(data);
-        if is_full_chunk(data) {
-            return WriteStep::Hold;
-        }
-        self.complete()
-    }
-
-    /// The descriptor is being released: a message still held is
-    /// dispatched now; nothing written means nothing to dispatch.
-    pub(crate) fn release(&mut self) -> Option<WriteStep> {
-        if self.finished || self.buffer.is_empty() {
-            return None;
-        }
-        Some(self.complete())
-    }
-
-    fn complete(&mut self) -> WriteStep {
-        let bytes = std::mem::take(&mut self.buffer);
-        self.finish();
-        match String::from_utf8(bytes) {
-            Ok(text) => WriteStep::Dispatch(text),
+        match std::str::from_utf8(data) {
+            Ok(text) => WriteStep::Dispatch(text.to_string()),
             Err(_) => WriteStep::Refuse(Error::NotUtf8),
         }
     }
 
-    fn finish(&mut self) {
-        self.finished = true;
-        self.buffer = Vec::new();
+    /// How many bytes later writes brought, all ignored.
+    pub(crate) fn ignored(&self) -> usize {
+        self.ignored
     }
 }
 
@@ -80,81 +66,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_short_write_dispatches_at_once() {
-        let mut message = Message::default();
-        assert_eq!(message.write(b"ok\n"), WriteStep::Dispatch("ok\n".into()));
-        assert_eq!(message.release(), None);
+    fn the_first_write_is_the_message_whatever_its_size() {
+        for size in [1, 4096, 8192, MAX_MESSAGE] {
+            let mut message = Message::default();
+            let body = vec![b'a'; size];
+            assert!(
+                matches!(message.write(&body), WriteStep::Dispatch(text) if text.len() == size),
+                "{size} bytes"
+            );
+        }
     }
 
     #[test]
-    fn full_chunks_are_held_until_the_write_that_completes_them() {
+    fn later_writes_repeat_and_are_counted_as_ignored() {
         let mut message = Message::default();
-        let chunk = vec![b'a'; 8192];
-        assert_eq!(message.write(&chunk), WriteStep::Hold);
-        assert_eq!(message.write(&chunk), WriteStep::Hold);
-        let WriteStep::Dispatch(text) = message.write(b"end\n") else {
-            panic!("third write should complete the message");
-        };
-        assert_eq!(text.len(), 16384 + 4);
+        assert_eq!(message.write(b"one\n"), WriteStep::Dispatch("one\n".into()));
+        assert_eq!(message.write(b"two\n"), WriteStep::Repeat);
+        assert_eq!(message.write(b"x"), WriteStep::Repeat);
+        assert_eq!(message.ignored(), 5);
     }
 
     #[test]
-    fn a_chunk_ending_in_newline_completes() {
-        let mut message = Message::default();
-        let mut chunk = vec![b'a'; 4095];
-        chunk.push(b'\n');
-        assert!(matches!(message.write(&chunk), WriteStep::Dispatch(_)));
-    }
-
-    #[test]
-    fn a_held_message_is_dispatched_on_release() {
-        let mut message = Message::default();
-        assert_eq!(message.write(&[b'x'; 4096]), WriteStep::Hold);
-        assert!(matches!(message.release(), Some(WriteStep::Dispatch(text)) if text.len() == 4096));
-        assert_eq!(message.release(), None);
-    }
-
-    #[test]
-    fn a_second_message_is_refused() {
-        let mut message = Message::default();
-        assert!(matches!(message.write(b"one"), WriteStep::Dispatch(_)));
-        assert_eq!(
-            message.write(b"two"),
-            WriteStep::Refuse(Error::AlreadyDispatched)
-        );
-    }
-
-    #[test]
-    fn exactly_64_kib_is_accepted_and_one_more_byte_refused() {
-        let mut message = Message::default();
-        let mut body = vec![b'a'; MAX_MESSAGE - 1];
-        body.push(b'\n');
-        assert!(matches!(message.write(&body), WriteStep::Dispatch(_)));
-
+    fn one_byte_over_64_kib_is_refused_and_later_writes_repeat_that() {
         let mut message = Message::default();
         let over = vec![b'a'; MAX_MESSAGE + 1];
         assert_eq!(
             message.write(&over),
             WriteStep::Refuse(Error::MessageTooLong { limit: MAX_MESSAGE })
         );
-        assert_eq!(
-            message.release(),
-            None,
-            "an oversized message dispatches nothing"
-        );
-    }
-
-    #[test]
-    fn chunks_adding_up_past_the_limit_are_refused() {
-        let mut message = Message::default();
-        for _ in 0..16 {
-            assert_eq!(message.write(&[b'a'; 4096]), WriteStep::Hold);
-        }
-        assert!(matches!(
-            message.write(b"b"),
-            WriteStep::Refuse(Error::MessageTooLong { .. })
-        ));
-        assert_eq!(message.release(), None);
+        assert_eq!(message.write(b"more"), WriteStep::Repeat);
     }
 
     #[test]

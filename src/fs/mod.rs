@@ -35,7 +35,7 @@ use crate::session::Session;
 use busy::{Busy, OpenWrite};
 pub(crate) use control::Control;
 use control::InFlight;
-use handles::{Handle, Handles, Listing};
+use handles::{Handle, Handles, Listing, Outcome};
 use message::WriteStep;
 use nodes::{Inodes, ItemFile, Node, Owner};
 use poll::Pollers;
@@ -181,12 +181,7 @@ impl XdevFs {
     ) {
         let who = self.shared.who.who(req.uid(), req.pid());
         match step {
-            WriteStep::Hold => {
-                // Only a held message can be dispatched at release: remember
-                // who wrote it for the journal.
-                self.shared.handles.note_writer(fh, &who);
-                reply.written(written)
-            }
+            WriteStep::Repeat => self.repeat_outcome(fh, &who, written, reply),
             WriteStep::Refuse(error) => reply.error(self.shared.refuse(&target, fh, error, who)),
             WriteStep::Dispatch(text) => {
                 // The kernel holds the inode's lock until this is answered:
@@ -209,6 +204,28 @@ impl XdevFs {
                 });
             }
         }
+    }
+
+    /// Answers a later write on a device descriptor with the first write's
+    /// outcome (its own byte count on success, the same errno otherwise),
+    /// waiting for it if the first is still being decided.
+    fn repeat_outcome(&self, fh: FileHandle, who: &Who, written: u32, reply: ReplyWrite) {
+        let Some(mut first) = self.shared.handles.first_outcome(fh, who) else {
+            return reply.error(Errno::EBADF);
+        };
+        let answer = move |outcome: Option<Outcome>, reply: ReplyWrite| match outcome {
+            Some(Ok(())) => reply.written(written),
+            Some(Err(errno)) => reply.error(errno),
+            None => reply.error(Errno::EBADF),
+        };
+        let known = *first.borrow();
+        if known.is_some() {
+            return answer(known, reply);
+        }
+        self.answer_soon(async move {
+            let outcome = first.wait_for(Option::is_some).await.ok().and_then(|o| *o);
+            answer(outcome, reply);
+        });
     }
 
     /// Answers a read that may have to wait (events, stage), cancelled by
@@ -347,7 +364,12 @@ impl Shared {
         who: Option<Who>,
     ) {
         if let Some(fh) = fh {
-            self.handles.set_result(fh, &resolution.text);
+            let outcome = resolution
+                .error
+                .as_ref()
+                .map_or(Ok(()), |error| Err(errno_of(error)));
+            let id = resolution.id.as_deref();
+            self.handles.set_result(fh, outcome, &resolution.text, id);
         }
         let name = target.name();
         let record = Record::decision(&name, reason.trim(), resolution, who);
@@ -638,30 +660,21 @@ impl Filesystem for XdevFs {
         let handle = self.shared.handles.remove(fh);
         self.shared.pollers.forget(fh);
         reply.ok();
-        // A message still held when its descriptor goes is dispatched now;
-        // its result lands in the status files and journal only. A stage
-        // handle dropped here withdraws its preview.
-        let Some(Handle::Target {
+        // Nothing is dispatched here, where nobody would be told the
+        // outcome: bytes written after the message are only noted. (A stage
+        // handle dropped here withdraws its preview.)
+        if let Some(Handle::Target {
             target,
-            mut message,
+            message,
+            decided,
             writer,
             ..
         }) = handle
-        else {
-            return;
-        };
-        match message.release() {
-            Some(WriteStep::Dispatch(text)) => {
-                let shared = Arc::clone(&self.shared);
-                let _ = self.answer_soon(async move {
-                    shared.dispatch(target, text, None, 0, writer).await;
-                });
+        {
+            if message.ignored() > 0 {
+                let note = Record::ignored(&target.name(), decided, message.ignored(), writer);
+                self.shared.journal.append(&note);
             }
-            Some(WriteStep::Refuse(error)) => {
-                self.shared
-                    .record(&target, None, "", &Resolution::failed(error, None), writer);
-            }
-            Some(WriteStep::Hold) | None => {}
         }
     }
 
