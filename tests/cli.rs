@@ -979,7 +979,7 @@ fn a_refused_stage_request_says_why() {
     assert_eq!(out.code, 1);
     assert!(
         out.stderr
-            .ends_with("Bad stage request: sourceTool must not contain ':' or whitespace.\n"),
+            .ends_with("Bad stage request: sourceTool must be 1 to 64 characters of A-Z a-z 0-9 _ . -; it contains ':'.\n"),
         "{}",
         out.stderr
     );

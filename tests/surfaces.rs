@@ -128,7 +128,7 @@ fn a_bad_stage_request_is_einval() {
     );
     assert_eq!(
         fd.read_to_string(),
-        "Bad stage request: sourceTool must not contain ':' or whitespace.\n",
+        "Bad stage request: sourceTool must be 1 to 64 characters of A-Z a-z 0-9 _ . -; it contains ':'.\n",
         "the reason is read back on the same descriptor"
     );
     assert_eq!(fx.session.pending_count(), 0);
