@@ -985,3 +985,90 @@ fn a_refused_stage_request_says_why() {
     );
     assert!(out.stderr.starts_with("xdev: EINVAL: "), "{}", out.stderr);
 }
+
+// ----- names, deadlines, a closed stdout -------------------------------------------
+
+#[test]
+fn stage_refuses_bad_names_and_deadlines_naming_the_rule() {
+    let daemon = Daemon::plain();
+    let tool_rule = "sourceTool must be 1 to 64 characters of A-Z a-z 0-9 _ . -";
+    let label_rule = "label must be one line of printable text";
+    let deadline_rule = "deadlineMs must be from 1 to 604800000 (7 days)";
+    for (args, rule) in [
+        (["--label", "x", "--source-tool", "a/b"], tool_rule),
+        (
+            ["--label", "esc \u{1b}[2J", "--source-tool", "ok"],
+            label_rule,
+        ),
+        (
+            ["--label", "two\nplan mode: on", "--source-tool", "ok"],
+            label_rule,
+        ),
+        (["--label", "x", "--deadline", "8days"], deadline_rule),
+        (["--label", "x", "--deadline", "0s"], deadline_rule),
+    ] {
+        let mut command = vec!["stage"];
+        command.extend_from_slice(&args);
+        command.extend_from_slice(&["--", "true"]);
+        let out = daemon.run(&command);
+        assert_eq!(out.code, 1, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.starts_with("xdev: EINVAL: "), "{}", out.stderr);
+        assert!(
+            out.stderr.contains(&format!("Bad stage request: {rule}; ")),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+    assert_eq!(daemon.pending(), 0, "nothing was staged");
+    let listing = Command::new("ls")
+        .arg(daemon.dir.join("pending"))
+        .output()
+        .expect("ls");
+    assert!(listing.status.success(), "ls pending: {listing:?}");
+    assert!(listing.stdout.is_empty());
+}
+
+#[test]
+fn a_daemon_whose_stdout_is_closed_keeps_serving() {
+    require_fuse();
+    let tmp = tempfile::Builder::new()
+        .prefix("xdev-cli-")
+        .tempdir()
+        .expect("temp dir");
+    let dir = tmp.path().join("mnt");
+    std::fs::create_dir(&dir).expect("mount dir");
+    // `xdev mount D | true`: the reader of stdout is gone before the ready line.
+    let mut child = xdev_bin()
+        .arg("mount")
+        .arg(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn xdev mount");
+    drop(child.stdout.take());
+    let status = dir.join("status");
+    let answered = eventually(PATIENCE, || {
+        std::fs::read_to_string(&status).is_ok_and(|text| text.starts_with("pending: 0\n"))
+    });
+    let running = matches!(child.try_wait(), Ok(None));
+    signal(child.id(), libc::SIGTERM);
+    let code = wait_exit(&mut child, Duration::from_secs(10));
+    if code.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let stderr = read_pipe(child.stderr.take());
+    if is_mounted(&dir) {
+        let _ = Command::new("fusermount3")
+            .args(["-u", "-z", "-q", "--"])
+            .arg(&dir)
+            .status();
+    }
+    assert!(answered && running, "the daemon stopped serving: {stderr}");
+    assert_eq!(code, Some(0), "exit after SIGTERM: {stderr}");
+    assert!(
+        stderr.contains("cannot print a line; carrying on"),
+        "the failed ready line is logged: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
