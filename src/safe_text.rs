@@ -126,19 +126,24 @@ mod tests {
 
     #[test]
     fn library_source_tools_become_path_safe() {
-        assert_eq!(path_safe_source_tool("custom_tool"), "custom_tool");
-        assert_eq!(path_safe_source_tool("a/b"), "a_b");
-        assert_eq!(path_safe_source_tool("nul\0x"), "nul_x");
-        assert_eq!(path_safe_source_tool("a:b c"), "a_b_c");
-        assert_eq!(path_safe_source_tool(""), "_");
-        assert_eq!(path_safe_source_tool(&"x".repeat(70)), "x".repeat(64));
-        assert_eq!(path_safe_source_tool("é"), "_");
+        let long = "x".repeat(70);
+        for (given, safe) in [
+            ("custom_tool", "custom_tool"),
+            ("a/b", "a_b"),
+            ("nul\0x", "nul_x"),
+            ("a:b c", "a_b_c"),
+            ("", "_"),
+            ("é", "_"),
+            (long.as_str(), &long[..64]),
+        ] {
+            assert_eq!(path_safe_source_tool(given), safe, "{given:?}");
+        }
     }
 
     #[test]
     fn characters_are_described_readably() {
-        assert_eq!(describe_char('/'), "'/'");
-        assert_eq!(describe_char('\u{1b}'), "U+001B");
-        assert_eq!(describe_char('\0'), "U+0000");
+        for (c, shown) in [('/', "'/'"), ('\u{1b}', "U+001B"), ('\0', "U+0000")] {
+            assert_eq!(describe_char(c), shown);
+        }
     }
 }

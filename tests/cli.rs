@@ -87,6 +87,24 @@ impl Daemon {
     /// `xdev mount <dir> args...`, where `PLANS` stands for the plan
     /// directory; waits for the ready line.
     fn start(args: &[&str]) -> Daemon {
+        let mut daemon = Daemon::launch(args);
+        let mut line = String::new();
+        if let Some(stdout) = daemon.child.as_mut().and_then(|child| child.stdout.take()) {
+            BufReader::new(stdout)
+                .read_line(&mut line)
+                .expect("ready line");
+        }
+        assert_eq!(
+            line,
+            format!("xdev: mounted {}\n", daemon.dir.display()),
+            "daemon did not come up"
+        );
+        daemon
+    }
+
+    /// `xdev mount <dir> args...` (see [`Daemon::start`]) with stdout and
+    /// stderr piped, not waiting for anything.
+    fn launch(args: &[&str]) -> Daemon {
         require_fuse();
         let tmp = tempfile::Builder::new()
             .prefix("xdev-cli-")
@@ -104,29 +122,17 @@ impl Daemon {
                 other => command.arg(other),
             };
         }
-        let mut child = command
+        let child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn xdev mount");
-        let mut line = String::new();
-        if let Some(stdout) = child.stdout.take() {
-            BufReader::new(stdout)
-                .read_line(&mut line)
-                .expect("ready line");
-        }
-        let daemon = Daemon {
+        Daemon {
             child: Some(child),
             dir,
             plans,
             tmp,
-        };
-        assert_eq!(
-            line,
-            format!("xdev: mounted {}\n", daemon.dir.display()),
-            "daemon did not come up"
-        );
-        daemon
+        }
     }
 
     fn shown(&self) -> String {
@@ -1030,42 +1036,24 @@ fn stage_refuses_bad_names_and_deadlines_naming_the_rule() {
 
 #[test]
 fn a_daemon_whose_stdout_is_closed_keeps_serving() {
-    require_fuse();
-    let tmp = tempfile::Builder::new()
-        .prefix("xdev-cli-")
-        .tempdir()
-        .expect("temp dir");
-    let dir = tmp.path().join("mnt");
-    std::fs::create_dir(&dir).expect("mount dir");
     // `xdev mount D | true`: the reader of stdout is gone before the ready line.
-    let mut child = xdev_bin()
-        .arg("mount")
-        .arg(&dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn xdev mount");
+    let mut daemon = Daemon::launch(&[]);
+    let child = daemon.child.as_mut().expect("daemon");
     drop(child.stdout.take());
-    let status = dir.join("status");
+    let stderr = child.stderr.take();
+    let status = daemon.dir.join("status");
     let answered = eventually(PATIENCE, || {
         std::fs::read_to_string(&status).is_ok_and(|text| text.starts_with("pending: 0\n"))
     });
-    let running = matches!(child.try_wait(), Ok(None));
-    signal(child.id(), libc::SIGTERM);
-    let code = wait_exit(&mut child, Duration::from_secs(10));
-    if code.is_none() {
-        let _ = child.kill();
-        let _ = child.wait();
-    }
-    let stderr = read_pipe(child.stderr.take());
-    if is_mounted(&dir) {
-        let _ = Command::new("fusermount3")
-            .args(["-u", "-z", "-q", "--"])
-            .arg(&dir)
-            .status();
-    }
+    let running = daemon
+        .child
+        .as_mut()
+        .is_some_and(|child| matches!(child.try_wait(), Ok(None)));
+    let code = daemon.terminate(Duration::from_secs(10));
+    let stderr = read_pipe(stderr);
     assert!(answered && running, "the daemon stopped serving: {stderr}");
     assert_eq!(code, Some(0), "exit after SIGTERM: {stderr}");
+    assert!(!is_mounted(&daemon.dir), "unmounted");
     assert!(
         stderr.contains("cannot print a line; carrying on"),
         "the failed ready line is logged: {stderr}"
