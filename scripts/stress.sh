@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Load figures of a release build through a real mount (separate from the
-# tests; a shorter run of the same tool is mount-tests/28):
+# tests; a shorter run of the same tool is mount-tests/27):
 #   - WRITERS shells x WRITES `echo ... > resolve` each, against as many
 #     previews of an async producer, with a `stat` loop of missing names and
 #     a `cat status` loop alongside; a watchdog fails the run after 5 s with

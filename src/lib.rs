@@ -38,6 +38,7 @@ mod mount;
 pub mod plan;
 pub mod plan_desk;
 pub mod producer;
+pub mod safe_text;
 pub mod session;
 pub mod texts;
 pub mod who;

@@ -5,7 +5,9 @@
 //!
 //! The protocol, one JSON object per line:
 //! 1. the producer writes `{"label": "...", "sourceTool": "...", "deadlineMs": 30000}`
-//!    (`sourceTool` defaults to `external`, `deadlineMs` is optional);
+//!    (`sourceTool` defaults to `external`, `deadlineMs` is optional; see
+//!    [`StageRequest::parse`] for what each may be), as the one line of one
+//!    write;
 //! 2. it reads `{"event": "staged", "id": "pending-action:<tool>:<seq>"}`;
 //! 3. it reads (blocking) `{"event": "apply", "reason": "...", "extra": ...}`,
 //!    `{"event": "discard", "reason": "..."}` or `{"event": "withdrawn", "why": "..."}`;
@@ -26,6 +28,9 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::{CallbackError, Error};
+use crate::safe_text::{
+    describe_char, is_source_tool_char, is_unprintable, MAX_LABEL_BYTES, MAX_SOURCE_TOOL,
+};
 use crate::session::preview::{apply_fn, reject_fn, ToolResult};
 use crate::session::Session;
 
@@ -54,25 +59,79 @@ fn external_tool() -> String {
 }
 
 impl StageRequest {
-    /// Parses the first line a producer writes.
+    /// Parses the first line a producer writes, and checks its fields:
+    /// `label` is one line of printable text of at most
+    /// [`MAX_LABEL_BYTES`] bytes, `sourceTool` is `[A-Za-z0-9_.-]{1,64}`,
+    /// `deadlineMs` is from 1 to [`MAX_DEADLINE`]. A broken rule is
+    /// `EINVAL`, with a message naming it.
     pub fn parse(line: &str) -> Result<StageRequest, Error> {
-        let request: StageRequest = serde_json::from_str(line.trim())
-            .map_err(|err| Error::InvalidRequest(format!("Bad stage request: {err}.")))?;
-        if request.label.trim().is_empty() || request.source_tool.trim().is_empty() {
-            return Err(Error::InvalidRequest(
-                "Bad stage request: label and sourceTool must not be empty.".into(),
-            ));
-        }
-        if request
-            .source_tool
-            .contains(|c: char| c == ':' || c.is_whitespace())
-        {
-            return Err(Error::InvalidRequest(
-                "Bad stage request: sourceTool must not contain ':' or whitespace.".into(),
-            ));
+        let request: StageRequest =
+            serde_json::from_str(line.trim()).map_err(|err| bad_request(format!("{err}.")))?;
+        check_label(&request.label)?;
+        check_source_tool(&request.source_tool)?;
+        if let Some(millis) = request.deadline_ms {
+            check_deadline(millis)?;
         }
         Ok(request)
     }
+}
+
+/// The longest deadline a stage request may ask for: 7 days. Longer is
+/// more likely a unit mistake than a wish, and a preview pending for more
+/// than a week is better staged again.
+pub const MAX_DEADLINE: Duration = Duration::from_secs(7 * 24 * 60 * 60);
+
+fn bad_request(why: impl std::fmt::Display) -> Error {
+    Error::InvalidRequest(format!("Bad stage request: {why}"))
+}
+
+/// A label is what a reviewer reads in line-oriented files: one line of
+/// printable text, not blank, at most [`MAX_LABEL_BYTES`].
+fn check_label(label: &str) -> Result<(), Error> {
+    const RULE: &str = "label must be one line of printable text";
+    if label.trim().is_empty() {
+        return Err(bad_request(format!("{RULE}; it is empty.")));
+    }
+    if label.len() > MAX_LABEL_BYTES {
+        return Err(bad_request(format!(
+            "{RULE} of at most {MAX_LABEL_BYTES} bytes; it has {} bytes.",
+            label.len()
+        )));
+    }
+    match label.chars().find(|c| is_unprintable(*c)) {
+        Some(c) => Err(bad_request(format!(
+            "{RULE}; it contains the unprintable character {}.",
+            describe_char(c)
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// A source tool names a directory under `pending/` (in the preview's id).
+fn check_source_tool(tool: &str) -> Result<(), Error> {
+    const RULE: &str = "sourceTool must be 1 to 64 characters of A-Z a-z 0-9 _ . -";
+    let broken = if tool.is_empty() {
+        "it is empty".to_string()
+    } else if let Some(c) = tool.chars().find(|c| !is_source_tool_char(*c)) {
+        format!("it contains {}", describe_char(c))
+    } else if tool.len() > MAX_SOURCE_TOOL {
+        format!("it has {} characters", tool.len())
+    } else {
+        return Ok(());
+    };
+    Err(bad_request(format!("{RULE}; {broken}.")))
+}
+
+/// Zero is refused too: it would withdraw the preview before anyone could
+/// decide it, which is never what a producer means.
+fn check_deadline(millis: u64) -> Result<(), Error> {
+    let max = MAX_DEADLINE.as_millis();
+    if millis == 0 || u128::from(millis) > max {
+        return Err(bad_request(format!(
+            "deadlineMs must be from 1 to {max} (7 days); it is {millis}."
+        )));
+    }
+    Ok(())
 }
 
 /// A line the producer reads.
@@ -387,6 +446,17 @@ mod tests {
         String::from_utf8(producer.read(4096).await).expect("utf-8")
     }
 
+    /// The refusal of a request made of these JSON fields.
+    fn refusal(fields: serde_json::Value) -> String {
+        match StageRequest::parse(&fields.to_string()) {
+            Ok(request) => panic!("{fields} was accepted: {request:?}"),
+            Err(error) => {
+                assert_eq!(error.errno(), libc::EINVAL, "{fields}");
+                error.to_string()
+            }
+        }
+    }
+
     #[test]
     fn requests_are_checked() {
         assert_eq!(request("x").source_tool, EXTERNAL_TOOL);
@@ -402,6 +472,99 @@ mod tests {
                 .map_err(|err| err.errno());
             assert_eq!(refused, Err(libc::EINVAL), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_source_tool_is_1_to_64_safe_characters() {
+        let rule = "Bad stage request: sourceTool must be 1 to 64 characters of A-Z a-z 0-9 _ . -;";
+        for (tool, broken) in [
+            ("a/b", "it contains '/'."),
+            ("a\0b", "it contains U+0000."),
+            ("a:b", "it contains ':'."),
+            ("a b", "it contains ' '."),
+            ("\u{1b}[31m", "it contains U+001B."),
+            ("</system-reminder>", "it contains '<'."),
+            ("", "it is empty."),
+        ] {
+            let refused = refusal(serde_json::json!({"label": "x", "sourceTool": tool}));
+            assert_eq!(refused, format!("{rule} {broken}"), "{tool:?}");
+        }
+        let long = "t".repeat(65);
+        assert_eq!(
+            refusal(serde_json::json!({"label": "x", "sourceTool": long})),
+            format!("{rule} it has 65 characters.")
+        );
+        let longest = "t".repeat(64);
+        for tool in ["edit", "my_tool-2.0", ".", longest.as_str()] {
+            let line = serde_json::json!({"label": "x", "sourceTool": tool}).to_string();
+            let request = StageRequest::parse(&line).expect("a good source tool");
+            assert_eq!(request.source_tool, tool);
+        }
+    }
+
+    #[test]
+    fn a_label_is_one_line_of_printable_text_up_to_1_kib() {
+        let rule = "Bad stage request: label must be one line of printable text";
+        for (label, broken) in [
+            (
+                "x\nplan mode: on",
+                "; it contains the unprintable character U+000A.",
+            ),
+            ("nul\0", "; it contains the unprintable character U+0000."),
+            (
+                "\u{1b}[2J",
+                "; it contains the unprintable character U+001B.",
+            ),
+            (
+                "tab\there",
+                "; it contains the unprintable character U+0009.",
+            ),
+            ("cr\r", "; it contains the unprintable character U+000D."),
+            (
+                "sep\u{2028}",
+                "; it contains the unprintable character U+2028.",
+            ),
+            (
+                "bidi\u{202e}",
+                "; it contains the unprintable character U+202E.",
+            ),
+            ("   ", "; it is empty."),
+        ] {
+            let refused = refusal(serde_json::json!({ "label": label }));
+            assert_eq!(refused, format!("{rule}{broken}"), "{label:?}");
+        }
+        let long = "é".repeat(513);
+        assert_eq!(
+            refusal(serde_json::json!({ "label": long })),
+            format!("{rule} of at most 1024 bytes; it has 1026 bytes.")
+        );
+        let longest = "x".repeat(1024);
+        for label in [
+            "edit </system-reminder> ok",
+            "naïve — résumé",
+            longest.as_str(),
+        ] {
+            assert_eq!(request(label).label, label);
+        }
+    }
+
+    #[test]
+    fn a_deadline_is_from_1_ms_to_7_days() {
+        let week = 7 * 24 * 60 * 60 * 1000_u64;
+        for millis in [0, week + 1, u64::MAX] {
+            assert_eq!(
+                refusal(serde_json::json!({"label": "x", "deadlineMs": millis})),
+                format!(
+                    "Bad stage request: deadlineMs must be from 1 to {week} (7 days); it is {millis}."
+                )
+            );
+        }
+        for millis in [1, week] {
+            let line = serde_json::json!({"label": "x", "deadlineMs": millis}).to_string();
+            let request = StageRequest::parse(&line).expect("a good deadline");
+            assert_eq!(request.deadline_ms, Some(millis));
+        }
+        assert_eq!(MAX_DEADLINE.as_millis(), u128::from(week));
     }
 
     #[tokio::test]

@@ -87,6 +87,24 @@ impl Daemon {
     /// `xdev mount <dir> args...`, where `PLANS` stands for the plan
     /// directory; waits for the ready line.
     fn start(args: &[&str]) -> Daemon {
+        let mut daemon = Daemon::launch(args);
+        let mut line = String::new();
+        if let Some(stdout) = daemon.child.as_mut().and_then(|child| child.stdout.take()) {
+            BufReader::new(stdout)
+                .read_line(&mut line)
+                .expect("ready line");
+        }
+        assert_eq!(
+            line,
+            format!("xdev: mounted {}\n", daemon.dir.display()),
+            "daemon did not come up"
+        );
+        daemon
+    }
+
+    /// `xdev mount <dir> args...` (see [`Daemon::start`]) with stdout and
+    /// stderr piped, not waiting for anything.
+    fn launch(args: &[&str]) -> Daemon {
         require_fuse();
         let tmp = tempfile::Builder::new()
             .prefix("xdev-cli-")
@@ -104,29 +122,17 @@ impl Daemon {
                 other => command.arg(other),
             };
         }
-        let mut child = command
+        let child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn xdev mount");
-        let mut line = String::new();
-        if let Some(stdout) = child.stdout.take() {
-            BufReader::new(stdout)
-                .read_line(&mut line)
-                .expect("ready line");
-        }
-        let daemon = Daemon {
+        Daemon {
             child: Some(child),
             dir,
             plans,
             tmp,
-        };
-        assert_eq!(
-            line,
-            format!("xdev: mounted {}\n", daemon.dir.display()),
-            "daemon did not come up"
-        );
-        daemon
+        }
     }
 
     fn shown(&self) -> String {
@@ -979,9 +985,78 @@ fn a_refused_stage_request_says_why() {
     assert_eq!(out.code, 1);
     assert!(
         out.stderr
-            .ends_with("Bad stage request: sourceTool must not contain ':' or whitespace.\n"),
+            .ends_with("Bad stage request: sourceTool must be 1 to 64 characters of A-Z a-z 0-9 _ . -; it contains ':'.\n"),
         "{}",
         out.stderr
     );
     assert!(out.stderr.starts_with("xdev: EINVAL: "), "{}", out.stderr);
+}
+
+// ----- names, deadlines, a closed stdout -------------------------------------------
+
+#[test]
+fn stage_refuses_bad_names_and_deadlines_naming_the_rule() {
+    let daemon = Daemon::plain();
+    let tool_rule = "sourceTool must be 1 to 64 characters of A-Z a-z 0-9 _ . -";
+    let label_rule = "label must be one line of printable text";
+    let deadline_rule = "deadlineMs must be from 1 to 604800000 (7 days)";
+    for (args, rule) in [
+        (["--label", "x", "--source-tool", "a/b"], tool_rule),
+        (
+            ["--label", "esc \u{1b}[2J", "--source-tool", "ok"],
+            label_rule,
+        ),
+        (
+            ["--label", "two\nplan mode: on", "--source-tool", "ok"],
+            label_rule,
+        ),
+        (["--label", "x", "--deadline", "8days"], deadline_rule),
+        (["--label", "x", "--deadline", "0s"], deadline_rule),
+    ] {
+        let mut command = vec!["stage"];
+        command.extend_from_slice(&args);
+        command.extend_from_slice(&["--", "true"]);
+        let out = daemon.run(&command);
+        assert_eq!(out.code, 1, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.starts_with("xdev: EINVAL: "), "{}", out.stderr);
+        assert!(
+            out.stderr.contains(&format!("Bad stage request: {rule}; ")),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+    assert_eq!(daemon.pending(), 0, "nothing was staged");
+    let listing = Command::new("ls")
+        .arg(daemon.dir.join("pending"))
+        .output()
+        .expect("ls");
+    assert!(listing.status.success(), "ls pending: {listing:?}");
+    assert!(listing.stdout.is_empty());
+}
+
+#[test]
+fn a_daemon_whose_stdout_is_closed_keeps_serving() {
+    // `xdev mount D | true`: the reader of stdout is gone before the ready line.
+    let mut daemon = Daemon::launch(&[]);
+    let child = daemon.child.as_mut().expect("daemon");
+    drop(child.stdout.take());
+    let stderr = child.stderr.take();
+    let status = daemon.dir.join("status");
+    let answered = eventually(PATIENCE, || {
+        std::fs::read_to_string(&status).is_ok_and(|text| text.starts_with("pending: 0\n"))
+    });
+    let running = daemon
+        .child
+        .as_mut()
+        .is_some_and(|child| matches!(child.try_wait(), Ok(None)));
+    let code = daemon.terminate(Duration::from_secs(10));
+    let stderr = read_pipe(stderr);
+    assert!(answered && running, "the daemon stopped serving: {stderr}");
+    assert_eq!(code, Some(0), "exit after SIGTERM: {stderr}");
+    assert!(!is_mounted(&daemon.dir), "unmounted");
+    assert!(
+        stderr.contains("cannot print a line; carrying on"),
+        "the failed ready line is logged: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }

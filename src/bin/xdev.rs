@@ -145,14 +145,16 @@ enum Command {
     ///
     /// Exit codes: 0 applied, 3 discarded, 4 deadline passed, 1 error.
     Stage {
-        /// The preview's label (what a reviewer sees).
+        /// The preview's label (what a reviewer sees): one line of
+        /// printable text, at most 1024 bytes.
         #[arg(long)]
         label: String,
-        /// The tool that made the preview (part of its id) [default: external].
+        /// The tool that made the preview (part of its id): 1 to 64
+        /// characters of A-Z a-z 0-9 _ . - [default: external].
         #[arg(long, value_name = "TOOL")]
         source_tool: Option<String>,
         /// Withdraw the preview if no decision has come after this long
-        /// (e.g. `300ms`, `30s`, `5m`).
+        /// (e.g. `300ms`, `30s`, `5m`; at least 1ms, at most 7 days).
         #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
         deadline: Option<Duration>,
         /// A shell command line (run with `sh -c`) to run when the preview is
@@ -254,8 +256,10 @@ fn execute(command: Command) -> Result<u8, ClientError> {
     match command {
         Command::Mount { dir, serve } => {
             client::serve(&dir, &serve.options(), || {
-                println!("xdev: mounted {}", dir.display());
-                let _ = std::io::stdout().flush();
+                announce(
+                    std::io::stdout(),
+                    &format!("xdev: mounted {}", dir.display()),
+                );
             })?;
             Ok(0)
         }
@@ -288,19 +292,25 @@ fn execute(command: Command) -> Result<u8, ClientError> {
                 command,
             };
             let outcome = client::stage(&target.dir(), &options, |notice| match notice {
-                StageNotice::Staged(id) => {
-                    println!("{id}");
-                    let _ = std::io::stdout().flush();
-                }
+                StageNotice::Staged(id) => announce(std::io::stdout(), &id),
                 StageNotice::ApplyFailed(_) => {
-                    eprintln!("xdev: apply failed; the preview is pending again, waiting");
+                    announce(
+                        std::io::stderr(),
+                        "xdev: apply failed; the preview is pending again, waiting",
+                    );
                 }
                 StageNotice::RejectFailed(_) => {
-                    eprintln!("xdev: --on-reject failed; the preview stays pending, waiting");
+                    announce(
+                        std::io::stderr(),
+                        "xdev: --on-reject failed; the preview stays pending, waiting",
+                    );
                 }
             })?;
             if outcome == client::StageOutcome::DeadlinePassed {
-                eprintln!("xdev: deadline passed; the preview was withdrawn");
+                announce(
+                    std::io::stderr(),
+                    "xdev: deadline passed; the preview was withdrawn",
+                );
             }
             Ok(outcome.exit_code())
         }
@@ -355,6 +365,16 @@ fn message(words: &[String]) -> Result<Vec<u8>, ClientError> {
             source,
         })?;
     Ok(stdin)
+}
+
+/// Prints a line that tells a reader something (the ready line, the staged
+/// id, a notice) while the command runs on. A reader that went away
+/// (`xdev mount D | true`) must not stop the daemon or the stager: the
+/// failure is logged and the work goes on.
+fn announce(mut out: impl Write, line: &str) {
+    if let Err(error) = writeln!(out, "{line}").and_then(|()| out.flush()) {
+        tracing::warn!(%error, line, "cannot print a line; carrying on");
+    }
 }
 
 /// Prints a device's answer (with its newline).

@@ -400,14 +400,15 @@ impl Shared {
     fn text(&self, node: &Node) -> Option<String> {
         match node {
             Node::Text(file) => Some(file.render(&self.session, &self.last, self.plan.as_ref())),
+            // One line each, escaped: these are line-oriented files.
             Node::Item(id, ItemFile::Label) => self
                 .session
                 .preview(id)
-                .map(|info| format!("{}\n", info.label)),
+                .map(|info| format!("{}\n", crate::safe_text::one_line(&info.label))),
             Node::Item(id, ItemFile::Source) => self
                 .session
                 .preview(id)
-                .map(|info| format!("{}\n", info.source_tool)),
+                .map(|info| format!("{}\n", crate::safe_text::one_line(&info.source_tool))),
             _ => None,
         }
     }

@@ -465,6 +465,7 @@ impl Inodes {
                 let mut table = self.table.lock();
                 table.forget_decided_items(&ids);
                 ids.into_iter()
+                    .filter(|id| is_file_name(id))
                     .map(|id| {
                         let ino = table.item_dir(&id);
                         let node = Node::Item(Arc::from(id.as_str()), ItemFile::Dir);
@@ -504,6 +505,17 @@ impl Inodes {
                 .name(device.name().to_string(), Node::Device(device)),
         )
     }
+}
+
+/// Whether `id` can be a directory entry. Ids the crate forms always can;
+/// one registered by hand with a `/` or NUL would make the kernel fail the
+/// whole listing (`EIO`) for every reader, so it is left out instead.
+fn is_file_name(id: &str) -> bool {
+    let fits = !id.is_empty() && id != "." && id != ".." && !id.contains(['/', '\0']);
+    if !fits {
+        tracing::warn!(id = %id.escape_debug(), "a pending id that is no file name is not listed");
+    }
+    fits
 }
 
 #[cfg(test)]
@@ -638,5 +650,23 @@ mod tests {
         );
         let listed = inodes.entries(&Node::PendingDir, || vec!["pending-action:t:1".to_string()]);
         assert_eq!(listed[0].0, dir, "numbers are never reallocated");
+    }
+
+    #[test]
+    fn ids_that_are_no_file_name_are_not_listed() {
+        let inodes = Inodes::new(false);
+        let ids = [
+            "pending-action:t:1",
+            "a/b",
+            "nul\0",
+            "..",
+            "pending-action:t:2",
+        ];
+        let listed: Vec<String> = inodes
+            .entries(&Node::PendingDir, || ids.map(String::from).to_vec())
+            .into_iter()
+            .map(|(_, name, _)| name)
+            .collect();
+        assert_eq!(listed, ["pending-action:t:1", "pending-action:t:2"]);
     }
 }

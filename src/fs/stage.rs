@@ -18,10 +18,26 @@ pub(crate) struct StageChannel {
 }
 
 impl StageChannel {
-    /// Takes one write. Each complete line (or a write that ends without a
-    /// newline and is not a full chunk) is a request: the first stages the
-    /// preview, later ones report results.
+    /// Takes one write. A write carries one line (or part of one, when it
+    /// is a full chunk without a newline): before anything is staged it is
+    /// the request, afterwards a result report. A write is taken whole or
+    /// refused whole: one carrying two lines stages nothing. Before anything
+    /// is staged, why a write was refused is readable on the descriptor.
     pub(crate) fn write(
+        &mut self,
+        session: &Session,
+        journal: &Journal,
+        who: &Who,
+        data: &[u8],
+    ) -> Result<(), Error> {
+        let taken = self.take_write(session, journal, who, data);
+        if let (Err(error), None) = (&taken, &self.producer) {
+            self.refusal = format!("{error}\n").into_bytes();
+        }
+        taken
+    }
+
+    fn take_write(
         &mut self,
         session: &Session,
         journal: &Journal,
@@ -33,11 +49,13 @@ impl StageChannel {
             return Err(Error::MessageTooLong { limit: MAX_MESSAGE });
         }
         self.partial.extend_from_slice(data);
-        while let Some(end) = self.partial.iter().position(|byte| *byte == b'\n') {
-            let line: Vec<u8> = self.partial.drain(..=end).collect();
-            self.take_line(session, journal, who, line)?;
+        if has_several_lines(&self.partial) {
+            self.partial.clear();
+            return Err(Error::InvalidRequest(
+                "Bad stage request: a write to stage carries one line, and this one has several; nothing was taken.".into(),
+            ));
         }
-        if !self.partial.is_empty() && !is_full_chunk(data) {
+        if self.partial.contains(&b'\n') || !is_full_chunk(data) {
             let line = std::mem::take(&mut self.partial);
             self.take_line(session, journal, who, line)?;
         }
@@ -58,9 +76,7 @@ impl StageChannel {
         match &self.producer {
             Some(producer) => producer.report(ProducerReport::parse(&line)?),
             None => {
-                let request = StageRequest::parse(&line).inspect_err(|error| {
-                    self.refusal = format!("{error}\n").into_bytes();
-                })?;
+                let request = StageRequest::parse(&line)?;
                 let producer = Producer::stage_noting(session, &request, |id| {
                     journal.expect_stager(id, who.clone())
                 });
@@ -93,5 +109,31 @@ impl StageChannel {
     pub(crate) fn take_refusal(&mut self, max: usize) -> Vec<u8> {
         let take = max.min(self.refusal.len());
         self.refusal.drain(..take).collect()
+    }
+}
+
+/// Whether `bytes` hold more than one line with something on it (blank
+/// lines do not count, so `echo`'s newline or a `\r\n` ending is fine).
+fn has_several_lines(bytes: &[u8]) -> bool {
+    bytes
+        .split(|byte| *byte == b'\n')
+        .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
+        .nth(1)
+        .is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_per_write_blank_lines_aside() {
+        assert!(!has_several_lines(b"{\"label\": \"x\"}\n"));
+        assert!(!has_several_lines(b"\n{\"label\": \"x\"}\r\n\n"));
+        assert!(!has_several_lines(b"{\"label\": \"x\""));
+        assert!(has_several_lines(
+            b"{\"label\": \"x\"}\n{\"label\": \"y\"}\n"
+        ));
+        assert!(has_several_lines(b"{\"label\": \"x\"}\n{\"ok\""));
     }
 }

@@ -1,5 +1,6 @@
 //! The read-only status files: `status`, `status.json`, `last`, `reminder`.
-//! Rendered afresh from the session on every open.
+//! Rendered afresh from the session on every open. `status` shows each free
+//! text escaped on its line; `last` is the one text as it is.
 
 use std::sync::{Arc, Weak};
 
@@ -10,6 +11,7 @@ use serde_json::json;
 use crate::dispatch::Resolution;
 use crate::error::errno_name;
 use crate::plan_desk::PlanDesk;
+use crate::safe_text::one_line;
 use crate::session::Session;
 use crate::texts;
 
@@ -126,24 +128,30 @@ fn render_status(session: &Session, last: Option<DeviceResult>) -> String {
     if in_progress > 0 {
         out.push_str(&format!("in progress: {in_progress}\n"));
     }
+    // Every field is one line (see [`one_line`]): a label or a result text
+    // must not be able to add a line such as `plan mode: on`.
     match session.pending_head() {
         Some(head) => out.push_str(&format!(
             "head: {} (source: {}) {}\n",
-            head.id, head.source_tool, head.label
+            one_line(&head.id),
+            one_line(&head.source_tool),
+            one_line(&head.label)
         )),
         None => out.push_str("head: none\n"),
     }
     let plan_mode = if session.plan_mode() { "on" } else { "off" };
     out.push_str(&format!("plan mode: {plan_mode}\n"));
     match last {
-        Some(last) if last.ok => {
-            out.push_str(&format!("last: {} ok: {}\n", last.device, last.text))
-        }
+        Some(last) if last.ok => out.push_str(&format!(
+            "last: {} ok: {}\n",
+            one_line(&last.device),
+            one_line(&last.text)
+        )),
         Some(last) => out.push_str(&format!(
             "last: {} error {}: {}\n",
-            last.device,
+            one_line(&last.device),
             last.errno.unwrap_or("E?"),
-            last.text
+            one_line(&last.text)
         )),
         None => out.push_str("last: none\n"),
     }

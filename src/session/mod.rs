@@ -14,6 +14,7 @@ use std::time::SystemTime;
 use parking_lot::{Mutex, RwLock};
 
 use crate::plan::PlanHandler;
+use crate::safe_text::path_safe_source_tool;
 use abort::{AbortSignal, AbortWaiter};
 use directives::{Directive, DirectiveId, DirectiveQueue, QueueInvoker, ToolChoice, TurnEnd};
 use events::{Event, EventKind, EventStream, Subscribers};
@@ -113,6 +114,17 @@ fn outcome(
     }
 }
 
+/// `name` made path-safe, with a warning when that changed it (the caller
+/// then finds its preview under another name than it gave).
+fn safe_source_tool(name: String) -> String {
+    let safe = path_safe_source_tool(&name);
+    if safe == name {
+        return name;
+    }
+    tracing::warn!(given = %name.escape_debug(), used = %safe, "source tool made path-safe");
+    safe.into_owned()
+}
+
 impl Session {
     /// A new, empty session whose texts name the default mount point `/xdev`.
     pub fn new() -> Self {
@@ -139,6 +151,11 @@ impl Session {
 
     /// Stages a preview at the head of the stack and returns its id
     /// `pending-action:<source_tool>:<seq>`. Staging never applies anything.
+    ///
+    /// The caller is trusted code, so nothing is refused: `source_tool` is
+    /// made path-safe (see [`path_safe_source_tool`]: it names a directory
+    /// under `pending/`), and `label` is kept as given; the mount's
+    /// line-oriented files show it escaped.
     pub fn queue_resolve_handler(
         &self,
         label: impl Into<String>,
@@ -146,7 +163,7 @@ impl Session {
         apply: ApplyFn,
         reject: Option<RejectFn>,
     ) -> String {
-        let source_tool = source_tool.into();
+        let source_tool = safe_source_tool(source_tool.into());
         let id = next_preview_id(&source_tool);
         self.register_pending(&id, label, source_tool, apply, reject);
         id
@@ -187,7 +204,10 @@ impl Session {
     }
 
     /// Registers an invoker under an explicit id. An id already pending
-    /// moves to the head with the new callbacks.
+    /// moves to the head with the new callbacks. `source_tool` is made
+    /// path-safe as in [`Session::queue_resolve_handler`]; `id` should be
+    /// one this crate formed (those are always path-safe): the mount does
+    /// not list an id holding `/` or NUL under `pending/`.
     pub fn register_pending(
         &self,
         id: &str,
@@ -199,7 +219,7 @@ impl Session {
         let preview = Arc::new(Preview {
             id: Arc::from(id),
             label: label.into(),
-            source_tool: source_tool.into(),
+            source_tool: safe_source_tool(source_tool.into()),
             apply,
             reject,
         });
