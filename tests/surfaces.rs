@@ -319,6 +319,35 @@ print(record['event'], record['label'], flush=True)
     assert_eq!(record["label"], "after the reader");
 }
 
+#[test]
+fn nonblocking_reads_of_events_and_stage_get_eagain_when_nothing_is_queued() {
+    let fx = Fixture::new();
+    let out = fx.python(
+        r#"
+import errno, json, os
+D = os.environ['D']
+def read_now(fd):
+    try:
+        return os.read(fd, 65536)
+    except BlockingIOError as e:
+        return errno.errorcode[e.errno]
+events = os.open(D + '/events', os.O_RDONLY | os.O_NONBLOCK)
+print('events:', read_now(events))
+stage = os.open(D + '/stage', os.O_RDWR | os.O_NONBLOCK)
+os.write(stage, json.dumps({'label': 'nonblocking'}).encode() + b'\n')
+print('stage:', json.loads(read_now(stage))['event'])
+print('stage:', read_now(stage))
+print('events:', json.loads(read_now(events).splitlines()[0])['event'])
+print('events:', read_now(events))
+"#,
+    );
+    assert_eq!(
+        stdout(&out),
+        "events: EAGAIN\nstage: staged\nstage: EAGAIN\nevents: staged\nevents: EAGAIN\n",
+        "{out:?}"
+    );
+}
+
 fn plan_fixture(kind: PlanHandlerKind) -> (Fixture, PlanDesk, tempfile::TempDir) {
     require_fuse();
     let plans = tempfile::tempdir().expect("plan dir");

@@ -570,10 +570,11 @@ impl Filesystem for XdevFs {
         fh: FileHandle,
         offset: u64,
         size: u32,
-        _flags: OpenFlags,
+        flags: OpenFlags,
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
+        let nonblocking = flags.0 & libc::O_NONBLOCK != 0;
         self.shared
             .handles
             .refresh_snapshot(fh, offset, |node| self.shared.snapshot(node));
@@ -594,9 +595,14 @@ impl Filesystem for XdevFs {
             Some(ReadKind::Events(next)) if self.shared.journal.len() > next => {
                 reply.data(&self.shared.take_events(fh, next, size))
             }
+            Some(ReadKind::Events(_)) if nonblocking => reply.error(Errno::EAGAIN),
             Some(ReadKind::Events(next)) => {
                 self.read_when_ready(req, fh, size, Waiting::Events(next), reply)
             }
+            Some(ReadKind::Stage(mut read)) if nonblocking => match read.as_mut().now_or_never() {
+                Some(bytes) => reply.data(&bytes),
+                None => reply.error(Errno::EAGAIN),
+            },
             Some(ReadKind::Stage(read)) => {
                 self.read_when_ready(req, fh, size, Waiting::Stage(read), reply)
             }
