@@ -813,7 +813,7 @@ pub struct PlanOptions {
 }
 
 /// How the daemon (or `xdev run`) mounts.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct DaemonOptions {
     /// Let other users read the status files.
     pub allow_other: bool,
@@ -821,6 +821,8 @@ pub struct DaemonOptions {
     pub journal_file: Option<PathBuf>,
     /// Plan review, when a plan directory is given.
     pub plan: Option<PlanOptions>,
+    /// How long decisions under way may take to finish at shutdown.
+    pub grace: Duration,
 }
 
 /// A mount made by [`start`], with its session and plan desk.
@@ -869,6 +871,7 @@ pub fn start(dir: &Path, options: &DaemonOptions) -> Result<Daemon, ClientError>
         allow_other: options.allow_other,
         journal_file: options.journal_file.clone(),
         plan: desk.clone(),
+        grace: options.grace,
         ..MountOptions::default()
     };
     let mount = mount(&session, dir, mount_options)?;

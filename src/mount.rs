@@ -30,6 +30,10 @@ pub struct MountOptions {
     pub journal_file: Option<PathBuf>,
     /// The plan review desk behind `plan/` (none: no `plan/` directory).
     pub plan: Option<PlanDesk>,
+    /// How long decisions already running may take to finish when the
+    /// mount stops (their writers then get the real outcome); what still
+    /// runs after it gets `ECANCELED` (default 10 s).
+    pub grace: Duration,
 }
 
 impl Default for MountOptions {
@@ -39,6 +43,7 @@ impl Default for MountOptions {
             threads: 2,
             journal_file: None,
             plan: None,
+            grace: DEFAULT_GRACE,
         }
     }
 }
@@ -83,6 +88,7 @@ pub struct Mount {
     dir: PathBuf,
     journal: Journal,
     control: Arc<Control>,
+    grace: Duration,
     background: Option<fuser::BackgroundSession>,
     runtime: Option<tokio::runtime::Runtime>,
 }
@@ -135,6 +141,7 @@ pub fn mount(
         dir: dir.to_path_buf(),
         journal,
         control,
+        grace: options.grace,
         background: Some(background),
         runtime: Some(runtime),
     })
@@ -274,6 +281,9 @@ fn trim_heap() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn trim_heap() {}
 
+/// How long decisions under way may take to finish when a mount stops.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(10);
+
 /// How long unmounting waits for cancelled writers to get their answer.
 const CANCEL_GRACE: Duration = Duration::from_millis(500);
 /// How long unmounting waits for the request loop to end.
@@ -290,7 +300,10 @@ impl Mount {
         &self.journal
     }
 
-    /// Cancels blocked writers (`ECANCELED`), then removes the mount.
+    /// Stops the mount: new decisions are refused (`ECANCELED`) at once,
+    /// decisions under way get the grace period to finish (their writers
+    /// get the real outcome), what still waits then gets `ECANCELED`; then
+    /// the mount is removed.
     pub fn unmount(mut self) -> io::Result<()> {
         self.shutdown()
     }
@@ -299,6 +312,8 @@ impl Mount {
         let Some(background) = self.background.take() else {
             return Ok(());
         };
+        self.control.stop_new();
+        wait_until(self.grace, || self.control.deciding() == 0);
         self.control.close();
         wait_until(CANCEL_GRACE, || self.control.in_flight() == 0);
         let result = unmount_dir(&self.dir, false);

@@ -49,6 +49,7 @@ fn read_pipe(pipe: Option<impl Read>) -> String {
 }
 
 /// What a finished command printed.
+#[derive(Debug)]
 struct Ran {
     code: i32,
     stdout: String,
@@ -119,6 +120,7 @@ impl Daemon {
         for arg in args {
             match *arg {
                 "PLANS" => command.arg(&plans),
+                "JOURNAL" => command.arg(tmp.path().join("journal.jsonl")),
                 other => command.arg(other),
             };
         }
@@ -232,6 +234,18 @@ impl Daemon {
             panic!("xdev stage printed no id (exit {code:?}): {stderr}");
         }
         stager
+    }
+
+    /// Where `--journal JOURNAL` puts the journal.
+    fn journal_file(&self) -> PathBuf {
+        self.tmp.path().join("journal.jsonl")
+    }
+
+    /// Sends the daemon SIGTERM without waiting.
+    fn sigterm(&self) {
+        if let Some(child) = self.child.as_ref() {
+            signal(child.id(), libc::SIGTERM);
+        }
     }
 
     /// Stops the daemon with SIGTERM; its exit code, if it exited in time.
@@ -884,8 +898,8 @@ fn run_exports_the_mount_returns_the_exit_code_and_cleans_up() {
 // ----- shutdown -----------------------------------------------------------------
 
 #[test]
-fn sigterm_cancels_a_writer_blocked_on_a_slow_apply() {
-    let mut daemon = Daemon::plain();
+fn sigterm_cancels_a_writer_still_blocked_after_the_grace_period() {
+    let mut daemon = Daemon::start(&["--grace", "300ms"]);
     let _stager = daemon.stage(&["--label", "slow"], &["sleep", "30"]);
     let writer = daemon.spawn(&["resolve", "go"]);
     assert!(
@@ -903,6 +917,61 @@ fn sigterm_cancels_a_writer_blocked_on_a_slow_apply() {
         written.stderr.starts_with("xdev: ECANCELED: "),
         "{}",
         written.stderr
+    );
+}
+
+#[test]
+fn sigterm_lets_a_running_apply_finish_and_its_writer_gets_the_real_outcome() {
+    let mut daemon = Daemon::start(&["--journal", "JOURNAL"]);
+    let journal = daemon.journal_file();
+    let mut stager = daemon.stage(
+        &["--label", "slow"],
+        &["sh", "-c", "sleep 1; echo slow done"],
+    );
+    let writer = daemon.spawn(&["resolve", "go"]);
+    assert!(
+        eventually(PATIENCE, || daemon.status_json()["inProgress"] == 1),
+        "the apply started"
+    );
+    let dir = daemon.dir.clone();
+    let stopped = Instant::now();
+    daemon.sigterm();
+    std::thread::sleep(Duration::from_millis(100));
+    let refused = daemon.run(&["reject", "not now"]);
+    assert_eq!(
+        refused.code, 1,
+        "a new decision while stopping: {refused:?}"
+    );
+    assert!(
+        refused.stderr.starts_with("xdev: ECANCELED: "),
+        "{}",
+        refused.stderr
+    );
+    let written = finish(writer);
+    assert_eq!(
+        (written.code, written.stdout.as_str()),
+        (0, "slow done\n"),
+        "{written:?}"
+    );
+    assert!(stopped.elapsed() < Duration::from_secs(5));
+    assert_eq!(daemon.terminate(Duration::from_secs(5)), Some(0));
+    assert!(!is_mounted(&dir), "the mount is gone");
+    assert_eq!(
+        stager.wait(),
+        Some(0),
+        "the stager ran its command: {}",
+        stager.stderr()
+    );
+    let records: Vec<Value> = std::fs::read_to_string(&journal)
+        .expect("journal")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("json line"))
+        .collect();
+    assert!(
+        records
+            .iter()
+            .any(|r| r["event"] == "resolve" && r["outcome"] == "ok" && r["text"] == "slow done"),
+        "{records:?}"
     );
 }
 

@@ -388,9 +388,42 @@ fn session_abort_cancels_a_blocked_writer_with_ecanceled() {
 }
 
 #[test]
-fn unmount_cancels_blocked_writers_with_ecanceled() {
+fn unmount_lets_a_running_decision_finish_and_refuses_new_ones() {
     let _quiet = quiet();
-    let mut fx = Fixture::new();
+    let grace = xdev::MountOptions {
+        grace: Duration::from_secs(5),
+        ..xdev::MountOptions::default()
+    };
+    let mut fx = Fixture::with_options(grace);
+    stage(&fx.session, "older");
+    let (_, slow) = stage_slow(&fx.session, "slow", Duration::from_millis(600));
+    let path = fx.path("resolve");
+    let writer = std::thread::spawn(move || write_once(&path, b"go"));
+    assert!(eventually(Duration::from_secs(2), || fx.status_json()
+        ["inProgress"]
+        == 1));
+    let mount = fx.mount.take().expect("mounted");
+    let unmounting = std::thread::spawn(move || mount.unmount());
+    std::thread::sleep(Duration::from_millis(150));
+    assert_eq!(
+        write_once(&fx.path("reject"), b"not now"),
+        Err(libc::ECANCELED),
+        "no new decisions while stopping"
+    );
+    assert_eq!(writer.join().expect("writer"), Ok(2), "the real outcome");
+    assert_eq!(slow.applied(), 1);
+    unmounting.join().expect("unmount").expect("unmounted");
+    assert!(!xdev::is_stale_mount(&fx.dir));
+}
+
+#[test]
+fn unmount_cancels_writers_still_blocked_after_the_grace_period() {
+    let _quiet = quiet();
+    let grace = xdev::MountOptions {
+        grace: Duration::from_millis(300),
+        ..xdev::MountOptions::default()
+    };
+    let mut fx = Fixture::with_options(grace);
     stage_slow(&fx.session, "slow", Duration::from_secs(5));
     let path = fx.path("resolve");
     let writer = std::thread::spawn(move || write_once(&path, b"go"));

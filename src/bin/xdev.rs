@@ -73,6 +73,11 @@ struct ServeArgs {
     /// enter`).
     #[arg(long, requires = "plan_dir")]
     plan_mode: bool,
+    /// On SIGINT/SIGTERM, how long decisions already running may take to
+    /// finish (their writers get the real outcome); new ones are refused
+    /// at once, and what still runs afterwards gets ECANCELED.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
+    grace: Duration,
 }
 
 impl ServeArgs {
@@ -80,6 +85,7 @@ impl ServeArgs {
         DaemonOptions {
             allow_other: self.allow_other,
             journal_file: self.journal.clone(),
+            grace: self.grace,
             plan: self.plan_dir.as_ref().map(|plan_dir| PlanOptions {
                 plan_dir: plan_dir.clone(),
                 handler: self.plan_handler.unwrap_or_default(),

@@ -1,8 +1,8 @@
-//! What the mount's owner keeps to stop a mount: cancelling blocked
-//! writers and counting them.
+//! What the mount's owner keeps to stop a mount: refusing new decisions,
+//! letting running ones finish, cancelling what is left, and counting.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use tokio::sync::watch;
@@ -11,26 +11,47 @@ use crate::dispatch::Cancel;
 use crate::error::Error;
 use crate::fs::signals;
 
-/// Why blocked writers are cancelled when their mount goes away.
-const CLOSING: &str = "the xdev mount is shutting down";
+/// Why a decision asked for while the mount stops is refused.
+const STOPPING: &str = "the xdev mount is shutting down; it takes no new decisions";
 
-/// Lets the mount's owner cancel blocked writers and see how many remain.
+/// Why a waiting request is cancelled once the grace period is over.
+const ABANDONED: &str = "abandoned at shutdown: still running when the grace period ended";
+
+/// Lets the mount's owner stop a mount and see what is still running.
 #[derive(Debug)]
 pub(crate) struct Control {
+    stopping: AtomicBool,
     closing: watch::Sender<bool>,
     in_flight: AtomicUsize,
+    deciding: AtomicUsize,
 }
 
 impl Control {
     pub(crate) fn new() -> Self {
         Control {
+            stopping: AtomicBool::new(false),
             closing: watch::Sender::new(false),
             in_flight: AtomicUsize::new(0),
+            deciding: AtomicUsize::new(0),
         }
     }
 
-    /// Every writer blocked now or later gets `ECANCELED`.
+    /// From now on new decisions (and stagings) are refused with
+    /// `ECANCELED`; those already running go on.
+    pub(crate) fn stop_new(&self) {
+        self.stopping.store(true, Ordering::Release);
+    }
+
+    /// Why a new decision is refused, if the mount is stopping.
+    pub(crate) fn refusal(&self) -> Option<Error> {
+        self.stopping
+            .load(Ordering::Acquire)
+            .then(|| Error::Aborted(STOPPING.to_string()))
+    }
+
+    /// Every request waiting now or later gets `ECANCELED`.
     pub(crate) fn close(&self) {
+        self.stop_new();
         self.closing.send_replace(true);
     }
 
@@ -39,13 +60,18 @@ impl Control {
         self.in_flight.load(Ordering::Acquire)
     }
 
+    /// Device writes still waiting for their decision.
+    pub(crate) fn deciding(&self) -> usize {
+        self.deciding.load(Ordering::Acquire)
+    }
+
     /// Fires with `Aborted` once the mount is closing.
     fn closed(&self) -> impl Future<Output = Error> + Send + 'static {
         let mut closing = self.closing.subscribe();
         async move {
             // An error means the sender is gone: the mount is gone too.
             let _ = closing.wait_for(|closing| *closing).await;
-            Error::Aborted(CLOSING.to_string())
+            Error::Aborted(ABANDONED.to_string())
         }
     }
 
@@ -66,17 +92,38 @@ impl Control {
 }
 
 /// Counts one waiting request from its arrival until its reply is sent.
-pub(crate) struct InFlight(Arc<Control>);
+pub(crate) struct InFlight {
+    control: Arc<Control>,
+    decision: bool,
+}
 
 impl InFlight {
     pub(crate) fn start(control: &Arc<Control>) -> Self {
+        InFlight::counted(control, false)
+    }
+
+    /// A device write: also counted as a decision under way.
+    pub(crate) fn decision(control: &Arc<Control>) -> Self {
+        InFlight::counted(control, true)
+    }
+
+    fn counted(control: &Arc<Control>, decision: bool) -> Self {
         control.in_flight.fetch_add(1, Ordering::AcqRel);
-        InFlight(Arc::clone(control))
+        if decision {
+            control.deciding.fetch_add(1, Ordering::AcqRel);
+        }
+        InFlight {
+            control: Arc::clone(control),
+            decision,
+        }
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
+        self.control.in_flight.fetch_sub(1, Ordering::AcqRel);
+        if self.decision {
+            self.control.deciding.fetch_sub(1, Ordering::AcqRel);
+        }
     }
 }

@@ -180,6 +180,11 @@ impl XdevFs {
         reply: ReplyWrite,
     ) {
         let who = self.shared.who.who(req.uid(), req.pid());
+        // A mount that is stopping takes no new decisions.
+        let step = match (step, self.shared.control.refusal()) {
+            (WriteStep::Dispatch(_), Some(refusal)) => WriteStep::Refuse(refusal),
+            (step, _) => step,
+        };
         match step {
             WriteStep::Repeat => self.repeat_outcome(fh, &who, written, reply),
             WriteStep::Refuse(error) => reply.error(self.shared.refuse(&target, fh, error, who)),
@@ -190,7 +195,7 @@ impl XdevFs {
                     matches!(target, Target::Device(_)).then(|| self.shared.busy.begin(ino));
                 let shared = Arc::clone(&self.shared);
                 let tid = req.pid();
-                let waiting = InFlight::start(&self.shared.control);
+                let waiting = InFlight::decision(&self.shared.control);
                 self.answer_soon(async move {
                     let _waiting = waiting;
                     let resolution = shared
