@@ -268,6 +268,39 @@ fn a_second_write_on_one_descriptor_repeats_the_first_outcome_and_dispatches_not
     );
 }
 
+/// Claude Code's Read tool reads a file with `pread` at 0, then on from
+/// there: the usage line arrives whole, in order; write-then-read on one
+/// descriptor still reads the whole result.
+#[test]
+fn device_reads_honour_their_offset() {
+    let fx = Fixture::new();
+    let out = fx.python(
+        r#"
+import os
+D = os.environ['D']
+fd = os.open(D + '/resolve', os.O_RDWR)
+head = os.pread(fd, 16, 0)
+os.lseek(fd, 16, os.SEEK_SET)
+rest = os.read(fd, 4096)
+again = os.pread(fd, 4096, 0)
+print(repr(head + rest == again), again.decode().startswith('Write a one-sentence'))
+print(repr(os.pread(fd, 5, 6)))
+os.lseek(fd, 0, os.SEEK_SET)
+try:
+    os.write(fd, b'go\n')
+except OSError as e:
+    print('write', e.errno)
+print(repr(os.read(fd, 4096)))
+print(repr(os.pread(fd, 2, 0)))
+"#,
+    );
+    assert_eq!(
+        stdout(&out),
+        "True True\nb'a one'\nwrite 2\nb'No pending action to resolve. Nothing to apply or discard.\\n'\nb'No'\n",
+        "{out:?}"
+    );
+}
+
 /// The journal's notes of bytes written after a message.
 fn ignored_notes(fx: &Fixture) -> Vec<serde_json::Value> {
     fx.read("log")

@@ -18,16 +18,19 @@ use crate::journal::Who;
 #[derive(Debug)]
 pub(crate) enum Handle {
     /// A device-like file: its one message (the first write), then that
-    /// message's outcome and result. Reads keep their own cursor: the
-    /// descriptor's offset moved with the write, but the answer is read
-    /// from its start (as from a ctl file).
+    /// message's outcome and result. Reads honour their offset; the result
+    /// text starts where the descriptor's last write left its offset, so
+    /// that write-then-read on one descriptor reads the whole answer (as
+    /// from a ctl file), and a read at offset 0 always reads from the start.
     Target {
         target: Target,
         message: Message,
         /// The first write's outcome once known: later writes get the same.
         outcome: watch::Sender<Option<Outcome>>,
         result: Option<String>,
-        read_from: usize,
+        /// Where the descriptor's last write started, and its length: the
+        /// descriptor's offset moved past it if it succeeded.
+        last_write: (u64, u64),
         /// The preview the message decided, and who wrote last: for the
         /// journal's note of ignored bytes when the descriptor goes.
         decided: Option<String>,
@@ -62,7 +65,7 @@ impl Handle {
             message: Message::default(),
             outcome: watch::Sender::new(None),
             result: None,
-            read_from: 0,
+            last_write: (0, 0),
             decided: None,
             writer: None,
         }
@@ -90,12 +93,24 @@ impl Handles {
         handle
     }
 
-    /// Feeds a write to a device-like handle; `None` if `fh` is not one.
-    pub(crate) fn write(&self, fh: FileHandle, data: &[u8]) -> Option<(Target, WriteStep)> {
+    /// Feeds a write at `offset` to a device-like handle; `None` if `fh`
+    /// is not one.
+    pub(crate) fn write(
+        &self,
+        fh: FileHandle,
+        offset: u64,
+        data: &[u8],
+    ) -> Option<(Target, WriteStep)> {
         match self.open.lock().get_mut(&fh.0)? {
             Handle::Target {
-                target, message, ..
-            } => Some((target.clone(), message.write(data))),
+                target,
+                message,
+                last_write,
+                ..
+            } => {
+                *last_write = (offset, data.len() as u64);
+                Some((target.clone(), message.write(data)))
+            }
             _ => None,
         }
     }
@@ -175,14 +190,12 @@ impl Handles {
         if let Some(Handle::Target {
             outcome: first,
             result,
-            read_from,
             decided,
             ..
         }) = self.open.lock().get_mut(&fh.0)
         {
             first.send_replace(Some(outcome));
             *result = Some(text.to_string());
-            *read_from = 0;
             *decided = id.map(str::to_string);
         }
     }
@@ -206,16 +219,22 @@ impl Handles {
             Handle::Target {
                 target,
                 result,
-                read_from,
+                outcome,
+                last_write: (at, len),
                 ..
             } => {
-                let text = match result {
-                    Some(text) => format!("{text}\n"),
-                    None => format!("{}\n", usage(target)),
+                let written_to = match *outcome.borrow() {
+                    Some(Ok(())) => at.saturating_add(*len),
+                    _ => *at,
                 };
-                let part = slice_at(text.as_bytes(), *read_from as u64, size).to_vec();
-                *read_from += part.len();
-                Some(part)
+                let (text, start) = match result {
+                    Some(text) if offset >= written_to => {
+                        (format!("{text}\n"), offset - written_to)
+                    }
+                    Some(text) => (format!("{text}\n"), offset),
+                    None => (format!("{}\n", usage(target)), offset),
+                };
+                Some(slice_at(text.as_bytes(), start, size).to_vec())
             }
             _ => None,
         }
@@ -268,11 +287,24 @@ mod tests {
             Some(Vec::new()),
             "then end of file"
         );
+        assert_eq!(
+            handles.read(fh, 0, 5, usage),
+            Some(b"usage".to_vec()),
+            "offset 0 reads from the start again"
+        );
+        handles.write(fh, 0, b"go\n");
         handles.set_result(fh, Ok(()), "applied", None);
         assert_eq!(
-            handles.read(fh, 4096, 100, usage),
+            handles.read(fh, 3, 4, usage),
+            Some(b"appl".to_vec()),
+            "after the write, the result starts at the write's end"
+        );
+        assert_eq!(handles.read(fh, 7, 100, usage), Some(b"ied\n".to_vec()));
+        assert_eq!(handles.read(fh, 11, 100, usage), Some(Vec::new()));
+        assert_eq!(
+            handles.read(fh, 0, 100, usage),
             Some(b"applied\n".to_vec()),
-            "the result reads from its start whatever the offset"
+            "pread at 0: from the start"
         );
         assert!(handles.remove(fh).is_some());
         assert_eq!(handles.read(fh, 0, 100, usage), None);

@@ -621,7 +621,7 @@ impl Filesystem for XdevFs {
         req: &Request,
         ino: INodeNo,
         fh: FileHandle,
-        _offset: u64,
+        offset: u64,
         data: &[u8],
         _write_flags: WriteFlags,
         _flags: OpenFlags,
@@ -629,7 +629,7 @@ impl Filesystem for XdevFs {
         reply: ReplyWrite,
     ) {
         let written = data.len() as u32;
-        if let Some((target, step)) = self.shared.handles.write(fh, data) {
+        if let Some((target, step)) = self.shared.handles.write(fh, offset, data) {
             return self.write_target(req, ino, fh, target, step, written, reply);
         }
         let who = self.shared.who.who(req.uid(), req.pid());
