@@ -664,6 +664,47 @@ fn truncating_open_and_close_dispatch_nothing() {
     assert_eq!(fx.read("last"), "");
 }
 
+/// oh-my-pi's write tool writes in place: `open(O_WRONLY|O_CREAT)`, one
+/// write, then `ftruncate(fd, len)`. That truncate changes nothing and
+/// succeeds; any other size stays EINVAL. `O_CREAT|O_EXCL` on a device is
+/// EEXIST, as on any existing file, and a stat after the write shows the
+/// bytes written.
+#[test]
+fn an_in_place_writer_may_truncate_to_what_it_wrote() {
+    let fx = Fixture::new();
+    let (_, calls) = stage(&fx.session, "edit");
+    let out = fx.python(
+        r#"
+import os
+p = os.environ['D'] + '/resolve'
+body = b'tests pass'
+fd = os.open(p, os.O_WRONLY | os.O_CREAT, 0o644)
+print(os.write(fd, body))
+os.ftruncate(fd, len(body))
+print('truncated', os.fstat(fd).st_size)
+try:
+    os.ftruncate(fd, 3)
+except OSError as e:
+    print('ftruncate 3:', e.errno)
+os.close(fd)
+try:
+    os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+except OSError as e:
+    print('O_EXCL:', e.errno)
+"#,
+    );
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "10\ntruncated 10\nftruncate 3: {}\nO_EXCL: {}\n",
+            libc::EINVAL,
+            libc::EEXIST
+        ),
+        "{out:?}"
+    );
+    assert_eq!(calls.reasons(), vec!["tests pass".to_string()]);
+}
+
 #[test]
 fn append_and_offsets_are_ignored() {
     let fx = Fixture::new();

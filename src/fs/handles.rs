@@ -115,6 +115,15 @@ impl Handles {
         }
     }
 
+    /// How many bytes were written on a device-like handle (`None` for
+    /// other handles).
+    pub(crate) fn written(&self, fh: FileHandle) -> Option<usize> {
+        match self.open.lock().get(&fh.0)? {
+            Handle::Target { message, .. } => Some(message.written()),
+            _ => None,
+        }
+    }
+
     /// The first write's outcome on a device-like handle, for a later
     /// write (which notes itself as the last writer): known, or to wait for.
     pub(crate) fn first_outcome(

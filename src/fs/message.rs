@@ -34,6 +34,8 @@ pub(crate) fn is_full_chunk(data: &[u8]) -> bool {
 #[derive(Debug, Default)]
 pub(crate) struct Message {
     sent: bool,
+    /// The bytes of the first write.
+    length: usize,
     /// The bytes of later writes, which dispatch nothing.
     ignored: usize,
 }
@@ -46,6 +48,7 @@ impl Message {
             return WriteStep::Repeat;
         }
         self.sent = true;
+        self.length = data.len();
         if data.len() > MAX_MESSAGE {
             return WriteStep::Refuse(Error::MessageTooLong { limit: MAX_MESSAGE });
         }
@@ -58,6 +61,11 @@ impl Message {
     /// How many bytes later writes brought, all ignored.
     pub(crate) fn ignored(&self) -> usize {
         self.ignored
+    }
+
+    /// How many bytes were written on the descriptor in all.
+    pub(crate) fn written(&self) -> usize {
+        self.length + self.ignored
     }
 }
 
@@ -84,6 +92,7 @@ mod tests {
         assert_eq!(message.write(b"two\n"), WriteStep::Repeat);
         assert_eq!(message.write(b"x"), WriteStep::Repeat);
         assert_eq!(message.ignored(), 5);
+        assert_eq!(message.written(), 9);
     }
 
     #[test]

@@ -497,7 +497,7 @@ impl Filesystem for XdevFs {
         atime: Option<TimeOrNow>,
         mtime: Option<TimeOrNow>,
         _ctime: Option<SystemTime>,
-        _fh: Option<FileHandle>,
+        fh: Option<FileHandle>,
         _crtime: Option<SystemTime>,
         _chgtime: Option<SystemTime>,
         _bkuptime: Option<SystemTime>,
@@ -508,19 +508,26 @@ impl Filesystem for XdevFs {
             return reply.error(Errno::ENOENT);
         };
         // A truncate carries times of its own; only a truncate to 0 of a
-        // writable file is allowed (that is what `>` does), nothing else changes.
+        // writable file is allowed (that is what `>` does), or of a device
+        // descriptor to what was written on it (an in-place writer tidying
+        // up after itself); nothing else changes.
         let writable = node.target().is_some() || node == Node::Stage;
+        let written = fh.and_then(|fh| self.shared.handles.written(fh));
         let refusal = match size {
             Some(0) if writable => None,
+            Some(size) if writable && written.is_some_and(|n| n as u64 == size) => None,
             Some(_) if writable => Some(Errno::EINVAL),
             Some(_) => Some(Errno::EPERM),
             None if mode.is_some() || uid.is_some() || gid.is_some() => Some(Errno::EPERM),
             None if atime.is_some() || mtime.is_some() => Some(Errno::EPERM),
             None => None,
         };
+        let mut attr = self.attr(ino, &node);
+        // As on an ordinary file, the size is what the truncate asked for.
+        attr.size = size.unwrap_or(attr.size);
         match refusal {
             Some(errno) => reply.error(errno),
-            None => reply.attr(&node.attr_ttl(), &self.attr(ino, &node)),
+            None => reply.attr(&node.attr_ttl(), &attr),
         }
     }
 
