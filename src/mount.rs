@@ -12,8 +12,10 @@ use std::time::{Duration, Instant};
 use fuser::{Config, MountOption, SessionACL};
 use thiserror::Error;
 
+use crate::error::describe;
 use crate::fs::{Control, XdevFs};
 use crate::journal::Journal;
+use crate::mount_point::{self, check_fuse_device, CreatedDir};
 use crate::plan_desk::PlanDesk;
 use crate::session::Session;
 
@@ -30,6 +32,14 @@ pub struct MountOptions {
     pub journal_file: Option<PathBuf>,
     /// The plan review desk behind `plan/` (none: no `plan/` directory).
     pub plan: Option<PlanDesk>,
+    /// Create the mount point when it is missing, and remove it again when
+    /// the mount ends (also after a SIGKILL: the next mount there removes
+    /// it; see [`crate::mount_point`]). Off by default: a harness that
+    /// embeds xdev owns its directories, and a library that quietly
+    /// creates and removes them (and keeps notes in `/run`) would surprise
+    /// it. `xdev mount` turns it on, so that no bare directory is left
+    /// where a later `echo ... > DIR/resolve` would create a file.
+    pub create_dir: bool,
 }
 
 impl Default for MountOptions {
@@ -39,6 +49,7 @@ impl Default for MountOptions {
             threads: 2,
             journal_file: None,
             plan: None,
+            create_dir: false,
         }
     }
 }
@@ -50,6 +61,7 @@ impl std::fmt::Debug for MountOptions {
             .field("threads", &self.threads)
             .field("journal_file", &self.journal_file)
             .field("plan", &self.plan.is_some())
+            .field("create_dir", &self.create_dir)
             .finish()
     }
 }
@@ -66,6 +78,45 @@ pub enum MountError {
     /// The mount point has entries in it.
     #[error("mount point {0} is not empty")]
     NotEmpty(String),
+    /// The mount point is already a live xdev mount.
+    #[error("mount point {0} is already served by a running xdev (stop that daemon first, or use another directory)")]
+    AlreadyServed(String),
+    /// The mount point holds regular files named like the devices: what a
+    /// write such as `echo ... > DIR/resolve` leaves while nothing is
+    /// mounted there. xdev never deletes them.
+    #[error("mount point {dir} holds {} left by writes while nothing was mounted there; check them, remove them ({}), then mount again", plural_files(files), remove_command(dir, files))]
+    LeftoverDeviceFiles {
+        /// The mount point.
+        dir: String,
+        /// The file names (`resolve`, ...).
+        files: Vec<String>,
+    },
+    /// The missing mount point could not be created.
+    #[error("cannot create mount point {dir}: {}", describe(source))]
+    CreateDir {
+        /// The mount point.
+        dir: String,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// `/dev/fuse` is missing, is not the FUSE device, or cannot be opened.
+    #[error("{}", fuse_device_problem(path, source, *as_root))]
+    FuseDevice {
+        /// The device path (`/dev/fuse`).
+        path: String,
+        /// What went wrong.
+        source: io::Error,
+        /// Whether xdev runs as root (the advice differs).
+        as_root: bool,
+    },
+    /// The journal file (`--journal`) could not be opened.
+    #[error("cannot open the journal file {path}: {}", describe(source))]
+    Journal {
+        /// The journal file.
+        path: String,
+        /// What the system said.
+        source: io::Error,
+    },
     /// Anything else (FUSE missing, no permission, ...).
     #[error("cannot mount {dir}: {source}")]
     Io {
@@ -74,6 +125,48 @@ pub enum MountError {
         /// What the system said.
         source: io::Error,
     },
+}
+
+/// `2 files named like devices (resolve, reject)` or `a file named like a
+/// device (resolve)`.
+fn plural_files(files: &[String]) -> String {
+    match files {
+        [one] => format!("a file named like a device ({one})"),
+        many => format!(
+            "{} files named like devices ({})",
+            many.len(),
+            many.join(", ")
+        ),
+    }
+}
+
+/// `rm -- '/xdev/resolve' '/xdev/reject'`.
+fn remove_command(dir: &str, files: &[String]) -> String {
+    let paths: Vec<String> = files
+        .iter()
+        .map(|file| format!("'{}'", Path::new(dir).join(file).display()))
+        .collect();
+    format!("rm -- {}", paths.join(" "))
+}
+
+/// What is wrong with the FUSE device at `path` and what to do about it.
+/// A user who is not root mounts through `fusermount3`, and xdev opens
+/// `/dev/fuse` itself first, so both must be usable.
+pub(crate) fn fuse_device_problem(path: &str, source: &io::Error, as_root: bool) -> String {
+    let what = match source.kind() {
+        io::ErrorKind::NotFound => format!(
+            "FUSE is not available: {path} is missing (load the module with `modprobe fuse`; in a container, pass the device in, e.g. `--device /dev/fuse`)"
+        ),
+        io::ErrorKind::PermissionDenied => {
+            format!("FUSE is not available: {path} is not accessible: {}", describe(source))
+        }
+        _ => format!("FUSE is not available: {path}: {}", describe(source)),
+    };
+    if as_root {
+        what
+    } else {
+        format!("{what}; as a user other than root, xdev needs fusermount3 (package fuse3) and a {path} that everyone may read and write (crw-rw-rw-)")
+    }
 }
 
 /// A live mount. Unmounts on [`Mount::unmount`] and on drop: blocked
@@ -85,12 +178,16 @@ pub struct Mount {
     control: Arc<Control>,
     background: Option<fuser::BackgroundSession>,
     runtime: Option<tokio::runtime::Runtime>,
+    /// A mount point xdev created: removed (when empty) on drop, after the
+    /// unmount (fields drop after `Drop::drop` has run).
+    created_dir: Option<CreatedDir>,
 }
 
 impl std::fmt::Debug for Mount {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Mount")
             .field("dir", &self.dir)
+            .field("created_dir", &self.created_dir.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -107,7 +204,9 @@ pub fn mount(
 ) -> Result<Mount, MountError> {
     let dir = dir.as_ref();
     let shown = dir.display().to_string();
-    check_mount_point(dir)?;
+    check_fuse_device()?;
+    let journal = open_journal(options.journal_file.as_deref())?;
+    let created_dir = mount_point::prepare(dir, options.create_dir)?;
     let io_error = |source| MountError::Io {
         dir: shown.clone(),
         source,
@@ -119,7 +218,6 @@ pub fn mount(
         .build()
         .map_err(io_error)?;
     session.set_mount_dir(shown.clone());
-    let journal = Journal::new(options.journal_file.as_deref()).map_err(io_error)?;
     journal.follow(session);
     runtime.spawn(give_back_memory_after_bursts(journal.clone()));
     let fs = XdevFs::new(
@@ -137,6 +235,17 @@ pub fn mount(
         control,
         background: Some(background),
         runtime: Some(runtime),
+        created_dir,
+    })
+}
+
+/// The journal, following `file` too when given; an error names the file.
+fn open_journal(file: Option<&Path>) -> Result<Journal, MountError> {
+    Journal::new(file).map_err(|source| MountError::Journal {
+        path: file
+            .map(|file| file.display().to_string())
+            .unwrap_or_default(),
+        source,
     })
 }
 
@@ -160,55 +269,9 @@ fn fuse_config(options: &MountOptions) -> Config {
     config
 }
 
-/// The mount point must be an empty directory; a stale FUSE mount there
-/// ("Transport endpoint is not connected") is cleared first.
-fn check_mount_point(dir: &Path) -> Result<(), MountError> {
-    let shown = dir.display().to_string();
-    if is_stale_mount(dir) {
-        tracing::warn!(dir = %shown, "clearing a stale mount");
-        unmount_dir(dir, true).map_err(|source| MountError::Io {
-            dir: shown.clone(),
-            source,
-        })?;
-    }
-    let metadata = match std::fs::metadata(dir) {
-        Ok(metadata) => metadata,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {
-            return Err(MountError::Missing(shown))
-        }
-        Err(source) => return Err(MountError::Io { dir: shown, source }),
-    };
-    if !metadata.is_dir() {
-        return Err(MountError::NotADirectory(shown));
-    }
-    let mut entries = std::fs::read_dir(dir).map_err(|source| MountError::Io {
-        dir: shown.clone(),
-        source,
-    })?;
-    if entries.next().is_some() {
-        return Err(MountError::NotEmpty(shown));
-    }
-    Ok(())
-}
-
-/// Whether `dir` is a stale FUSE mount: its server is gone and the kernel
-/// answers "Transport endpoint is not connected". Asks with `statfs`, which
-/// always reaches the server (a `stat` may be answered from cached attributes).
-pub fn is_stale_mount(dir: &Path) -> bool {
-    let Ok(path) = CString::new(dir.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `path` is a valid C string and `stats` a writable statfs.
-    let failed = unsafe {
-        let mut stats: libc::statfs = std::mem::zeroed();
-        libc::statfs(path.as_ptr(), &mut stats) != 0
-    };
-    failed && io::Error::last_os_error().raw_os_error() == Some(libc::ENOTCONN)
-}
-
 /// Unmounts `dir`: a plain unmount first, a lazy one if it is busy (or if
 /// `lazy`). Falls back to `fusermount3` where the caller is not root.
-fn unmount_dir(dir: &Path, lazy: bool) -> io::Result<()> {
+pub(crate) fn unmount_dir(dir: &Path, lazy: bool) -> io::Result<()> {
     let path = CString::new(dir.as_os_str().as_bytes())?;
     let flags = if lazy { libc::MNT_DETACH } else { 0 };
     // SAFETY: `path` is a valid NUL-terminated string for the whole call.
