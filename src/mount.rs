@@ -15,7 +15,7 @@ use thiserror::Error;
 use crate::error::describe;
 use crate::fs::{Control, XdevFs};
 use crate::journal::Journal;
-use crate::mount_point::{self, check_fuse_device, CreatedDir};
+use crate::mount_point::{self, check_fuse_device, fuse_device_problem, CreatedDir};
 use crate::plan_desk::PlanDesk;
 use crate::session::Session;
 
@@ -147,26 +147,6 @@ fn remove_command(dir: &str, files: &[String]) -> String {
         .map(|file| format!("'{}'", Path::new(dir).join(file).display()))
         .collect();
     format!("rm -- {}", paths.join(" "))
-}
-
-/// What is wrong with the FUSE device at `path` and what to do about it.
-/// A user who is not root mounts through `fusermount3`, and xdev opens
-/// `/dev/fuse` itself first, so both must be usable.
-pub(crate) fn fuse_device_problem(path: &str, source: &io::Error, as_root: bool) -> String {
-    let what = match source.kind() {
-        io::ErrorKind::NotFound => format!(
-            "FUSE is not available: {path} is missing (load the module with `modprobe fuse`; in a container, pass the device in, e.g. `--device /dev/fuse`)"
-        ),
-        io::ErrorKind::PermissionDenied => {
-            format!("FUSE is not available: {path} is not accessible: {}", describe(source))
-        }
-        _ => format!("FUSE is not available: {path}: {}", describe(source)),
-    };
-    if as_root {
-        what
-    } else {
-        format!("{what}; as a user other than root, xdev needs fusermount3 (package fuse3) and a {path} that everyone may read and write (crw-rw-rw-)")
-    }
 }
 
 /// A live mount. Unmounts on [`Mount::unmount`] and on drop: blocked

@@ -268,6 +268,26 @@ pub(crate) fn check_fuse_device() -> Result<(), MountError> {
         .map_err(problem)
 }
 
+/// What is wrong with the FUSE device at `path` and what to do about it.
+/// A user who is not root mounts through `fusermount3`, and xdev opens
+/// `/dev/fuse` itself first, so both must be usable.
+pub(crate) fn fuse_device_problem(path: &str, source: &io::Error, as_root: bool) -> String {
+    let what = match source.kind() {
+        io::ErrorKind::NotFound => format!(
+            "FUSE is not available: {path} is missing (load the module with `modprobe fuse`; in a container, pass the device in, e.g. `--device /dev/fuse`)"
+        ),
+        io::ErrorKind::PermissionDenied => {
+            format!("FUSE is not available: {path} is not accessible: {}", describe(source))
+        }
+        _ => format!("FUSE is not available: {path}: {}", describe(source)),
+    };
+    if as_root {
+        what
+    } else {
+        format!("{what}; as a user other than root, xdev needs fusermount3 (package fuse3) and a {path} that everyone may read and write (crw-rw-rw-)")
+    }
+}
+
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
@@ -397,6 +417,19 @@ mod tests {
             probe_mount_point(&tmp.path().join("none")),
             MountPointState::Missing
         ));
+    }
+
+    #[test]
+    fn the_fuse_device_message_names_the_device_and_advises_non_root_users() {
+        let missing = io::Error::from_raw_os_error(libc::ENOENT);
+        let as_root = fuse_device_problem("/dev/fuse", &missing, true);
+        assert!(as_root.starts_with("FUSE is not available: /dev/fuse is missing"));
+        assert!(!as_root.contains("fusermount3"), "{as_root}");
+        let denied = io::Error::from_raw_os_error(libc::EACCES);
+        assert_eq!(
+            fuse_device_problem("/dev/fuse", &denied, false),
+            "FUSE is not available: /dev/fuse is not accessible: Permission denied; as a user other than root, xdev needs fusermount3 (package fuse3) and a /dev/fuse that everyone may read and write (crw-rw-rw-)"
+        );
     }
 
     #[test]
