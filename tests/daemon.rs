@@ -2,9 +2,10 @@
 
 mod common;
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -12,6 +13,15 @@ use common::{eventually, is_mounted, require_fuse, KillOnDrop};
 
 fn xdev() -> Command {
     Command::new(env!("CARGO_BIN_EXE_xdev"))
+}
+
+/// A mount point `xdev` in a fresh temp dir (not created), once FUSE is
+/// known to be there.
+fn mount_point_in_temp_dir() -> (tempfile::TempDir, PathBuf) {
+    require_fuse();
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dir = tmp.path().join("xdev");
+    (tmp, dir)
 }
 
 /// Starts `xdev mount dir` and waits for its ready line.
@@ -49,9 +59,7 @@ fn sigterm(child: &KillOnDrop) {
 
 #[test]
 fn prints_the_ready_line_serves_and_exits_0_on_sigterm() {
-    require_fuse();
-    let tmp = tempfile::tempdir().expect("tmp");
-    let dir = tmp.path().join("xdev");
+    let (_tmp, dir) = mount_point_in_temp_dir();
     std::fs::create_dir(&dir).expect("mkdir");
     let (mut child, line) = start_daemon(&dir);
     assert_eq!(line, format!("xdev: mounted {}\n", dir.display()));
@@ -75,9 +83,7 @@ fn prints_the_ready_line_serves_and_exits_0_on_sigterm() {
 
 #[test]
 fn sigint_also_unmounts_and_exits_0_even_with_an_open_descriptor() {
-    require_fuse();
-    let tmp = tempfile::tempdir().expect("tmp");
-    let dir = tmp.path().join("xdev");
+    let (_tmp, dir) = mount_point_in_temp_dir();
     std::fs::create_dir(&dir).expect("mkdir");
     let (mut child, _) = start_daemon(&dir);
     // Holding a descriptor keeps the mount busy: unmount must go lazy.
@@ -89,19 +95,23 @@ fn sigint_also_unmounts_and_exits_0_even_with_an_open_descriptor() {
     drop(held);
 }
 
-#[test]
-fn a_stale_mount_from_a_killed_daemon_is_cleared_on_the_next_start() {
-    require_fuse();
-    let tmp = tempfile::tempdir().expect("tmp");
-    let dir = tmp.path().join("xdev");
-    std::fs::create_dir(&dir).expect("mkdir");
-    let (mut killed, _) = start_daemon(&dir);
+/// Starts `xdev mount dir`, kills it with SIGKILL and waits until the mount
+/// it leaves is stale.
+fn leave_stale_mount(dir: &Path) {
+    let (mut killed, _) = start_daemon(dir);
     killed.0.kill().expect("SIGKILL");
     killed.0.wait().expect("reap");
     assert!(
-        eventually(Duration::from_secs(2), || xdev::is_stale_mount(&dir)),
+        eventually(Duration::from_secs(2), || xdev::is_stale_mount(dir)),
         "left stale"
     );
+}
+
+#[test]
+fn a_stale_mount_from_a_killed_daemon_is_cleared_on_the_next_start() {
+    let (_tmp, dir) = mount_point_in_temp_dir();
+    std::fs::create_dir(&dir).expect("mkdir");
+    leave_stale_mount(&dir);
     let (mut child, line) = start_daemon(&dir);
     assert_eq!(line, format!("xdev: mounted {}\n", dir.display()));
     assert!(std::fs::read_to_string(dir.join("status"))
@@ -181,16 +191,8 @@ fn a_missing_mount_point_is_created_and_removed_on_sigterm_and_sigint() {
 
 #[test]
 fn a_mount_point_left_by_sigkill_is_removed_when_the_next_daemon_there_exits() {
-    require_fuse();
-    let tmp = tempfile::tempdir().expect("tmp");
-    let dir = tmp.path().join("xdev");
-    let (mut killed, _) = start_daemon(&dir);
-    killed.0.kill().expect("SIGKILL");
-    killed.0.wait().expect("reap");
-    assert!(
-        eventually(Duration::from_secs(2), || xdev::is_stale_mount(&dir)),
-        "left stale"
-    );
+    let (_tmp, dir) = mount_point_in_temp_dir();
+    leave_stale_mount(&dir);
     let (mut child, line) = start_daemon(&dir);
     assert_eq!(line, format!("xdev: mounted {}\n", dir.display()));
     sigterm(&child);
@@ -204,9 +206,7 @@ fn a_mount_point_left_by_sigkill_is_removed_when_the_next_daemon_there_exits() {
 
 #[test]
 fn a_directory_xdev_did_not_create_stays() {
-    require_fuse();
-    let tmp = tempfile::tempdir().expect("tmp");
-    let dir = tmp.path().join("xdev");
+    let (_tmp, dir) = mount_point_in_temp_dir();
     std::fs::create_dir(&dir).expect("mkdir");
     let (mut child, _) = start_daemon(&dir);
     sigterm(&child);
@@ -216,9 +216,7 @@ fn a_directory_xdev_did_not_create_stays() {
 
 #[test]
 fn device_named_leftovers_are_refused_by_name_and_never_deleted() {
-    require_fuse();
-    let tmp = tempfile::tempdir().expect("tmp");
-    let dir = tmp.path().join("xdev");
+    let (_tmp, dir) = mount_point_in_temp_dir();
     std::fs::create_dir(&dir).expect("mkdir");
     let (code, _) = shell_write_resolve(&dir);
     assert_eq!(code, 0, "a write into the bare directory makes a file");
@@ -245,9 +243,7 @@ fn device_named_leftovers_are_refused_by_name_and_never_deleted() {
 
 #[test]
 fn a_directory_served_by_a_live_xdev_says_so() {
-    require_fuse();
-    let tmp = tempfile::tempdir().expect("tmp");
-    let dir = tmp.path().join("xdev");
+    let (_tmp, dir) = mount_point_in_temp_dir();
     let (mut child, _) = start_daemon(&dir);
     let out = mount_command(&dir).output().expect("second xdev mount");
     assert_eq!(out.status.code(), Some(1));
@@ -267,52 +263,46 @@ fn a_directory_served_by_a_live_xdev_says_so() {
 
 #[test]
 fn a_bad_journal_or_plan_dir_is_named_instead_of_the_mount_point() {
-    require_fuse();
-    let tmp = tempfile::tempdir().expect("tmp");
-    let dir = tmp.path().join("xdev");
+    let (tmp, dir) = mount_point_in_temp_dir();
     let journal = tmp.path().join("no-such-dir").join("journal.jsonl");
-    let out = mount_command(&dir)
-        .arg("--journal")
-        .arg(&journal)
-        .output()
-        .expect("xdev mount");
-    assert_eq!(out.status.code(), Some(1));
-    assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        format!(
-            "xdev: cannot open the journal file {}: No such file or directory\n",
-            journal.display()
-        )
-    );
     let plans = tmp.path().join("plans");
-    let out = mount_command(&dir)
-        .arg("--plan-dir")
-        .arg(&plans)
-        .output()
-        .expect("xdev mount");
-    assert_eq!(out.status.code(), Some(1));
-    assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        format!("xdev: plan directory {} does not exist\n", plans.display())
-    );
-    assert!(!dir.exists(), "nothing was created for a mount that failed");
     let missing_parent = tmp.path().join("none").join("xdev");
-    let out = mount_command(&missing_parent).output().expect("xdev mount");
-    assert_eq!(out.status.code(), Some(1));
-    assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        format!(
-            "xdev: cannot create mount point {}: No such file or directory\n",
-            missing_parent.display()
-        )
-    );
+    for (mount_point, args, expected) in [
+        (
+            &dir,
+            vec![OsStr::new("--journal"), journal.as_os_str()],
+            format!(
+                "xdev: cannot open the journal file {}: No such file or directory\n",
+                journal.display()
+            ),
+        ),
+        (
+            &dir,
+            vec![OsStr::new("--plan-dir"), plans.as_os_str()],
+            format!("xdev: plan directory {} does not exist\n", plans.display()),
+        ),
+        (
+            &missing_parent,
+            vec![],
+            format!(
+                "xdev: cannot create mount point {}: No such file or directory\n",
+                missing_parent.display()
+            ),
+        ),
+    ] {
+        let out = mount_command(mount_point)
+            .args(&args)
+            .output()
+            .expect("xdev mount");
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), expected);
+        assert!(!dir.exists(), "nothing was created for a mount that failed");
+    }
 }
 
 #[test]
 fn logs_carry_no_colours_when_stderr_is_not_a_terminal() {
-    require_fuse();
-    let tmp = tempfile::tempdir().expect("tmp");
-    let dir = tmp.path().join("xdev");
+    let (_tmp, dir) = mount_point_in_temp_dir();
     let mut child = xdev()
         .arg("mount")
         .arg(&dir)
