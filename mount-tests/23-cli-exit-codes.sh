@@ -7,7 +7,7 @@
 #   - `xdev status [--json]` prints `status` / `status.json`;
 #   - `xdev stage` refused (bad --source-tool): exit 1, `xdev: EINVAL: ...`;
 #   - the mount comes from --mount, else $XDEV_DIR; no mount there: exit 1
-#     and `xdev: ENOENT: no xdev mount at DIR ...`.
+#     and `xdev: no xdev mount at DIR: it is not a FUSE mount ...`.
 . "$(dirname "$0")/lib.sh"
 need_xdev
 scratch
@@ -56,14 +56,14 @@ XDEV_DIR=$nowhere run_cli status --mount "$D"
 assert_eq "$RC" 0 "xdev status --mount MOUNT with XDEV_DIR elsewhere"
 XDEV_DIR=$nowhere run_cli status
 assert_eq "$RC:$OUT" "1:" "xdev status with XDEV_DIR not a mount (status:stdout)"
-assert_eq "$ERR" "xdev: ENOENT: no xdev mount at $nowhere (use --mount DIR or set XDEV_DIR); cannot open $nowhere/status: No such file or directory" \
+assert_eq "$ERR" "xdev: no xdev mount at $nowhere: it is not a FUSE mount (use --mount DIR or set XDEV_DIR, or start one with \`xdev mount DIR\`)" \
     "stderr of xdev status with XDEV_DIR not a mount"
 run_cli resolve --mount "$nowhere" x
 assert_eq "$RC" 1 "exit status of xdev resolve --mount NOT-A-MOUNT"
-assert_contains "$ERR" "xdev: ENOENT: no xdev mount at $nowhere" "stderr of xdev resolve --mount NOT-A-MOUNT"
+assert_contains "$ERR" "xdev: no xdev mount at $nowhere: " "stderr of xdev resolve --mount NOT-A-MOUNT"
 run_cli stage --mount "$nowhere" --label x -- true
 assert_eq "$RC" 1 "exit status of xdev stage --mount NOT-A-MOUNT"
-assert_contains "$ERR" "xdev: ENOENT: no xdev mount at $nowhere" "stderr of xdev stage --mount NOT-A-MOUNT"
+assert_contains "$ERR" "xdev: no xdev mount at $nowhere: " "stderr of xdev stage --mount NOT-A-MOUNT"
 run_cli resolve --id pending-action:nope:999 x
 assert_eq "$RC" 1 "exit status of xdev resolve --id UNKNOWN"
 assert_contains "$ERR" "xdev: ENOENT: no such pending preview" "stderr of xdev resolve --id UNKNOWN"

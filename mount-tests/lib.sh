@@ -262,9 +262,18 @@ with open(sys.argv[1]) as f:
 # on a fresh temp dir with `xdev mount DIR ARGS...`; sets OWN_DIR and
 # OWN_PID. It is stopped (SIGTERM) and unmounted at exit.
 start_own_daemon() {
+    local dir
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/xdev-$SCENARIO-mount.XXXXXX") || fail "mktemp failed"
+    start_own_daemon_at "$dir" "$@"
+}
+
+# start_own_daemon_at DIR ARGS...: the same on DIR (which xdev creates, and
+# removes again, when it is missing).
+start_own_daemon_at() {
     need_xdev
     scratch
-    OWN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/xdev-$SCENARIO-mount.XXXXXX") || fail "mktemp failed"
+    OWN_DIR=$1
+    shift
     "$XDEV_BIN" mount "$OWN_DIR" "$@" >"$SCRATCH/own-daemon.out" 2>"$SCRATCH/own-daemon.err" </dev/null &
     OWN_PID=$!
     OWN_DAEMONS+=("$OWN_PID $OWN_DIR")

@@ -17,18 +17,16 @@ if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
 fi
 (cd "$root" && cargo build --release) >&2
 
-# Create the mount point when it is missing. A stale mount left by a killed
-# daemon fails `stat` ("Transport endpoint is not connected") yet exists:
-# leave that to xdev, which clears it.
-if [ ! -e "$dir" ] && ! grep -qF " $dir fuse" /proc/self/mounts 2>/dev/null; then
-    if ! mkdir -p -- "$dir" 2>/dev/null; then
-        if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then
-            sudo mkdir -p -- "$dir"
-            sudo chown "$(id -u):$(id -g)" -- "$dir"
-        else
-            mkdir -p -- "$dir" # again, to show the error
-        fi
-    fi
+# `xdev mount` creates a missing mount point itself and removes it again when
+# it exits (also, after a SIGKILL, when the next daemon there exits), so that
+# no bare directory is left for `echo ... > DIR/resolve` to write into. Only a
+# user who cannot create DIR (not root, parent not writable, e.g. /xdev) gets
+# it from sudo here; that directory stays after xdev exits.
+parent=$(dirname -- "$dir")
+if [ "$(id -u)" -ne 0 ] && [ ! -e "$dir" ] && [ ! -w "$parent" ] &&
+    ! grep -qF " $dir fuse" /proc/self/mounts 2>/dev/null && command -v sudo >/dev/null 2>&1; then
+    sudo mkdir -p -- "$dir"
+    sudo chown "$(id -u):$(id -g)" -- "$dir"
 fi
 
 exec "$root/target/release/xdev" mount "$dir"

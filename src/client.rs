@@ -31,9 +31,10 @@ use serde::Deserialize;
 use serde_json::Value;
 use thiserror::Error;
 
-use crate::error::errno_name;
+use crate::error::{describe, errno_name};
 use crate::fs::MAX_MESSAGE;
 use crate::mount::{mount, Mount, MountError, MountOptions};
+use crate::mount_point::{probe_mount_point, MountPointState};
 use crate::plan_desk::{PlanDesk, PlanHandlerKind};
 use crate::session::{Session, DEFAULT_MOUNT_DIR};
 
@@ -68,6 +69,19 @@ pub fn mount_dir(explicit: Option<&Path>) -> PathBuf {
     }
 }
 
+/// Checks that `dir` is a live xdev mount before a client opens anything
+/// in it: a write into a plain directory would create a file there (or
+/// overwrite one of the user's), and a stale mount only answers
+/// "Transport endpoint is not connected".
+pub fn check_mount(dir: &Path) -> Result<(), ClientError> {
+    let shown = dir.display().to_string();
+    match probe_mount_point(dir) {
+        MountPointState::Xdev => Ok(()),
+        MountPointState::Stale => Err(ClientError::StaleMount { dir: shown }),
+        found => Err(ClientError::NotAMount { dir: shown, found }),
+    }
+}
+
 /// Why a client command failed. `Display` is the one line the CLI prints
 /// after `xdev: `.
 #[derive(Debug, Error)]
@@ -98,6 +112,36 @@ pub enum ClientError {
     /// The mount could not be made.
     #[error(transparent)]
     Mount(#[from] MountError),
+    /// The directory is not a live xdev mount; nothing in it was opened.
+    #[error("no xdev mount at {dir}: {found} (use --mount DIR or set {MOUNT_ENV}, or start one with `xdev mount DIR`)")]
+    NotAMount {
+        /// The directory given.
+        dir: String,
+        /// What it is instead.
+        found: MountPointState,
+    },
+    /// The directory is an xdev mount whose daemon is gone.
+    #[error("ENOTCONN: the xdev mount at {dir} is stale (its daemon is gone); run `xdev mount {dir}` to clear it and serve again")]
+    StaleMount {
+        /// The mount point.
+        dir: String,
+    },
+    /// The plan directory (`--plan-dir`) is missing or not a directory.
+    #[error("plan directory {path} {}", if *missing { "does not exist" } else { "is not a directory" })]
+    PlanDir {
+        /// The plan directory given.
+        path: String,
+        /// Whether it is missing (else it is not a directory).
+        missing: bool,
+    },
+    /// The command to run on apply cannot be found; nothing was staged.
+    #[error("cannot stage: command {program} {why}; nothing was staged")]
+    CommandNotFound {
+        /// The program named.
+        program: String,
+        /// `not found on PATH`, `does not exist`, `is not executable`.
+        why: &'static str,
+    },
     /// The command to run could not be started.
     #[error("cannot run {program}: {}", describe(source))]
     Spawn {
@@ -154,7 +198,12 @@ impl ClientError {
             ClientError::Io { source, .. } | ClientError::Spawn { source, .. } => {
                 source.raw_os_error()
             }
-            ClientError::Protocol(_) | ClientError::Mount(_) => None,
+            ClientError::StaleMount { .. } => Some(libc::ENOTCONN),
+            ClientError::Protocol(_)
+            | ClientError::Mount(_)
+            | ClientError::NotAMount { .. }
+            | ClientError::PlanDir { .. }
+            | ClientError::CommandNotFound { .. } => None,
         }
     }
 }
@@ -194,16 +243,6 @@ fn io_line(what: &str, source: &io::Error) -> String {
     match source.raw_os_error() {
         Some(errno) => format!("{}: {what}: {}", errno_label(errno), describe(source)),
         None => format!("{what}: {}", describe(source)),
-    }
-}
-
-/// An I/O error as one short phrase: `No such file or directory` rather
-/// than `No such file or directory (os error 2)`.
-fn describe(error: &io::Error) -> String {
-    let text = error.to_string();
-    match text.rfind(" (os error ") {
-        Some(at) if text.ends_with(')') => text[..at].to_string(),
-        _ => text,
     }
 }
 
@@ -693,6 +732,38 @@ fn run_for_report(command: Command) -> (bool, String) {
     }
 }
 
+/// Fails unless `program` names an executable file: a path as given, a
+/// bare name on `PATH` (as `Command` looks it up), so that a typo fails
+/// before anything is staged, not when a reviewer applies the preview.
+fn require_program(program: &OsString) -> Result<(), ClientError> {
+    let not_found = |why| ClientError::CommandNotFound {
+        program: program.to_string_lossy().into_owned(),
+        why,
+    };
+    let path = Path::new(program);
+    if program.as_encoded_bytes().contains(&b'/') {
+        return match std::fs::metadata(path) {
+            Ok(metadata) if is_executable(&metadata) => Ok(()),
+            Ok(_) => Err(not_found("is not an executable file")),
+            Err(_) => Err(not_found("does not exist")),
+        };
+    }
+    let search = std::env::var_os("PATH").unwrap_or_default();
+    let found = std::env::split_paths(&search)
+        .filter_map(|dir| std::fs::metadata(dir.join(program)).ok())
+        .any(|metadata| is_executable(&metadata));
+    if found {
+        Ok(())
+    } else {
+        Err(not_found("not found on PATH"))
+    }
+}
+
+fn is_executable(metadata: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    metadata.is_file() && metadata.permissions().mode() & 0o111 != 0
+}
+
 /// Stages a preview through `<mount>/stage` and waits for its decision:
 /// on apply runs `options.command` (its stdout is the result; on a non-zero
 /// exit its stderr tail is the failure, the preview goes back to the head
@@ -710,6 +781,7 @@ pub fn stage(
     let Some(program) = options.command.first() else {
         return Err(ClientError::Protocol("no command to run on apply".into()));
     };
+    require_program(program)?;
     let path = mount.join("stage");
     let file = OpenOptions::new()
         .read(true)
@@ -823,6 +895,9 @@ pub struct DaemonOptions {
     pub plan: Option<PlanOptions>,
     /// How long decisions under way may take to finish at shutdown.
     pub grace: Duration,
+    /// Create a missing mount point, and remove it when done (see
+    /// [`MountOptions::create_dir`]).
+    pub create_dir: bool,
 }
 
 /// A mount made by [`start`], with its session and plan desk.
@@ -849,10 +924,10 @@ pub fn start(dir: &Path, options: &DaemonOptions) -> Result<Daemon, ClientError>
                 )
             })?;
             if !plan_dir.is_dir() {
-                return Err(ClientError::Protocol(format!(
-                    "plan directory {} is not a directory",
-                    plan.plan_dir.display()
-                )));
+                return Err(ClientError::PlanDir {
+                    path: plan.plan_dir.display().to_string(),
+                    missing: !plan_dir.exists(),
+                });
             }
             let desk = PlanDesk::new(
                 session.clone(),
@@ -872,6 +947,7 @@ pub fn start(dir: &Path, options: &DaemonOptions) -> Result<Daemon, ClientError>
         journal_file: options.journal_file.clone(),
         plan: desk.clone(),
         grace: options.grace,
+        create_dir: options.create_dir,
         ..MountOptions::default()
     };
     let mount = mount(&session, dir, mount_options)?;

@@ -100,6 +100,16 @@ pub fn errno_name(errno: i32) -> &'static str {
     }
 }
 
+/// An I/O error as one short phrase: `No such file or directory` rather
+/// than `No such file or directory (os error 2)`.
+pub(crate) fn describe(error: &std::io::Error) -> String {
+    let text = error.to_string();
+    match text.rfind(" (os error ") {
+        Some(at) if text.ends_with(')') => text[..at].to_string(),
+        _ => text,
+    }
+}
+
 /// How an apply or reject callback failed.
 ///
 /// A [`CallbackError::Tool`] is already phrased for the user and passes

@@ -35,6 +35,7 @@ pub mod error;
 mod fs;
 pub mod journal;
 mod mount;
+pub mod mount_point;
 pub mod plan;
 pub mod plan_desk;
 pub mod producer;
@@ -55,7 +56,8 @@ pub use dispatch::{
 pub use error::{errno_name, CallbackError, Error};
 pub use fs::status::DeviceResult;
 pub use fs::MAX_MESSAGE;
-pub use mount::{is_stale_mount, mount, Mount, MountError, MountOptions};
+pub use mount::{mount, Mount, MountError, MountOptions};
+pub use mount_point::{is_stale_mount, probe_mount_point, MountPointState};
 pub use plan::{plan_handler, PlanHandler, PlanProposal, PlanTitle};
 pub use plan_desk::{PlanDesk, PlanHandlerKind, PlanStatus, PlanUnderReview, UnknownPlanHandler};
 pub use session::directives::{

@@ -12,8 +12,10 @@ use std::time::{Duration, Instant};
 use fuser::{Config, MountOption, SessionACL};
 use thiserror::Error;
 
+use crate::error::describe;
 use crate::fs::{Control, XdevFs};
 use crate::journal::Journal;
+use crate::mount_point::{self, check_fuse_device, fuse_device_problem, CreatedDir};
 use crate::plan_desk::PlanDesk;
 use crate::session::Session;
 
@@ -34,6 +36,14 @@ pub struct MountOptions {
     /// mount stops (their writers then get the real outcome); what still
     /// runs after it gets `ECANCELED` (default 10 s).
     pub grace: Duration,
+    /// Create the mount point when it is missing, and remove it again when
+    /// the mount ends (also after a SIGKILL: the next mount there removes
+    /// it; see [`crate::mount_point`]). Off by default: a harness that
+    /// embeds xdev owns its directories, and a library that quietly
+    /// creates and removes them (and keeps notes in `/run`) would surprise
+    /// it. `xdev mount` turns it on, so that no bare directory is left
+    /// where a later `echo ... > DIR/resolve` would create a file.
+    pub create_dir: bool,
 }
 
 impl Default for MountOptions {
@@ -44,6 +54,7 @@ impl Default for MountOptions {
             journal_file: None,
             plan: None,
             grace: DEFAULT_GRACE,
+            create_dir: false,
         }
     }
 }
@@ -55,6 +66,7 @@ impl std::fmt::Debug for MountOptions {
             .field("threads", &self.threads)
             .field("journal_file", &self.journal_file)
             .field("plan", &self.plan.is_some())
+            .field("create_dir", &self.create_dir)
             .finish()
     }
 }
@@ -71,6 +83,45 @@ pub enum MountError {
     /// The mount point has entries in it.
     #[error("mount point {0} is not empty")]
     NotEmpty(String),
+    /// The mount point is already a live xdev mount.
+    #[error("mount point {0} is already served by a running xdev (stop that daemon first, or use another directory)")]
+    AlreadyServed(String),
+    /// The mount point holds regular files named like the devices: what a
+    /// write such as `echo ... > DIR/resolve` leaves while nothing is
+    /// mounted there. xdev never deletes them.
+    #[error("mount point {dir} holds {} left by writes while nothing was mounted there; check them, remove them ({}), then mount again", plural_files(files), remove_command(dir, files))]
+    LeftoverDeviceFiles {
+        /// The mount point.
+        dir: String,
+        /// The file names (`resolve`, ...).
+        files: Vec<String>,
+    },
+    /// The missing mount point could not be created.
+    #[error("cannot create mount point {dir}: {}", describe(source))]
+    CreateDir {
+        /// The mount point.
+        dir: String,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// `/dev/fuse` is missing, is not the FUSE device, or cannot be opened.
+    #[error("{}", fuse_device_problem(path, source, *as_root))]
+    FuseDevice {
+        /// The device path (`/dev/fuse`).
+        path: String,
+        /// What went wrong.
+        source: io::Error,
+        /// Whether xdev runs as root (the advice differs).
+        as_root: bool,
+    },
+    /// The journal file (`--journal`) could not be opened.
+    #[error("cannot open the journal file {path}: {}", describe(source))]
+    Journal {
+        /// The journal file.
+        path: String,
+        /// What the system said.
+        source: io::Error,
+    },
     /// Anything else (FUSE missing, no permission, ...).
     #[error("cannot mount {dir}: {source}")]
     Io {
@@ -79,6 +130,28 @@ pub enum MountError {
         /// What the system said.
         source: io::Error,
     },
+}
+
+/// `2 files named like devices (resolve, reject)` or `a file named like a
+/// device (resolve)`.
+fn plural_files(files: &[String]) -> String {
+    match files {
+        [one] => format!("a file named like a device ({one})"),
+        many => format!(
+            "{} files named like devices ({})",
+            many.len(),
+            many.join(", ")
+        ),
+    }
+}
+
+/// `rm -- '/xdev/resolve' '/xdev/reject'`.
+fn remove_command(dir: &str, files: &[String]) -> String {
+    let paths: Vec<String> = files
+        .iter()
+        .map(|file| format!("'{}'", Path::new(dir).join(file).display()))
+        .collect();
+    format!("rm -- {}", paths.join(" "))
 }
 
 /// A live mount. Unmounts on [`Mount::unmount`] and on drop: blocked
@@ -91,12 +164,16 @@ pub struct Mount {
     grace: Duration,
     background: Option<fuser::BackgroundSession>,
     runtime: Option<tokio::runtime::Runtime>,
+    /// A mount point xdev created: removed (when empty) on drop, after the
+    /// unmount (fields drop after `Drop::drop` has run).
+    created_dir: Option<CreatedDir>,
 }
 
 impl std::fmt::Debug for Mount {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Mount")
             .field("dir", &self.dir)
+            .field("created_dir", &self.created_dir.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -113,7 +190,9 @@ pub fn mount(
 ) -> Result<Mount, MountError> {
     let dir = dir.as_ref();
     let shown = dir.display().to_string();
-    check_mount_point(dir)?;
+    check_fuse_device()?;
+    let journal = open_journal(options.journal_file.as_deref())?;
+    let created_dir = mount_point::prepare(dir, options.create_dir)?;
     let io_error = |source| MountError::Io {
         dir: shown.clone(),
         source,
@@ -125,7 +204,6 @@ pub fn mount(
         .build()
         .map_err(io_error)?;
     session.set_mount_dir(shown.clone());
-    let journal = Journal::new(options.journal_file.as_deref()).map_err(io_error)?;
     journal.follow(session);
     runtime.spawn(give_back_memory_after_bursts(journal.clone()));
     let fs = XdevFs::new(
@@ -144,6 +222,17 @@ pub fn mount(
         grace: options.grace,
         background: Some(background),
         runtime: Some(runtime),
+        created_dir,
+    })
+}
+
+/// The journal, following `file` too when given; an error names the file.
+fn open_journal(file: Option<&Path>) -> Result<Journal, MountError> {
+    Journal::new(file).map_err(|source| MountError::Journal {
+        path: file
+            .map(|file| file.display().to_string())
+            .unwrap_or_default(),
+        source,
     })
 }
 
@@ -167,55 +256,9 @@ fn fuse_config(options: &MountOptions) -> Config {
     config
 }
 
-/// The mount point must be an empty directory; a stale FUSE mount there
-/// ("Transport endpoint is not connected") is cleared first.
-fn check_mount_point(dir: &Path) -> Result<(), MountError> {
-    let shown = dir.display().to_string();
-    if is_stale_mount(dir) {
-        tracing::warn!(dir = %shown, "clearing a stale mount");
-        unmount_dir(dir, true).map_err(|source| MountError::Io {
-            dir: shown.clone(),
-            source,
-        })?;
-    }
-    let metadata = match std::fs::metadata(dir) {
-        Ok(metadata) => metadata,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {
-            return Err(MountError::Missing(shown))
-        }
-        Err(source) => return Err(MountError::Io { dir: shown, source }),
-    };
-    if !metadata.is_dir() {
-        return Err(MountError::NotADirectory(shown));
-    }
-    let mut entries = std::fs::read_dir(dir).map_err(|source| MountError::Io {
-        dir: shown.clone(),
-        source,
-    })?;
-    if entries.next().is_some() {
-        return Err(MountError::NotEmpty(shown));
-    }
-    Ok(())
-}
-
-/// Whether `dir` is a stale FUSE mount: its server is gone and the kernel
-/// answers "Transport endpoint is not connected". Asks with `statfs`, which
-/// always reaches the server (a `stat` may be answered from cached attributes).
-pub fn is_stale_mount(dir: &Path) -> bool {
-    let Ok(path) = CString::new(dir.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `path` is a valid C string and `stats` a writable statfs.
-    let failed = unsafe {
-        let mut stats: libc::statfs = std::mem::zeroed();
-        libc::statfs(path.as_ptr(), &mut stats) != 0
-    };
-    failed && io::Error::last_os_error().raw_os_error() == Some(libc::ENOTCONN)
-}
-
 /// Unmounts `dir`: a plain unmount first, a lazy one if it is busy (or if
 /// `lazy`). Falls back to `fusermount3` where the caller is not root.
-fn unmount_dir(dir: &Path, lazy: bool) -> io::Result<()> {
+pub(crate) fn unmount_dir(dir: &Path, lazy: bool) -> io::Result<()> {
     let path = CString::new(dir.as_os_str().as_bytes())?;
     let flags = if lazy { libc::MNT_DETACH } else { 0 };
     // SAFETY: `path` is a valid NUL-terminated string for the whole call.

@@ -5,6 +5,7 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Read};
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -660,7 +661,7 @@ fn no_mount_is_a_one_line_error() {
     assert_eq!(
         out.stderr,
         format!(
-            "xdev: ENOENT: no xdev mount at {0} (use --mount DIR or set XDEV_DIR); cannot open {0}/status: No such file or directory\n",
+            "xdev: no xdev mount at {}: it does not exist (use --mount DIR or set XDEV_DIR, or start one with `xdev mount DIR`)\n",
             dir.display()
         )
     );
@@ -670,7 +671,131 @@ fn no_mount_is_a_one_line_error() {
         .output()
         .expect("xdev"));
     assert_eq!(stage.code, 1);
-    assert!(stage.stderr.starts_with("xdev: ENOENT: no xdev mount at"));
+    assert!(stage.stderr.starts_with("xdev: no xdev mount at"));
+}
+
+/// Every client command, as `xdev` arguments.
+const CLIENT_COMMANDS: [&[&str]; 8] = [
+    &["resolve", "looks right"],
+    &["reject", "no"],
+    &["propose", "auth"],
+    &["status"],
+    &["status", "--json"],
+    &["stage", "--label", "x", "--", "true"],
+    &["plan", "enter"],
+    &["plan", "status"],
+];
+
+#[test]
+fn clients_never_write_into_a_plain_directory() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dir = tmp.path().join("plain");
+    std::fs::create_dir(&dir).expect("mkdir");
+    let users_file = dir.join("resolve");
+    std::fs::write(&users_file, "the user's notes\n").expect("user's file");
+    for args in CLIENT_COMMANDS {
+        let out = ran(xdev_bin()
+            .args(args)
+            .env("XDEV_DIR", &dir)
+            .output()
+            .expect("xdev"));
+        assert_eq!(out.code, 1, "{args:?}: {}", out.stderr);
+        assert_eq!(out.stdout, "", "{args:?}");
+        assert_eq!(
+            out.stderr,
+            format!(
+                "xdev: no xdev mount at {}: it is not a FUSE mount (use --mount DIR or set XDEV_DIR, or start one with `xdev mount DIR`)\n",
+                dir.display()
+            ),
+            "{args:?}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(&users_file).expect("still there"),
+        "the user's notes\n",
+        "the user's file is untouched"
+    );
+    let entries: Vec<_> = std::fs::read_dir(&dir).expect("ls").collect();
+    assert_eq!(entries.len(), 1, "nothing was created: {entries:?}");
+}
+
+#[test]
+fn a_stale_mount_suggests_xdev_mount_to_clear_it() {
+    let mut daemon = Daemon::plain();
+    if let Some(mut child) = daemon.child.take() {
+        child.kill().expect("SIGKILL the daemon");
+        child.wait().expect("reap");
+    }
+    assert!(
+        eventually(PATIENCE, || xdev::is_stale_mount(&daemon.dir)),
+        "the mount went stale"
+    );
+    let shown = daemon.shown();
+    for args in CLIENT_COMMANDS {
+        let out = daemon.run(args);
+        assert_eq!(out.code, 1, "{args:?}: {}", out.stderr);
+        assert_eq!(
+            out.stderr,
+            format!(
+                "xdev: ENOTCONN: the xdev mount at {shown} is stale (its daemon is gone); run `xdev mount {shown}` to clear it and serve again\n"
+            ),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn stage_fails_at_once_when_its_command_cannot_be_found() {
+    let daemon = Daemon::plain();
+    let plain_file = daemon.tmp_path("not-executable");
+    std::fs::write(&plain_file, "echo hi\n").expect("file");
+    std::fs::set_permissions(&plain_file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let plain_file = plain_file.display().to_string();
+    for (program, why) in [
+        ("xdev-no-such-command", "not found on PATH"),
+        ("/nonexistent/xdev-cmd", "does not exist"),
+        (plain_file.as_str(), "is not an executable file"),
+    ] {
+        let out = daemon.run(&[
+            "stage",
+            "--label",
+            "x",
+            "--deadline",
+            "5s",
+            "--",
+            program,
+            "arg",
+        ]);
+        assert_eq!(out.code, 1, "{program}: {}", out.stderr);
+        assert_eq!(out.stdout, "", "no id was printed");
+        assert_eq!(
+            out.stderr,
+            format!("xdev: cannot stage: command {program} {why}; nothing was staged\n")
+        );
+    }
+    assert_eq!(daemon.pending(), 0);
+    assert!(
+        daemon
+            .log()
+            .iter()
+            .all(|record| record["event"] != "staged"),
+        "nothing was staged"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2_as_the_readme_says() {
+    let out = ran(xdev_bin()
+        .args(["resolve", "--no-such-flag"])
+        .output()
+        .expect("xdev"));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("Usage: xdev"), "{}", out.stderr);
+    let readme = include_str!("../README.md");
+    assert!(
+        readme.contains("| 2 | usage error"),
+        "the README lists exit code 2"
+    );
 }
 
 // ----- plan -------------------------------------------------------------------

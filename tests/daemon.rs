@@ -2,8 +2,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -11,6 +13,15 @@ use common::{eventually, is_mounted, require_fuse, KillOnDrop};
 
 fn xdev() -> Command {
     Command::new(env!("CARGO_BIN_EXE_xdev"))
+}
+
+/// A mount point `xdev` in a fresh temp dir (not created), once FUSE is
+/// known to be there.
+fn mount_point_in_temp_dir() -> (tempfile::TempDir, PathBuf) {
+    require_fuse();
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dir = tmp.path().join("xdev");
+    (tmp, dir)
 }
 
 /// Starts `xdev mount dir` and waits for its ready line.
@@ -48,9 +59,7 @@ fn sigterm(child: &KillOnDrop) {
 
 #[test]
 fn prints_the_ready_line_serves_and_exits_0_on_sigterm() {
-    require_fuse();
-    let tmp = tempfile::tempdir().expect("tmp");
-    let dir = tmp.path().join("xdev");
+    let (_tmp, dir) = mount_point_in_temp_dir();
     std::fs::create_dir(&dir).expect("mkdir");
     let (mut child, line) = start_daemon(&dir);
     assert_eq!(line, format!("xdev: mounted {}\n", dir.display()));
@@ -74,9 +83,7 @@ fn prints_the_ready_line_serves_and_exits_0_on_sigterm() {
 
 #[test]
 fn sigint_also_unmounts_and_exits_0_even_with_an_open_descriptor() {
-    require_fuse();
-    let tmp = tempfile::tempdir().expect("tmp");
-    let dir = tmp.path().join("xdev");
+    let (_tmp, dir) = mount_point_in_temp_dir();
     std::fs::create_dir(&dir).expect("mkdir");
     let (mut child, _) = start_daemon(&dir);
     // Holding a descriptor keeps the mount busy: unmount must go lazy.
@@ -88,19 +95,23 @@ fn sigint_also_unmounts_and_exits_0_even_with_an_open_descriptor() {
     drop(held);
 }
 
-#[test]
-fn a_stale_mount_from_a_killed_daemon_is_cleared_on_the_next_start() {
-    require_fuse();
-    let tmp = tempfile::tempdir().expect("tmp");
-    let dir = tmp.path().join("xdev");
-    std::fs::create_dir(&dir).expect("mkdir");
-    let (mut killed, _) = start_daemon(&dir);
+/// Starts `xdev mount dir`, kills it with SIGKILL and waits until the mount
+/// it leaves is stale.
+fn leave_stale_mount(dir: &Path) {
+    let (mut killed, _) = start_daemon(dir);
     killed.0.kill().expect("SIGKILL");
     killed.0.wait().expect("reap");
     assert!(
-        eventually(Duration::from_secs(2), || xdev::is_stale_mount(&dir)),
+        eventually(Duration::from_secs(2), || xdev::is_stale_mount(dir)),
         "left stale"
     );
+}
+
+#[test]
+fn a_stale_mount_from_a_killed_daemon_is_cleared_on_the_next_start() {
+    let (_tmp, dir) = mount_point_in_temp_dir();
+    std::fs::create_dir(&dir).expect("mkdir");
+    leave_stale_mount(&dir);
     let (mut child, line) = start_daemon(&dir);
     assert_eq!(line, format!("xdev: mounted {}\n", dir.display()));
     assert!(std::fs::read_to_string(dir.join("status"))
@@ -120,12 +131,7 @@ fn bad_mount_points_fail_with_one_line_naming_the_problem() {
     let full = tmp.path().join("full");
     std::fs::create_dir(&full).expect("mkdir");
     std::fs::write(full.join("inside"), "x").expect("file");
-    let missing = tmp.path().join("missing");
-    for (dir, problem) in [
-        (&missing, "does not exist"),
-        (&file, "is not a directory"),
-        (&full, "is not empty"),
-    ] {
+    for (dir, problem) in [(&file, "is not a directory"), (&full, "is not empty")] {
         let out = xdev().arg("mount").arg(dir).output().expect("xdev");
         assert!(!out.status.success());
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -135,4 +141,238 @@ fn bad_mount_points_fail_with_one_line_naming_the_problem() {
         );
         assert!(out.stdout.is_empty());
     }
+}
+
+/// `xdev mount dir` with output piped, not waiting for anything.
+fn mount_command(dir: &Path) -> Command {
+    let mut command = xdev();
+    command
+        .arg("mount")
+        .arg(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// What `echo x > dir/resolve` does in bash: its exit code and stderr.
+fn shell_write_resolve(dir: &Path) -> (i32, String) {
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg("echo x > \"$D/resolve\"")
+        .env("D", dir)
+        .output()
+        .expect("sh");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_missing_mount_point_is_created_and_removed_on_sigterm_and_sigint() {
+    require_fuse();
+    let tmp = tempfile::tempdir().expect("tmp");
+    for signal in [libc::SIGTERM, libc::SIGINT] {
+        let dir = tmp.path().join(format!("xdev-{signal}"));
+        let (mut child, line) = start_daemon(&dir);
+        assert_eq!(line, format!("xdev: mounted {}\n", dir.display()));
+        assert!(is_mounted(&dir), "mounted on the directory it created");
+        // SAFETY: signalling a child this test spawned and has not reaped.
+        unsafe { libc::kill(child.0.id() as i32, signal) };
+        assert_eq!(wait_exit(&mut child, Duration::from_secs(5)), Some(0));
+        assert!(!dir.exists(), "the directory xdev created is gone");
+        // No daemon: a write finds nothing instead of creating a file.
+        let (code, stderr) = shell_write_resolve(&dir);
+        assert_ne!(code, 0);
+        assert!(stderr.contains("No such file or directory"), "{stderr}");
+        assert!(!dir.exists(), "the write created nothing");
+    }
+}
+
+#[test]
+fn a_mount_point_left_by_sigkill_is_removed_when_the_next_daemon_there_exits() {
+    let (_tmp, dir) = mount_point_in_temp_dir();
+    leave_stale_mount(&dir);
+    let (mut child, line) = start_daemon(&dir);
+    assert_eq!(line, format!("xdev: mounted {}\n", dir.display()));
+    sigterm(&child);
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(5)), Some(0));
+    assert!(!is_mounted(&dir));
+    assert!(
+        !dir.exists(),
+        "the next daemon removed what the killed one created"
+    );
+}
+
+#[test]
+fn a_directory_xdev_did_not_create_stays() {
+    let (_tmp, dir) = mount_point_in_temp_dir();
+    std::fs::create_dir(&dir).expect("mkdir");
+    let (mut child, _) = start_daemon(&dir);
+    sigterm(&child);
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(5)), Some(0));
+    assert!(dir.is_dir(), "the user's directory is kept");
+}
+
+#[test]
+fn device_named_leftovers_are_refused_by_name_and_never_deleted() {
+    let (_tmp, dir) = mount_point_in_temp_dir();
+    std::fs::create_dir(&dir).expect("mkdir");
+    let (code, _) = shell_write_resolve(&dir);
+    assert_eq!(code, 0, "a write into the bare directory makes a file");
+    std::fs::write(dir.join("reject"), "mine\n").expect("reject file");
+    let out = mount_command(&dir).output().expect("xdev mount");
+    assert_eq!(out.status.code(), Some(1));
+    let shown = dir.display();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "xdev: mount point {shown} holds 2 files named like devices (reject, resolve) left by writes while nothing was mounted there; check them, remove them (rm -- '{shown}/reject' '{shown}/resolve'), then mount again\n"
+        )
+    );
+    assert!(!is_mounted(&dir));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("resolve")).expect("kept"),
+        "x\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("reject")).expect("kept"),
+        "mine\n"
+    );
+}
+
+#[test]
+fn a_directory_served_by_a_live_xdev_says_so() {
+    let (_tmp, dir) = mount_point_in_temp_dir();
+    let (mut child, _) = start_daemon(&dir);
+    let out = mount_command(&dir).output().expect("second xdev mount");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "xdev: mount point {} is already served by a running xdev (stop that daemon first, or use another directory)\n",
+            dir.display()
+        )
+    );
+    assert!(std::fs::read_to_string(dir.join("status"))
+        .expect("the first daemon still serves")
+        .starts_with("pending: 0"));
+    sigterm(&child);
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(5)), Some(0));
+}
+
+#[test]
+fn a_bad_journal_or_plan_dir_is_named_instead_of_the_mount_point() {
+    let (tmp, dir) = mount_point_in_temp_dir();
+    let journal = tmp.path().join("no-such-dir").join("journal.jsonl");
+    let plans = tmp.path().join("plans");
+    let missing_parent = tmp.path().join("none").join("xdev");
+    for (mount_point, args, expected) in [
+        (
+            &dir,
+            vec![OsStr::new("--journal"), journal.as_os_str()],
+            format!(
+                "xdev: cannot open the journal file {}: No such file or directory\n",
+                journal.display()
+            ),
+        ),
+        (
+            &dir,
+            vec![OsStr::new("--plan-dir"), plans.as_os_str()],
+            format!("xdev: plan directory {} does not exist\n", plans.display()),
+        ),
+        (
+            &missing_parent,
+            vec![],
+            format!(
+                "xdev: cannot create mount point {}: No such file or directory\n",
+                missing_parent.display()
+            ),
+        ),
+    ] {
+        let out = mount_command(mount_point)
+            .args(&args)
+            .output()
+            .expect("xdev mount");
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), expected);
+        assert!(!dir.exists(), "nothing was created for a mount that failed");
+    }
+}
+
+#[test]
+fn logs_carry_no_colours_when_stderr_is_not_a_terminal() {
+    let (_tmp, dir) = mount_point_in_temp_dir();
+    let mut child = xdev()
+        .arg("mount")
+        .arg(&dir)
+        .env("XDEV_LOG", "info")
+        .env_remove("NO_COLOR")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn xdev mount");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("ready line");
+    let stderr = child.stderr.take();
+    let mut child = KillOnDrop(child);
+    sigterm(&child);
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(5)), Some(0));
+    let mut logs = String::new();
+    if let Some(mut stderr) = stderr {
+        stderr.read_to_string(&mut logs).expect("stderr");
+    }
+    assert!(logs.contains("mounted"), "{logs}");
+    assert!(!logs.contains('\u{1b}'), "no ANSI escapes: {logs:?}");
+}
+
+/// Runs `xdev mount dir` in a private mount namespace after `setup` (a
+/// shell snippet run there as root), as `user` when given; its stderr.
+fn mount_in_namespace(dir: &Path, setup: &str, user: Option<&str>) -> String {
+    let as_user = user
+        .map(|user| format!("setpriv --reuid={user} --regid={user} --clear-groups "))
+        .unwrap_or_default();
+    let script = format!("{setup} && exec {as_user}\"$XDEV\" mount \"$D\"");
+    let out = Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+        .env("XDEV", env!("CARGO_BIN_EXE_xdev"))
+        .env("D", dir)
+        .output()
+        .expect("unshare (util-linux)");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_hidden_dev_fuse_is_named_in_the_error() {
+    require_fuse();
+    // SAFETY: geteuid has no preconditions.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test needs root (a private mount namespace hides /dev/fuse)"
+    );
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dir = tmp.path().join("xdev");
+    let stderr = mount_in_namespace(&dir, "mount -t tmpfs none /dev", None);
+    assert_eq!(
+        stderr,
+        "xdev: FUSE is not available: /dev/fuse is missing (load the module with `modprobe fuse`; in a container, pass the device in, e.g. `--device /dev/fuse`)\n"
+    );
+    let stderr = mount_in_namespace(&dir, "mount --bind /dev/null /dev/fuse", None);
+    assert_eq!(
+        stderr,
+        "xdev: FUSE is not available: /dev/fuse: it is not the FUSE character device (10, 229)\n"
+    );
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let stderr = mount_in_namespace(&dir, "mount -t tmpfs none /dev", Some("65534"));
+    assert!(
+        stderr.contains("/dev/fuse is missing")
+            && stderr.contains("fusermount3")
+            && stderr.contains("that everyone may read and write"),
+        "{stderr}"
+    );
+    assert!(!dir.exists());
 }

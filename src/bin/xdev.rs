@@ -2,7 +2,7 @@
 //! the work; this file parses arguments and prints).
 
 use std::ffi::OsString;
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -39,8 +39,12 @@ struct MountArg {
 }
 
 impl MountArg {
-    fn dir(&self) -> PathBuf {
-        client::mount_dir(self.mount.as_deref())
+    /// The mount, once checked to be a live xdev mount (nothing is opened
+    /// in a plain directory or a stale mount).
+    fn dir(&self) -> Result<PathBuf, ClientError> {
+        let dir = client::mount_dir(self.mount.as_deref());
+        client::check_mount(&dir)?;
+        Ok(dir)
     }
 }
 
@@ -92,6 +96,7 @@ impl ServeArgs {
                 execute_with: self.execute_with.clone(),
                 plan_mode: self.plan_mode,
             }),
+            create_dir: false,
         }
     }
 }
@@ -102,9 +107,12 @@ enum Command {
     ///
     /// Prints `xdev: mounted DIR` once the mount answers and serves until
     /// SIGINT or SIGTERM; then blocked writers get ECANCELED, the mount is
-    /// removed and xdev exits 0.
+    /// removed and xdev exits 0. A DIR xdev created is removed too (after
+    /// a SIGKILL, by the next `xdev mount DIR`).
     Mount {
-        /// An empty directory to mount on (a stale xdev mount there is cleared).
+        /// An empty directory to mount on, created when missing (a stale
+        /// xdev mount there is cleared; files named like the devices, left
+        /// by writes while nothing was mounted, are refused, never deleted).
         dir: PathBuf,
         #[command(flatten)]
         serve: ServeArgs,
@@ -247,6 +255,7 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| EnvFilter::new("warn,fuser=off")),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let cli = Cli::parse();
     match execute(cli.command) {
@@ -261,7 +270,11 @@ fn main() -> ExitCode {
 fn execute(command: Command) -> Result<u8, ClientError> {
     match command {
         Command::Mount { dir, serve } => {
-            client::serve(&dir, &serve.options(), || {
+            let options = DaemonOptions {
+                create_dir: true,
+                ..serve.options()
+            };
+            client::serve(&dir, &options, || {
                 announce(
                     std::io::stdout(),
                     &format!("xdev: mounted {}", dir.display()),
@@ -271,16 +284,14 @@ fn execute(command: Command) -> Result<u8, ClientError> {
         }
         Command::Status { json, target } => {
             let file = if json { "status.json" } else { "status" };
-            print(&client::read_text(&target.dir().join(file))?)
+            print(&client::read_text(&target.dir()?.join(file))?)
         }
         Command::Resolve(args) => device(args, "resolve"),
         Command::Reject(args) => device(args, "reject"),
         Command::Propose { text, target } => {
+            let device = target.dir()?.join("propose");
             let message = message(&text)?;
-            answer(client::write_device(
-                &target.dir().join("propose"),
-                &message,
-            )?)
+            answer(client::write_device(&device, &message)?)
         }
         Command::Stage {
             label,
@@ -297,7 +308,7 @@ fn execute(command: Command) -> Result<u8, ClientError> {
                 on_reject,
                 command,
             };
-            let outcome = client::stage(&target.dir(), &options, |notice| match notice {
+            let outcome = client::stage(&target.dir()?, &options, |notice| match notice {
                 StageNotice::Staged(id) => announce(std::io::stdout(), &id),
                 StageNotice::ApplyFailed(_) => {
                     announce(
@@ -321,7 +332,7 @@ fn execute(command: Command) -> Result<u8, ClientError> {
             Ok(outcome.exit_code())
         }
         Command::Plan { action, target } => {
-            let dir = target.dir();
+            let dir = target.dir()?;
             let command = match action {
                 PlanAction::Status => {
                     return print(&client::read_text(&dir.join("plan").join("status"))?)
@@ -349,7 +360,7 @@ fn execute(command: Command) -> Result<u8, ClientError> {
 
 /// `resolve` or `reject`, of the head or of one item.
 fn device(args: DeviceArgs, name: &str) -> Result<u8, ClientError> {
-    let dir = args.target.dir();
+    let dir = args.target.dir()?;
     let path = match &args.id {
         Some(id) => dir.join("pending").join(id).join(name),
         None => dir.join(name),

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# 40: the mount point's life. `xdev mount DIR` creates a missing DIR and
+# removes it again on SIGTERM, and after a SIGKILL when the next daemon there
+# exits; with no daemon, `echo x > DIR/resolve` then fails with ENOENT instead
+# of creating a file. Regular files named like the devices in DIR (left by
+# writes while nothing was mounted) are refused by name and kept. Clients
+# refuse a plain directory and a stale mount without writing anything.
+. "$(dirname "$0")/lib.sh"
+need_xdev
+scratch
+
+# stale DIR: the kernel answers "Transport endpoint is not connected".
+stale() {
+    local error
+    error=$(stat -f -- "$1" 2>&1 >/dev/null)
+    [[ "$error" == *"not connected"* ]]
+}
+
+dir=$SCRATCH/mnt
+
+note "a missing DIR is created, then removed on SIGTERM"
+start_own_daemon_at "$dir"
+[ -d "$dir" ] || fail "xdev mount did not create $dir"
+is_mounted "$dir" || fail "$dir is not mounted"
+stop_own_daemon
+[ ! -e "$dir" ] || fail "$dir is still there after SIGTERM"
+if out=$(bash -c 'echo x > "$1/resolve"' _ "$dir" 2>&1); then
+    fail "echo x > $dir/resolve succeeded with no daemon"
+fi
+assert_contains "$out" "No such file or directory" "a write with no daemon"
+[ ! -e "$dir" ] || fail "the write with no daemon created $dir"
+
+note "after a SIGKILL, clients name the stale mount; the next daemon removes DIR"
+start_own_daemon_at "$dir"
+kill -KILL "$OWN_PID"
+wait "$OWN_PID" 2>/dev/null
+wait_until 2000 "the killed daemon's mount goes stale" stale "$dir"
+out=$(XDEV_DIR=$dir xdev status 2>&1)
+assert_eq "$?" 1 "exit status of xdev status on a stale mount"
+assert_eq "$out" "xdev: ENOTCONN: the xdev mount at $dir is stale (its daemon is gone); run \`xdev mount $dir\` to clear it and serve again" "xdev status on a stale mount"
+start_own_daemon_at "$dir"
+stop_own_daemon
+[ ! -e "$dir" ] || fail "$dir is still there after the next daemon exited"
+
+note "device-named leftovers are refused by name and kept"
+mkdir "$dir"
+echo "looks right" >"$dir/resolve"
+out=$(timeout 10 "$XDEV_BIN" mount "$dir" 2>&1 </dev/null)
+assert_eq "$?" 1 "exit status of xdev mount over a leftover resolve file"
+assert_eq "$out" "xdev: mount point $dir holds a file named like a device (resolve) left by writes while nothing was mounted there; check them, remove them (rm -- '$dir/resolve'), then mount again" "the refusal"
+assert_content "$dir/resolve" "looks right"
+
+note "clients refuse a plain directory and leave its files alone"
+out=$(XDEV_DIR=$dir xdev resolve "looks right" 2>&1)
+assert_eq "$?" 1 "exit status of xdev resolve on a plain directory"
+assert_eq "$out" "xdev: no xdev mount at $dir: it is not a FUSE mount (use --mount DIR or set XDEV_DIR, or start one with \`xdev mount DIR\`)" "xdev resolve on a plain directory"
+assert_content "$dir/resolve" "looks right"
+rm -- "$dir/resolve"
+rmdir -- "$dir"
