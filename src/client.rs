@@ -36,6 +36,7 @@ use crate::fs::MAX_MESSAGE;
 use crate::mount::{mount, Mount, MountError, MountOptions};
 use crate::plan_desk::{PlanDesk, PlanHandlerKind};
 use crate::session::{Session, DEFAULT_MOUNT_DIR};
+use crate::supervised::supervise;
 
 /// The environment variable that names the mount (and that `xdev run`
 /// exports to its command).
@@ -436,13 +437,23 @@ const STDERR_KEEP: usize = 4 * TAIL_BYTES;
 
 /// Runs `command` with stdout captured and stderr both passed through to
 /// this process's stderr and kept for its tail; stdin is inherited.
+///
+/// The command is supervised (see [`crate::supervised`]): in a process
+/// group of its own, it gets SIGTERM, with its whole group, if this process
+/// dies while it runs. Call this from a thread that lives as long as the
+/// process (the CLI calls it from its main thread).
 pub fn run_command(mut command: Command) -> Result<CommandOutput, ClientError> {
     let program = command.get_program().to_string_lossy().into_owned();
+    let spawn_error = |source| ClientError::Spawn {
+        program: program.clone(),
+        source,
+    };
+    let supervisor = supervise(&mut command).map_err(spawn_error)?;
     let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|source| ClientError::Spawn { program, source })?;
+        .map_err(spawn_error)?;
     let stderr = child.stderr.take();
     let tee = std::thread::spawn(move || {
         let mut kept = Vec::new();
@@ -474,6 +485,7 @@ pub fn run_command(mut command: Command) -> Result<CommandOutput, ClientError> {
     let status = child
         .wait()
         .map_err(|err| ClientError::io("cannot wait for the command", err))?;
+    supervisor.done();
     let kept = tee.join().unwrap_or_default();
     Ok(CommandOutput {
         status,

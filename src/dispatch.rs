@@ -311,10 +311,13 @@ fn details_for(preview: &Preview, request: &ResolveRequest, source: Option<Value
     }
 }
 
-fn failure_text(error: CallbackError, wrap: fn(&str) -> String) -> String {
+/// The error of a failed callback: a tool error's message passes as is,
+/// any other failure is phrased by `wrap` (`Apply failed: ...`).
+fn callback_failure(error: CallbackError, wrap: fn(&str) -> String) -> Error {
     match error {
-        CallbackError::Tool(message) => message,
-        CallbackError::Failed(message) => wrap(&message),
+        CallbackError::Tool(message) => Error::CallbackFailed(message),
+        CallbackError::Failed(message) => Error::CallbackFailed(wrap(&message)),
+        CallbackError::OutcomeUnknown(message) => Error::OutcomeUnknown(message),
     }
 }
 
@@ -364,10 +367,10 @@ async fn apply(session: &Session, preview: &Preview, request: &ResolveRequest) -
             Resolution::from_handler(Ok(result), Some(details))
         }
         Err(error) => {
-            let text = failure_text(error, texts::apply_failed);
-            session.requeue_after_failure(preview, reason, &text);
+            let error = callback_failure(error, texts::apply_failed);
+            session.requeue_after_failure(preview, reason, &error.to_string());
             let details = details_for(preview, request, None);
-            Resolution::failed(Error::CallbackFailed(text), Some(details))
+            Resolution::failed(error, Some(details))
         }
     }
 }
@@ -395,10 +398,10 @@ async fn discard(session: &Session, preview: &Preview, request: &ResolveRequest)
             Resolution::from_handler(Ok(result), Some(details))
         }
         Err(error) => {
-            let text = failure_text(error, texts::reject_failed);
-            session.keep_after_failure(preview, reason, &text);
+            let error = callback_failure(error, texts::reject_failed);
+            session.keep_after_failure(preview, reason, &error.to_string());
             let details = details_for(preview, request, None);
-            Resolution::failed(Error::CallbackFailed(text), Some(details))
+            Resolution::failed(error, Some(details))
         }
     }
 }

@@ -26,6 +26,10 @@ pub enum Error {
     /// `Apply failed: <message>`).
     #[error("{0}")]
     CallbackFailed(String),
+    /// Nobody can tell whether the apply happened: whoever was applying it
+    /// went away before reporting (an external producer that died).
+    #[error("{0}")]
+    OutcomeUnknown(String),
     /// The apply callback returned an error result; the preview was consumed.
     #[error("{0}")]
     ErrorResult(String),
@@ -69,7 +73,9 @@ impl Error {
             Error::NothingToResolve(_) | Error::PlanNotFound(_) => libc::ENOENT,
             Error::NotInPlanMode(_) => libc::EPERM,
             Error::InvalidPlanTitle(_) | Error::InvalidRequest(_) | Error::NotUtf8 => libc::EINVAL,
-            Error::CallbackFailed(_) | Error::ErrorResult(_) => libc::EIO,
+            Error::CallbackFailed(_) | Error::ErrorResult(_) | Error::OutcomeUnknown(_) => {
+                libc::EIO
+            }
             Error::MessageTooLong { .. } => libc::EMSGSIZE,
             Error::AlreadyDispatched => libc::EALREADY,
             Error::Aborted(_) => libc::ECANCELED,
@@ -117,6 +123,10 @@ pub enum CallbackError {
     /// Any other failure (I/O, a crashed command, ...).
     #[error("{0}")]
     Failed(String),
+    /// Whoever was applying went away before reporting: it may or may not
+    /// have happened. The message is shown as is.
+    #[error("{0}")]
+    OutcomeUnknown(String),
 }
 
 impl From<std::io::Error> for CallbackError {
@@ -152,6 +162,7 @@ mod tests {
             (Error::InvalidRequest(String::new()), libc::EINVAL),
             (Error::CallbackFailed(String::new()), libc::EIO),
             (Error::ErrorResult(String::new()), libc::EIO),
+            (Error::OutcomeUnknown(String::new()), libc::EIO),
             (Error::MessageTooLong { limit: 1 }, libc::EMSGSIZE),
             (Error::AlreadyDispatched, libc::EALREADY),
             (Error::Aborted(String::new()), libc::ECANCELED),

@@ -15,7 +15,7 @@ use serde::Serialize;
 use tokio::sync::watch;
 
 use crate::dispatch::Resolution;
-use crate::error::errno_name;
+use crate::error::{errno_name, Error};
 use crate::session::events::{Event, EventKind};
 use crate::session::Session;
 pub use crate::who::{Who, WhoCache};
@@ -74,7 +74,12 @@ impl Record {
             source_tool: details.map(|details| details.source_tool_name.clone()),
             device: Some(device.to_string()),
             reason: Some(reason.to_string()),
-            outcome: if resolution.is_ok() { "ok" } else { "error" }.to_string(),
+            outcome: match &resolution.error {
+                None => "ok",
+                Some(Error::OutcomeUnknown(_)) => "unknown",
+                Some(_) => "error",
+            }
+            .to_string(),
             text: Some(resolution.text.clone()),
             errno: resolution
                 .error

@@ -39,6 +39,7 @@ pub mod plan;
 pub mod plan_desk;
 pub mod producer;
 pub mod session;
+mod supervised;
 pub mod texts;
 pub mod who;
 
