@@ -831,6 +831,9 @@ pub struct DaemonOptions {
     pub allow_other: bool,
     /// Also append the journal to this file.
     pub journal_file: Option<PathBuf>,
+    /// Let other users read `log` and `events` (see
+    /// [`MountOptions::share_journal`]).
+    pub share_journal: bool,
     /// Plan review, when a plan directory is given.
     pub plan: Option<PlanOptions>,
 }
@@ -880,6 +883,7 @@ pub fn start(dir: &Path, options: &DaemonOptions) -> Result<Daemon, ClientError>
     let mount_options = MountOptions {
         allow_other: options.allow_other,
         journal_file: options.journal_file.clone(),
+        share_journal: options.share_journal,
         plan: desk.clone(),
         ..MountOptions::default()
     };

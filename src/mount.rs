@@ -20,8 +20,9 @@ use crate::session::Session;
 /// How a mount is set up.
 #[derive(Clone)]
 pub struct MountOptions {
-    /// Let other users in: they may read the status files; their writes to
-    /// the devices fail with `EACCES` (the kernel enforces the mode bits).
+    /// Let other users in: they may read the status files (and, with
+    /// `share_journal`, the journal); their writes to the devices fail with
+    /// `EACCES` (the kernel enforces the mode bits).
     pub allow_other: bool,
     /// Request-loop threads (default 2).
     pub threads: usize,
@@ -30,6 +31,10 @@ pub struct MountOptions {
     pub journal_file: Option<PathBuf>,
     /// The plan review desk behind `plan/` (none: no `plan/` directory).
     pub plan: Option<PlanDesk>,
+    /// Let other users (with `allow_other`) read `log` and `events`, which
+    /// hold the reasons written. Off: they are the mount owner's only
+    /// (mode 0400).
+    pub share_journal: bool,
 }
 
 impl Default for MountOptions {
@@ -39,6 +44,7 @@ impl Default for MountOptions {
             threads: 2,
             journal_file: None,
             plan: None,
+            share_journal: false,
         }
     }
 }
@@ -50,6 +56,7 @@ impl std::fmt::Debug for MountOptions {
             .field("threads", &self.threads)
             .field("journal_file", &self.journal_file)
             .field("plan", &self.plan.is_some())
+            .field("share_journal", &self.share_journal)
             .finish()
     }
 }
@@ -126,6 +133,7 @@ pub fn mount(
         journal.clone(),
         options.plan.clone(),
         runtime.handle().clone(),
+        options.share_journal,
     );
     let control = fs.control();
     let background = fuser::spawn_mount(fs, dir, &fuse_config(&options)).map_err(io_error)?;

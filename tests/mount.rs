@@ -873,3 +873,95 @@ async fn an_embedder_can_mount_and_unmount_inside_async_code() {
     assert_eq!(calls.applied(), 1);
     drop(fx); // unmounts from inside the runtime without panicking
 }
+
+/// What user 65534 (nobody) gets opening each of `files` under the mount:
+/// `ok` and whether the content holds `secret`, or the errno name.
+fn as_nobody(fx: &Fixture, files: &[&str], secret: &str) -> Vec<String> {
+    let code = r#"
+import errno, os, sys
+secret = sys.argv[1]
+for name in sys.argv[2:]:
+    path = os.path.join(os.environ["D"], name)
+    if os.path.isdir(path):
+        print(name, "listed", len(os.listdir(path)))
+        continue
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+        continue
+    # `events` blocks until the next record: opening it is the test.
+    data = b"" if name == "events" else os.read(fd, 1 << 20)
+    os.close(fd)
+    print(name, "ok", "secret" if secret.encode() in data else "clean")
+"#;
+    let output = std::process::Command::new("setpriv")
+        .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+        .args(["/usr/bin/python3", "-c", code, secret])
+        .args(files)
+        .env("D", &fx.dir)
+        .output()
+        .expect("run setpriv");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout(&output).lines().map(str::to_string).collect()
+}
+
+#[test]
+fn other_users_read_reasons_only_from_a_shared_journal() {
+    let secret = "API_KEY=hunter2";
+    for share_journal in [false, true] {
+        let fx = Fixture::with_options(xdev::MountOptions {
+            allow_other: true,
+            share_journal,
+            ..xdev::MountOptions::default()
+        });
+        // The fixture's temp dir is private (0700); nobody must reach the mount.
+        let parent = fx.dir.parent().expect("temp dir");
+        std::fs::set_permissions(parent, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod temp dir");
+        // No reject callback: the default text quotes the reason.
+        stage_counted(&fx.session, "edit", |_| async {
+            Ok(ToolResult::ok("done"))
+        });
+        assert_eq!(write_once(&fx.path("reject"), secret.as_bytes()), Ok(15));
+        let seen = as_nobody(
+            &fx,
+            &["log", "events", "last", "status", "status.json", "pending"],
+            secret,
+        );
+        let journal = if share_journal {
+            ["log ok secret", "events ok clean"]
+        } else {
+            ["log EACCES", "events EACCES"]
+        };
+        assert_eq!(&seen[..2], &journal, "share_journal={share_journal}");
+        assert_eq!(
+            &seen[2..5],
+            &["last ok clean", "status ok clean", "status.json ok clean"],
+            "the status files never show a reason"
+        );
+        assert_eq!(seen[5], "pending listed 0");
+        assert_eq!(
+            fx.read("last"),
+            "Discarded: edit. Reason: (withheld; see log)\n"
+        );
+        assert!(
+            fx.read("log").contains(secret),
+            "the owner reads the reason"
+        );
+        let mode = |name: &str| {
+            std::os::unix::fs::PermissionsExt::mode(
+                &std::fs::metadata(fx.path(name))
+                    .expect("stat")
+                    .permissions(),
+            ) & 0o777
+        };
+        let journal_mode = if share_journal { 0o444 } else { 0o400 };
+        assert_eq!((mode("log"), mode("events")), (journal_mode, journal_mode));
+        assert_eq!((mode("status"), mode("last")), (0o444, 0o444));
+    }
+}

@@ -52,6 +52,11 @@ struct ServeArgs {
     /// /etc/fuse.conf when not run as root.
     #[arg(long)]
     allow_other: bool,
+    /// Let other users read `log` and `events` too (with --allow-other).
+    /// They hold the reasons written, which may hold secrets, so by default
+    /// they are readable by the mount's owner only.
+    #[arg(long)]
+    share_journal: bool,
     /// Also append every journal record (what `log` shows) to FILE, synced
     /// before the device write that caused it returns.
     #[arg(long, value_name = "FILE")]
@@ -80,6 +85,7 @@ impl ServeArgs {
         DaemonOptions {
             allow_other: self.allow_other,
             journal_file: self.journal.clone(),
+            share_journal: self.share_journal,
             plan: self.plan_dir.as_ref().map(|plan_dir| PlanOptions {
                 plan_dir: plan_dir.clone(),
                 handler: self.plan_handler.unwrap_or_default(),

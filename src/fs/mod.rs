@@ -97,6 +97,7 @@ impl XdevFs {
         journal: Journal,
         plan: Option<PlanDesk>,
         runtime: tokio::runtime::Handle,
+        share_journal: bool,
     ) -> Self {
         XdevFs {
             shared: Arc::new(Shared {
@@ -108,7 +109,7 @@ impl XdevFs {
                 runtime,
                 handles: Handles::default(),
                 last: LastResult::default(),
-                owner: Owner::current(),
+                owner: Owner::current(share_journal),
                 who: WhoCache::default(),
                 settling: Settling::default(),
             }),

@@ -30,9 +30,25 @@ impl DeviceResult {
         DeviceResult {
             device,
             ok: resolution.is_ok(),
-            text: resolution.text.clone(),
+            text: without_reason(resolution),
             errno: (!resolution.is_ok()).then(|| errno_name(resolution.errno())),
         }
+    }
+}
+
+/// The result text as the status files show it: everyone may read them, so
+/// the default discard text, which quotes the reason written (reasons may
+/// hold secrets), shows it withheld. Only `log` and `events` (the owner's
+/// unless shared) and the writer's own descriptor carry reasons.
+fn without_reason(resolution: &Resolution) -> String {
+    match &resolution.details {
+        Some(details)
+            if !details.reason.is_empty()
+                && resolution.text == texts::discarded(&details.label, &details.reason) =>
+        {
+            texts::discarded(&details.label, texts::REASON_WITHHELD)
+        }
+        _ => resolution.text.clone(),
     }
 }
 
