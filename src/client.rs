@@ -31,7 +31,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use thiserror::Error;
 
-use crate::error::errno_name;
+use crate::error::{describe, errno_name};
 use crate::fs::MAX_MESSAGE;
 use crate::mount::{mount, Mount, MountError, MountOptions};
 use crate::plan_desk::{PlanDesk, PlanHandlerKind};
@@ -195,16 +195,6 @@ fn io_line(what: &str, source: &io::Error) -> String {
     match source.raw_os_error() {
         Some(errno) => format!("{}: {what}: {}", errno_label(errno), describe(source)),
         None => format!("{what}: {}", describe(source)),
-    }
-}
-
-/// An I/O error as one short phrase: `No such file or directory` rather
-/// than `No such file or directory (os error 2)`.
-fn describe(error: &io::Error) -> String {
-    let text = error.to_string();
-    match text.rfind(" (os error ") {
-        Some(at) if text.ends_with(')') => text[..at].to_string(),
-        _ => text,
     }
 }
 

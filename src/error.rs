@@ -64,9 +64,27 @@ pub enum Error {
     /// The caller may not do this.
     #[error("{0}")]
     PermissionDenied(String),
+    /// The journal file could not record a decision before it ran, so it was
+    /// refused and nothing was applied or discarded (`ENOSPC` when the disk
+    /// is full, else `EIO`).
+    #[error("Refused: the journal could not record this decision ({cause}); nothing was applied or discarded.")]
+    JournalUnwritable {
+        /// The errno of the failed write or sync.
+        errno: i32,
+        /// What the system said.
+        cause: String,
+    },
 }
 
 impl Error {
+    /// A decision refused because the journal could not record it first.
+    pub fn journal(error: &std::io::Error) -> Error {
+        Error::JournalUnwritable {
+            errno: error.raw_os_error().unwrap_or(libc::EIO),
+            cause: describe(error),
+        }
+    }
+
     /// The errno the mount answers a device `write(2)` with (SPEC section 4).
     pub fn errno(&self) -> i32 {
         match self {
@@ -83,6 +101,8 @@ impl Error {
             Error::Busy(_) => libc::EBUSY,
             Error::TimedOut(_) => libc::ETIMEDOUT,
             Error::PermissionDenied(_) => libc::EACCES,
+            Error::JournalUnwritable { errno, .. } if *errno == libc::ENOSPC => libc::ENOSPC,
+            Error::JournalUnwritable { .. } => libc::EIO,
         }
     }
 
@@ -106,7 +126,18 @@ pub fn errno_name(errno: i32) -> &'static str {
         libc::EBUSY => "EBUSY",
         libc::ETIMEDOUT => "ETIMEDOUT",
         libc::EACCES => "EACCES",
+        libc::ENOSPC => "ENOSPC",
         _ => "E?",
+    }
+}
+
+/// An I/O error as one short phrase: `No such file or directory` rather
+/// than `No such file or directory (os error 2)`.
+pub fn describe(error: &std::io::Error) -> String {
+    let text = error.to_string();
+    match text.rfind(" (os error ") {
+        Some(at) if text.ends_with(')') => text[..at].to_string(),
+        _ => text,
     }
 }
 
@@ -170,6 +201,20 @@ mod tests {
             (Error::Busy(String::new()), libc::EBUSY),
             (Error::TimedOut(String::new()), libc::ETIMEDOUT),
             (Error::PermissionDenied(String::new()), libc::EACCES),
+            (
+                Error::JournalUnwritable {
+                    errno: libc::ENOSPC,
+                    cause: String::new(),
+                },
+                libc::ENOSPC,
+            ),
+            (
+                Error::JournalUnwritable {
+                    errno: libc::EROFS,
+                    cause: String::new(),
+                },
+                libc::EIO,
+            ),
         ];
         for (error, errno) in table {
             assert_eq!(error.errno(), errno, "{error:?}");

@@ -48,9 +48,9 @@ pub use directive::{
     TurnVerdict,
 };
 pub use dispatch::{
-    decide_pending, dispatch_resolution_device, dispatch_resolution_device_until,
-    run_resolve_invocation, run_resolve_tool, Action, Cancel, Details, Device, Resolution,
-    ResolveRequest,
+    decide_pending, decide_pending_with, dispatch_device_with, dispatch_resolution_device,
+    dispatch_resolution_device_until, run_resolve_invocation, run_resolve_tool, Action,
+    BeforeDecision, Cancel, Details, Device, DispatchHooks, Resolution, ResolveRequest,
 };
 pub use error::{errno_name, CallbackError, Error};
 pub use fs::status::DeviceResult;

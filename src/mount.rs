@@ -73,6 +73,10 @@ pub enum MountError {
     /// The mount point has entries in it.
     #[error("mount point {0} is not empty")]
     NotEmpty(String),
+    /// The `--journal` file cannot be used (not a regular file, no access).
+    /// The message names the file.
+    #[error("cannot use the journal file: {0}")]
+    Journal(io::Error),
     /// Anything else (FUSE missing, no permission, ...).
     #[error("cannot mount {dir}: {source}")]
     Io {
@@ -126,7 +130,7 @@ pub fn mount(
         .build()
         .map_err(io_error)?;
     session.set_mount_dir(shown.clone());
-    let journal = Journal::new(options.journal_file.as_deref()).map_err(io_error)?;
+    let journal = Journal::new(options.journal_file.as_deref()).map_err(MountError::Journal)?;
     journal.follow(session);
     let fs = XdevFs::new(
         session.clone(),

@@ -10,7 +10,7 @@ use crate::fs::message::{Message, WriteStep};
 use crate::fs::nodes::Node;
 use crate::fs::stage::StageChannel;
 use crate::fs::target::Target;
-use crate::journal::Who;
+use crate::journal::{LogReader, Who};
 
 /// The state of one open descriptor.
 #[derive(Debug)]
@@ -31,8 +31,8 @@ pub(crate) enum Handle {
     /// sysfs does), so one sequential read is consistent and every read
     /// from the start is fresh. Rendered on the first read, not at open.
     Snapshot(Node, Option<Vec<u8>>),
-    /// `log`: read live at any offset.
-    Log,
+    /// `log`: read live at any offset (see [`LogReader`]).
+    Log(LogReader),
     /// `events`: the next journal record this reader has not seen.
     Events { next: usize },
     /// `stage`: an external producer's conversation.

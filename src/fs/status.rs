@@ -7,6 +7,7 @@ use serde_json::json;
 
 use crate::dispatch::Resolution;
 use crate::error::errno_name;
+use crate::journal::Journal;
 use crate::plan_desk::PlanDesk;
 use crate::session::Session;
 use crate::texts;
@@ -85,10 +86,12 @@ impl TextFile {
         session: &Session,
         last: &LastResult,
         plan: Option<&PlanDesk>,
+        journal: &Journal,
     ) -> String {
+        let journal = journal.file_health();
         match self {
-            TextFile::Status => render_status(session, last.get()),
-            TextFile::StatusJson => render_status_json(session, last.get()),
+            TextFile::Status => render_status(session, last.get(), journal),
+            TextFile::StatusJson => render_status_json(session, last.get(), journal),
             TextFile::Last => last
                 .get()
                 .map(|last| format!("{}\n", last.text))
@@ -106,7 +109,7 @@ impl TextFile {
     }
 }
 
-fn render_status(session: &Session, last: Option<DeviceResult>) -> String {
+fn render_status(session: &Session, last: Option<DeviceResult>, journal: Option<String>) -> String {
     let mut out = format!("pending: {}\n", session.pending_count());
     let in_progress = session.in_progress_count();
     if in_progress > 0 {
@@ -133,10 +136,17 @@ fn render_status(session: &Session, last: Option<DeviceResult>) -> String {
         )),
         None => out.push_str("last: none\n"),
     }
+    if let Some(journal) = journal {
+        out.push_str(&format!("journal: {journal}\n"));
+    }
     out
 }
 
-fn render_status_json(session: &Session, last: Option<DeviceResult>) -> String {
+fn render_status_json(
+    session: &Session,
+    last: Option<DeviceResult>,
+    journal: Option<String>,
+) -> String {
     let stack = session.pending();
     let value = json!({
         "mountDir": session.mount_dir(),
@@ -146,6 +156,7 @@ fn render_status_json(session: &Session, last: Option<DeviceResult>) -> String {
         "planMode": session.plan_mode(),
         "last": last,
         "stack": stack,
+        "journal": journal,
     });
     format!("{value}\n")
 }
