@@ -136,3 +136,38 @@ fn bad_mount_points_fail_with_one_line_naming_the_problem() {
         assert!(out.stdout.is_empty());
     }
 }
+
+#[test]
+fn a_journal_that_is_not_a_regular_file_is_a_startup_error_naming_it() {
+    require_fuse();
+    let tmp = tempfile::tempdir().expect("tmp");
+    let mount = tmp.path().join("mnt");
+    std::fs::create_dir(&mount).expect("mkdir");
+    let link = tmp.path().join("link.jsonl");
+    std::os::unix::fs::symlink(tmp.path().join("elsewhere"), &link).expect("symlink");
+    let fifo = tmp.path().join("fifo");
+    let status = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(status.success());
+    for (journal, problem) in [
+        (&link, "is a symbolic link; give the journal's real path"),
+        (&fifo, "is not a regular file (a FIFO or socket)"),
+        (&tmp.path().to_path_buf(), "is a directory"),
+    ] {
+        let out = xdev()
+            .arg("mount")
+            .arg(&mount)
+            .arg("--journal")
+            .arg(journal)
+            .output()
+            .expect("xdev");
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "xdev: cannot use the journal file: {} {problem}\n",
+                journal.display()
+            )
+        );
+        assert!(!is_mounted(&mount));
+    }
+}
