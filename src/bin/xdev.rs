@@ -58,7 +58,9 @@ struct ServeArgs {
     #[arg(long)]
     share_journal: bool,
     /// Also append every journal record (what `log` shows) to FILE, synced
-    /// before the device write that caused it returns.
+    /// before the device write that caused it returns. A decision is
+    /// refused (ENOSPC, EIO) unless its intent record reaches FILE before it
+    /// runs. FILE must be a regular file (created 0600; no symlink).
     #[arg(long, value_name = "FILE")]
     journal: Option<PathBuf>,
     /// Enable plan review: plans are `<slug>-plan.md` files in DIR, and the
