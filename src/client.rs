@@ -37,6 +37,7 @@ use crate::mount::{mount, Mount, MountError, MountOptions};
 use crate::mount_point::{probe_mount_point, MountPointState};
 use crate::plan_desk::{PlanDesk, PlanHandlerKind};
 use crate::session::{Session, DEFAULT_MOUNT_DIR};
+use crate::supervised::supervise;
 
 /// The environment variable that names the mount (and that `xdev run`
 /// exports to its command).
@@ -475,13 +476,23 @@ const STDERR_KEEP: usize = 4 * TAIL_BYTES;
 
 /// Runs `command` with stdout captured and stderr both passed through to
 /// this process's stderr and kept for its tail; stdin is inherited.
+///
+/// The command is supervised (see [`crate::supervised`]): in a process
+/// group of its own, it gets SIGTERM, with its whole group, if this process
+/// dies while it runs. Call this from a thread that lives as long as the
+/// process (the CLI calls it from its main thread).
 pub fn run_command(mut command: Command) -> Result<CommandOutput, ClientError> {
     let program = command.get_program().to_string_lossy().into_owned();
+    let spawn_error = |source| ClientError::Spawn {
+        program: program.clone(),
+        source,
+    };
+    let supervisor = supervise(&mut command).map_err(spawn_error)?;
     let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|source| ClientError::Spawn { program, source })?;
+        .map_err(spawn_error)?;
     let stderr = child.stderr.take();
     let tee = std::thread::spawn(move || {
         let mut kept = Vec::new();
@@ -513,6 +524,7 @@ pub fn run_command(mut command: Command) -> Result<CommandOutput, ClientError> {
     let status = child
         .wait()
         .map_err(|err| ClientError::io("cannot wait for the command", err))?;
+    supervisor.done();
     let kept = tee.join().unwrap_or_default();
     Ok(CommandOutput {
         status,
@@ -891,6 +903,9 @@ pub struct DaemonOptions {
     pub allow_other: bool,
     /// Also append the journal to this file.
     pub journal_file: Option<PathBuf>,
+    /// Let other users read `log` and `events` (see
+    /// [`MountOptions::share_journal`]).
+    pub share_journal: bool,
     /// Plan review, when a plan directory is given.
     pub plan: Option<PlanOptions>,
     /// How long decisions under way may take to finish at shutdown.
@@ -945,6 +960,7 @@ pub fn start(dir: &Path, options: &DaemonOptions) -> Result<Daemon, ClientError>
     let mount_options = MountOptions {
         allow_other: options.allow_other,
         journal_file: options.journal_file.clone(),
+        share_journal: options.share_journal,
         plan: desk.clone(),
         grace: options.grace,
         create_dir: options.create_dir,

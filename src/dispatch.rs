@@ -173,6 +173,32 @@ impl Device {
 /// error (a writer's signal, a deadline). The handler itself keeps running.
 pub type Cancel = BoxFuture<Error>;
 
+/// Runs once a preview is claimed for a decision, before its callback runs,
+/// with the preview's id and the decision's details. An error refuses the
+/// decision: the preview is released where it stood, nothing runs, and the
+/// error is the result. (The mount writes its journal's intent record here.)
+pub type BeforeDecision = Box<dyn FnOnce(&str, &Details) -> Result<(), Error> + Send>;
+
+/// What a dispatch is raced against and checked with.
+#[derive(Default)]
+pub struct DispatchHooks {
+    /// Stops the caller waiting (see [`Cancel`]).
+    pub cancel: Option<Cancel>,
+    /// May refuse a decision once its preview is claimed (see
+    /// [`BeforeDecision`]).
+    pub before_decision: Option<BeforeDecision>,
+}
+
+impl DispatchHooks {
+    /// Only a cancel signal.
+    pub fn cancel(cancel: Option<Cancel>) -> Self {
+        DispatchHooks {
+            cancel,
+            before_decision: None,
+        }
+    }
+}
+
 /// What a dispatch runs: the handler's future, the preview it decides and
 /// how (if any), and whether it must finish even when nobody waits for it
 /// any more.
@@ -256,14 +282,26 @@ impl Drop for Detached<'_> {
 /// finish runs on in the background. Polling `work` here (rather than
 /// spawning it up front) lets a callback that finishes at once answer with
 /// no thread hop.
-async fn race(session: &Session, work: Work, cancel: Option<Cancel>) -> Resolution {
-    let mut aborted = std::pin::pin!(session.abort_waiter().aborted());
-    let mut cancel = cancel.unwrap_or_else(|| Box::pin(std::future::pending()));
+async fn race(session: &Session, work: Work, hooks: DispatchHooks) -> Resolution {
     let Work {
         future,
         decides,
         must_finish,
     } = work;
+    if let (Some((preview, request)), Some(before)) = (&decides, hooks.before_decision) {
+        // The callback has not been polled yet: refusing drops it unrun.
+        let details = details_for(preview, request, None);
+        if let Err(refused) = before(&preview.id, &details) {
+            session.release_claim(preview);
+            let mut resolution = Resolution::failed(refused, Some(details));
+            resolution.id = Some(preview.id.to_string());
+            return resolution;
+        }
+    }
+    let mut aborted = std::pin::pin!(session.abort_waiter().aborted());
+    let mut cancel = hooks
+        .cancel
+        .unwrap_or_else(|| Box::pin(std::future::pending()));
     let mut running = Detached {
         work: Some(future),
         must_finish,
@@ -311,10 +349,13 @@ fn details_for(preview: &Preview, request: &ResolveRequest, source: Option<Value
     }
 }
 
-fn failure_text(error: CallbackError, wrap: fn(&str) -> String) -> String {
+/// The error of a failed callback: a tool error's message passes as is,
+/// any other failure is phrased by `wrap` (`Apply failed: ...`).
+fn callback_failure(error: CallbackError, wrap: fn(&str) -> String) -> Error {
     match error {
-        CallbackError::Tool(message) => message,
-        CallbackError::Failed(message) => wrap(&message),
+        CallbackError::Tool(message) => Error::CallbackFailed(message),
+        CallbackError::Failed(message) => Error::CallbackFailed(wrap(&message)),
+        CallbackError::OutcomeUnknown(message) => Error::OutcomeUnknown(message),
     }
 }
 
@@ -364,10 +405,10 @@ async fn apply(session: &Session, preview: &Preview, request: &ResolveRequest) -
             Resolution::from_handler(Ok(result), Some(details))
         }
         Err(error) => {
-            let text = failure_text(error, texts::apply_failed);
-            session.requeue_after_failure(preview, reason, &text);
+            let error = callback_failure(error, texts::apply_failed);
+            session.requeue_after_failure(preview, reason, &error.to_string());
             let details = details_for(preview, request, None);
-            Resolution::failed(Error::CallbackFailed(text), Some(details))
+            Resolution::failed(error, Some(details))
         }
     }
 }
@@ -395,10 +436,10 @@ async fn discard(session: &Session, preview: &Preview, request: &ResolveRequest)
             Resolution::from_handler(Ok(result), Some(details))
         }
         Err(error) => {
-            let text = failure_text(error, texts::reject_failed);
-            session.keep_after_failure(preview, reason, &text);
+            let error = callback_failure(error, texts::reject_failed);
+            session.keep_after_failure(preview, reason, &error.to_string());
             let details = details_for(preview, request, None);
-            Resolution::failed(Error::CallbackFailed(text), Some(details))
+            Resolution::failed(error, Some(details))
         }
     }
 }
@@ -492,6 +533,16 @@ pub async fn dispatch_resolution_device_until(
     text: &str,
     cancel: Option<Cancel>,
 ) -> Resolution {
+    dispatch_device_with(session, device, text, DispatchHooks::cancel(cancel)).await
+}
+
+/// [`dispatch_resolution_device`] with `hooks`.
+pub async fn dispatch_device_with(
+    session: &Session,
+    device: Device,
+    text: &str,
+    hooks: DispatchHooks,
+) -> Resolution {
     let reason = text.trim();
     let work = match device {
         Device::Resolve => queue_or_pending(session, ResolveRequest::apply(reason)),
@@ -502,7 +553,7 @@ pub async fn dispatch_resolution_device_until(
         },
     };
     match work {
-        Some(work) => race(session, work, cancel).await,
+        Some(work) => race(session, work, hooks).await,
         None => nothing_pending(session, device),
     }
 }
@@ -515,12 +566,22 @@ pub async fn decide_pending(
     request: ResolveRequest,
     cancel: Option<Cancel>,
 ) -> Resolution {
+    decide_pending_with(session, id, request, DispatchHooks::cancel(cancel)).await
+}
+
+/// [`decide_pending`] with `hooks`.
+pub async fn decide_pending_with(
+    session: &Session,
+    id: &str,
+    request: ResolveRequest,
+    hooks: DispatchHooks,
+) -> Resolution {
     let Some(preview) = session.claim(id) else {
         let text = format!("No pending action with id {id}; it was already decided or withdrawn.");
         return Resolution::failed(Error::NothingToResolve(text), None);
     };
     let work = Work::preview(session, preview, request);
-    race(session, work, cancel).await
+    race(session, work, hooks).await
 }
 
 /// The resolve tool: queue invoker, then the head of the pending stack,
@@ -528,11 +589,11 @@ pub async fn decide_pending(
 pub async fn run_resolve_tool(session: &Session, request: ResolveRequest) -> Resolution {
     let action = request.action;
     if let Some(work) = queue_or_pending(session, request.clone()) {
-        return race(session, work, None).await;
+        return race(session, work, DispatchHooks::default()).await;
     }
     if let Some(handler) = session.standing_handler() {
         let work = Work::handler(invoke_queue(handler, "resolve".to_string(), request));
-        return race(session, work, None).await;
+        return race(session, work, DispatchHooks::default()).await;
     }
     match action {
         Action::Apply => Resolution::failed(

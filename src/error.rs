@@ -26,6 +26,10 @@ pub enum Error {
     /// `Apply failed: <message>`).
     #[error("{0}")]
     CallbackFailed(String),
+    /// Nobody can tell whether the apply happened: whoever was applying it
+    /// went away before reporting (an external producer that died).
+    #[error("{0}")]
+    OutcomeUnknown(String),
     /// The apply callback returned an error result; the preview was consumed.
     #[error("{0}")]
     ErrorResult(String),
@@ -57,22 +61,44 @@ pub enum Error {
     /// The caller may not do this.
     #[error("{0}")]
     PermissionDenied(String),
+    /// The journal file could not record a decision before it ran, so it was
+    /// refused and nothing was applied or discarded (`ENOSPC` when the disk
+    /// is full, else `EIO`).
+    #[error("Refused: the journal could not record this decision ({cause}); nothing was applied or discarded.")]
+    JournalUnwritable {
+        /// The errno of the failed write or sync.
+        errno: i32,
+        /// What the system said.
+        cause: String,
+    },
 }
 
 impl Error {
+    /// A decision refused because the journal could not record it first.
+    pub fn journal(error: &std::io::Error) -> Error {
+        Error::JournalUnwritable {
+            errno: error.raw_os_error().unwrap_or(libc::EIO),
+            cause: describe(error),
+        }
+    }
+
     /// The errno the mount answers a device `write(2)` with (SPEC section 4).
     pub fn errno(&self) -> i32 {
         match self {
             Error::NothingToResolve(_) | Error::PlanNotFound(_) => libc::ENOENT,
             Error::NotInPlanMode(_) => libc::EPERM,
             Error::InvalidPlanTitle(_) | Error::InvalidRequest(_) | Error::NotUtf8 => libc::EINVAL,
-            Error::CallbackFailed(_) | Error::ErrorResult(_) => libc::EIO,
+            Error::CallbackFailed(_) | Error::ErrorResult(_) | Error::OutcomeUnknown(_) => {
+                libc::EIO
+            }
             Error::MessageTooLong { .. } => libc::EMSGSIZE,
             Error::Aborted(_) => libc::ECANCELED,
             Error::Interrupted => libc::EINTR,
             Error::Busy(_) => libc::EBUSY,
             Error::TimedOut(_) => libc::ETIMEDOUT,
             Error::PermissionDenied(_) => libc::EACCES,
+            Error::JournalUnwritable { errno, .. } if *errno == libc::ENOSPC => libc::ENOSPC,
+            Error::JournalUnwritable { .. } => libc::EIO,
         }
     }
 
@@ -96,13 +122,14 @@ pub fn errno_name(errno: i32) -> &'static str {
         libc::EBUSY => "EBUSY",
         libc::ETIMEDOUT => "ETIMEDOUT",
         libc::EACCES => "EACCES",
+        libc::ENOSPC => "ENOSPC",
         _ => "E?",
     }
 }
 
 /// An I/O error as one short phrase: `No such file or directory` rather
 /// than `No such file or directory (os error 2)`.
-pub(crate) fn describe(error: &std::io::Error) -> String {
+pub fn describe(error: &std::io::Error) -> String {
     let text = error.to_string();
     match text.rfind(" (os error ") {
         Some(at) if text.ends_with(')') => text[..at].to_string(),
@@ -123,6 +150,10 @@ pub enum CallbackError {
     /// Any other failure (I/O, a crashed command, ...).
     #[error("{0}")]
     Failed(String),
+    /// Whoever was applying went away before reporting: it may or may not
+    /// have happened. The message is shown as is.
+    #[error("{0}")]
+    OutcomeUnknown(String),
 }
 
 impl From<std::io::Error> for CallbackError {
@@ -158,12 +189,27 @@ mod tests {
             (Error::InvalidRequest(String::new()), libc::EINVAL),
             (Error::CallbackFailed(String::new()), libc::EIO),
             (Error::ErrorResult(String::new()), libc::EIO),
+            (Error::OutcomeUnknown(String::new()), libc::EIO),
             (Error::MessageTooLong { limit: 1 }, libc::EMSGSIZE),
             (Error::Aborted(String::new()), libc::ECANCELED),
             (Error::Interrupted, libc::EINTR),
             (Error::Busy(String::new()), libc::EBUSY),
             (Error::TimedOut(String::new()), libc::ETIMEDOUT),
             (Error::PermissionDenied(String::new()), libc::EACCES),
+            (
+                Error::JournalUnwritable {
+                    errno: libc::ENOSPC,
+                    cause: String::new(),
+                },
+                libc::ENOSPC,
+            ),
+            (
+                Error::JournalUnwritable {
+                    errno: libc::EROFS,
+                    cause: String::new(),
+                },
+                libc::EIO,
+            ),
         ];
         for (error, errno) in table {
             assert_eq!(error.errno(), errno, "{error:?}");

@@ -41,6 +41,7 @@ pub mod plan_desk;
 pub mod producer;
 pub mod safe_text;
 pub mod session;
+mod supervised;
 pub mod texts;
 pub mod who;
 
@@ -49,9 +50,9 @@ pub use directive::{
     TurnVerdict,
 };
 pub use dispatch::{
-    decide_pending, dispatch_resolution_device, dispatch_resolution_device_until,
-    run_resolve_invocation, run_resolve_tool, Action, Cancel, Details, Device, Resolution,
-    ResolveRequest,
+    decide_pending, decide_pending_with, dispatch_device_with, dispatch_resolution_device,
+    dispatch_resolution_device_until, run_resolve_invocation, run_resolve_tool, Action,
+    BeforeDecision, Cancel, Details, Device, DispatchHooks, Resolution, ResolveRequest,
 };
 pub use error::{errno_name, CallbackError, Error};
 pub use fs::status::DeviceResult;

@@ -22,8 +22,9 @@ use crate::session::Session;
 /// How a mount is set up.
 #[derive(Clone)]
 pub struct MountOptions {
-    /// Let other users in: they may read the status files; their writes to
-    /// the devices fail with `EACCES` (the kernel enforces the mode bits).
+    /// Let other users in: they may read the status files (and, with
+    /// `share_journal`, the journal); their writes to the devices fail with
+    /// `EACCES` (the kernel enforces the mode bits).
     pub allow_other: bool,
     /// Request-loop threads (default 2).
     pub threads: usize,
@@ -44,6 +45,10 @@ pub struct MountOptions {
     /// it. `xdev mount` turns it on, so that no bare directory is left
     /// where a later `echo ... > DIR/resolve` would create a file.
     pub create_dir: bool,
+    /// Let other users (with `allow_other`) read `log` and `events`, which
+    /// hold the reasons written. Off: they are the mount owner's only
+    /// (mode 0400).
+    pub share_journal: bool,
 }
 
 impl Default for MountOptions {
@@ -55,6 +60,7 @@ impl Default for MountOptions {
             plan: None,
             grace: DEFAULT_GRACE,
             create_dir: false,
+            share_journal: false,
         }
     }
 }
@@ -67,6 +73,7 @@ impl std::fmt::Debug for MountOptions {
             .field("journal_file", &self.journal_file)
             .field("plan", &self.plan.is_some())
             .field("create_dir", &self.create_dir)
+            .field("share_journal", &self.share_journal)
             .finish()
     }
 }
@@ -114,14 +121,10 @@ pub enum MountError {
         /// Whether xdev runs as root (the advice differs).
         as_root: bool,
     },
-    /// The journal file (`--journal`) could not be opened.
-    #[error("cannot open the journal file {path}: {}", describe(source))]
-    Journal {
-        /// The journal file.
-        path: String,
-        /// What the system said.
-        source: io::Error,
-    },
+    /// The `--journal` file cannot be used (not a regular file, no access).
+    /// The message names the file.
+    #[error("cannot use the journal file: {0}")]
+    Journal(io::Error),
     /// Anything else (FUSE missing, no permission, ...).
     #[error("cannot mount {dir}: {source}")]
     Io {
@@ -211,6 +214,7 @@ pub fn mount(
         journal.clone(),
         options.plan.clone(),
         runtime.handle().clone(),
+        options.share_journal,
     );
     let control = fs.control();
     let background = fuser::spawn_mount(fs, dir, &fuse_config(&options)).map_err(io_error)?;
@@ -228,12 +232,7 @@ pub fn mount(
 
 /// The journal, following `file` too when given; an error names the file.
 fn open_journal(file: Option<&Path>) -> Result<Journal, MountError> {
-    Journal::new(file).map_err(|source| MountError::Journal {
-        path: file
-            .map(|file| file.display().to_string())
-            .unwrap_or_default(),
-        source,
-    })
+    Journal::new(file).map_err(MountError::Journal)
 }
 
 fn fuse_config(options: &MountOptions) -> Config {

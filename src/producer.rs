@@ -16,8 +16,8 @@
 //!    back to the head and the producer waits for the next decision); after
 //!    `discard` a result is optional (closing gives the default discard text);
 //! 5. once finished, reads return end of file. Closing before a decision
-//!    withdraws the preview; closing after `apply` without a result fails
-//!    that apply.
+//!    withdraws the preview; closing after `apply` without a result answers
+//!    that apply `outcome unknown: producer died during apply` (EIO).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,8 +37,12 @@ use crate::session::Session;
 /// The source tool of an external producer that names none.
 pub const EXTERNAL_TOOL: &str = "external";
 
-/// Why an apply fails when its producer goes away without answering.
-pub const PRODUCER_GONE: &str = "producer exited before reporting a result";
+/// The answer to an apply whose producer went away without reporting: it
+/// may or may not have made the change.
+pub const PRODUCER_DIED: &str = "outcome unknown: producer died during apply";
+
+/// Why a preview is withdrawn when its producer dies during an apply.
+pub const DIED_DURING_APPLY: &str = "producer died during apply";
 
 /// What a producer asks for when it stages.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -250,9 +254,10 @@ impl Link {
             Some(report) => Err(CallbackError::Failed(report.text)),
             None => {
                 // Nobody is left to apply it: it must not come back to the
-                // head. Removing it now makes the requeue find nothing.
-                self.session.withdraw(&self.id, "producer exited");
-                Err(CallbackError::Failed(PRODUCER_GONE.to_string()))
+                // head. Removing it now makes the requeue find nothing. It
+                // may have been half applied: that is no plain failure.
+                self.session.withdraw(&self.id, DIED_DURING_APPLY);
+                Err(CallbackError::OutcomeUnknown(PRODUCER_DIED.to_string()))
             }
         }
     }
@@ -649,7 +654,8 @@ mod tests {
         read_line(&producer).await;
         drop(producer);
         let resolution = resolver.await.expect("resolver");
-        assert_eq!(resolution.text, format!("Apply failed: {PRODUCER_GONE}"));
+        assert_eq!(resolution.text, PRODUCER_DIED);
+        assert_eq!(resolution.errno(), libc::EIO);
         assert_eq!(
             session.pending_count(),
             0,

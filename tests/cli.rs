@@ -485,6 +485,65 @@ fn sigkill_of_the_stager_withdraws_its_preview_within_a_second() {
     assert!(!applied.exists());
 }
 
+/// Whether any process is left in process group `group`.
+fn group_alive(group: i32) -> bool {
+    // SAFETY: signal 0 only asks whether the group has a member.
+    unsafe { libc::kill(-group, 0) == 0 }
+}
+
+#[test]
+fn a_stager_killed_during_an_apply_leaves_the_outcome_unknown_and_its_command_ends() {
+    let daemon = Daemon::plain();
+    let (group_file, marker) = (daemon.tmp_path("group"), daemon.tmp_path("marker"));
+    let script = format!(
+        "echo $$ > '{}'; sleep 30; touch '{}'",
+        group_file.display(),
+        marker.display()
+    );
+    let mut stager = daemon.stage(&["--label", "slow migration"], &refs(&sh(&script)));
+    let mut resolver = daemon.spawn(&["resolve", "go"]);
+    assert!(
+        eventually(PATIENCE, || !file_or_empty(&group_file).trim().is_empty()),
+        "the command started"
+    );
+    let group: i32 = file_or_empty(&group_file)
+        .trim()
+        .parse()
+        .expect("the command's pid");
+    assert!(group_alive(group));
+    let killed = Instant::now();
+    signal(stager.child.id(), libc::SIGKILL);
+    let code = wait_exit(&mut resolver, PATIENCE);
+    let answered_after = killed.elapsed();
+    let stderr = read_pipe(resolver.stderr.take());
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(
+        stderr,
+        "xdev: EIO: outcome unknown: producer died during apply\n"
+    );
+    assert!(
+        answered_after < Duration::from_millis(1500),
+        "the resolver waited {answered_after:?}"
+    );
+    let decision = daemon.wait_for_record("resolve", &stager.id);
+    assert_eq!(decision["outcome"], "unknown");
+    assert_eq!(decision["errno"], "EIO");
+    assert_eq!(
+        decision["text"],
+        "outcome unknown: producer died during apply"
+    );
+    let withdrawn = daemon.wait_for_record("withdrawn", &stager.id);
+    assert_eq!(withdrawn["reason"], "producer died during apply");
+    assert!(
+        eventually(Duration::from_secs(2), || !group_alive(group)),
+        "the command's process group (sh and its sleep 30) is gone"
+    );
+    let _ = stager.wait();
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!marker.exists(), "the command never went on to finish");
+    assert_eq!(daemon.pending(), 0);
+}
+
 #[test]
 fn per_item_resolve_applies_exactly_that_preview() {
     let daemon = Daemon::plain();

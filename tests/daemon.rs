@@ -272,7 +272,7 @@ fn a_bad_journal_or_plan_dir_is_named_instead_of_the_mount_point() {
             &dir,
             vec![OsStr::new("--journal"), journal.as_os_str()],
             format!(
-                "xdev: cannot open the journal file {}: No such file or directory\n",
+                "xdev: cannot use the journal file: {}: No such file or directory\n",
                 journal.display()
             ),
         ),
@@ -375,4 +375,38 @@ fn a_hidden_dev_fuse_is_named_in_the_error() {
         "{stderr}"
     );
     assert!(!dir.exists());
+}
+#[test]
+fn a_journal_that_is_not_a_regular_file_is_a_startup_error_naming_it() {
+    require_fuse();
+    let tmp = tempfile::tempdir().expect("tmp");
+    let mount = tmp.path().join("mnt");
+    std::fs::create_dir(&mount).expect("mkdir");
+    let link = tmp.path().join("link.jsonl");
+    std::os::unix::fs::symlink(tmp.path().join("elsewhere"), &link).expect("symlink");
+    let fifo = tmp.path().join("fifo");
+    let status = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(status.success());
+    for (journal, problem) in [
+        (&link, "is a symbolic link; give the journal's real path"),
+        (&fifo, "is not a regular file (a FIFO or socket)"),
+        (&tmp.path().to_path_buf(), "is a directory"),
+    ] {
+        let out = xdev()
+            .arg("mount")
+            .arg(&mount)
+            .arg("--journal")
+            .arg(journal)
+            .output()
+            .expect("xdev");
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "xdev: cannot use the journal file: {} {problem}\n",
+                journal.display()
+            )
+        );
+        assert!(!is_mounted(&mount));
+    }
 }

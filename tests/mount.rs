@@ -1107,3 +1107,241 @@ async fn an_embedder_can_mount_and_unmount_inside_async_code() {
     assert_eq!(calls.applied(), 1);
     drop(fx); // unmounts from inside the runtime without panicking
 }
+
+/// What user 65534 (nobody) gets opening each of `files` under the mount:
+/// `ok` and whether the content holds `secret`, or the errno name.
+fn as_nobody(fx: &Fixture, files: &[&str], secret: &str) -> Vec<String> {
+    let code = r#"
+import errno, os, sys
+secret = sys.argv[1]
+for name in sys.argv[2:]:
+    path = os.path.join(os.environ["D"], name)
+    if os.path.isdir(path):
+        print(name, "listed", len(os.listdir(path)))
+        continue
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+        continue
+    # `events` blocks until the next record: opening it is the test.
+    data = b"" if name == "events" else os.read(fd, 1 << 20)
+    os.close(fd)
+    print(name, "ok", "secret" if secret.encode() in data else "clean")
+"#;
+    let output = std::process::Command::new("setpriv")
+        .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+        .args(["/usr/bin/python3", "-c", code, secret])
+        .args(files)
+        .env("D", &fx.dir)
+        .output()
+        .expect("run setpriv");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout(&output).lines().map(str::to_string).collect()
+}
+
+#[test]
+fn other_users_read_reasons_only_from_a_shared_journal() {
+    let secret = "API_KEY=hunter2";
+    for share_journal in [false, true] {
+        let fx = Fixture::with_options(xdev::MountOptions {
+            allow_other: true,
+            share_journal,
+            ..xdev::MountOptions::default()
+        });
+        // The fixture's temp dir is private (0700); nobody must reach the mount.
+        let parent = fx.dir.parent().expect("temp dir");
+        std::fs::set_permissions(parent, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod temp dir");
+        // No reject callback: the default text quotes the reason.
+        stage_counted(&fx.session, "edit", |_| async {
+            Ok(ToolResult::ok("done"))
+        });
+        assert_eq!(write_once(&fx.path("reject"), secret.as_bytes()), Ok(15));
+        let seen = as_nobody(
+            &fx,
+            &["log", "events", "last", "status", "status.json", "pending"],
+            secret,
+        );
+        let journal = if share_journal {
+            ["log ok secret", "events ok clean"]
+        } else {
+            ["log EACCES", "events EACCES"]
+        };
+        assert_eq!(&seen[..2], &journal, "share_journal={share_journal}");
+        assert_eq!(
+            &seen[2..5],
+            &["last ok clean", "status ok clean", "status.json ok clean"],
+            "the status files never show a reason"
+        );
+        assert_eq!(seen[5], "pending listed 0");
+        assert_eq!(
+            fx.read("last"),
+            "Discarded: edit. Reason: (withheld; see log)\n"
+        );
+        assert!(
+            fx.read("log").contains(secret),
+            "the owner reads the reason"
+        );
+        let mode = |name: &str| {
+            std::os::unix::fs::PermissionsExt::mode(
+                &std::fs::metadata(fx.path(name))
+                    .expect("stat")
+                    .permissions(),
+            ) & 0o777
+        };
+        let journal_mode = if share_journal { 0o444 } else { 0o400 };
+        assert_eq!((mode("log"), mode("events")), (journal_mode, journal_mode));
+        assert_eq!((mode("status"), mode("last")), (0o444, 0o444));
+    }
+}
+
+/// A small tmpfs mounted for one test (needs root), unmounted on drop.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn new(size: &str) -> SmallDisk {
+        let dir = tempfile::Builder::new()
+            .prefix("xdev-disk-")
+            .tempdir()
+            .expect("temp dir");
+        let status = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .expect("run mount");
+        assert!(status.success(), "mounting a tmpfs needs root");
+        SmallDisk { dir }
+    }
+
+    fn path(&self, name: &str) -> std::path::PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Fills the disk with `name` until a write fails with ENOSPC.
+    fn fill(&self, name: &str) {
+        use std::io::Write;
+        let mut filler = std::fs::File::create(self.path(name)).expect("filler");
+        let chunk = [b'x'; 512];
+        loop {
+            match filler.write(&chunk) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(err) => {
+                    assert_eq!(err.raw_os_error(), Some(libc::ENOSPC));
+                    break;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+/// Every line of the journal file, parsed: a torn line fails the test.
+fn journal_lines(path: &std::path::Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path).expect("journal file");
+    assert!(text.is_empty() || text.ends_with('\n'), "a torn last line");
+    text.lines()
+        .map(|line| {
+            serde_json::from_str(line).unwrap_or_else(|err| panic!("torn line {line:?}: {err}"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_full_disk_refuses_decisions_before_they_run_and_tears_no_line() {
+    let disk = SmallDisk::new("64k");
+    let journal = disk.path("journal.jsonl");
+    // An earlier session's record fills the journal's first page exactly,
+    // so the next record needs a page of its own.
+    let padding = "x".repeat(4096 - "{\"event\":\"earlier\",\"text\":\"\"}\n".len());
+    std::fs::write(
+        &journal,
+        format!("{{\"event\":\"earlier\",\"text\":\"{padding}\"}}\n"),
+    )
+    .expect("earlier journal");
+    let fx = Fixture::with_options(xdev::MountOptions {
+        journal_file: Some(journal.clone()),
+        ..xdev::MountOptions::default()
+    });
+    assert!(fx.read("status").ends_with("journal: ok\n"));
+    disk.fill("filler");
+    let (id, calls) = stage_counted(&fx.session, "migrate", |_| async {
+        Ok(ToolResult::ok("migrated"))
+    });
+
+    // Write ahead: the intent cannot be recorded, so nothing runs.
+    assert_eq!(write_once(&fx.path("resolve"), b"go"), Err(libc::ENOSPC));
+    assert_eq!(calls.applied(), 0, "the apply callback never ran");
+    assert_eq!(
+        fx.session.pending_count(),
+        1,
+        "the preview is still pending"
+    );
+    assert_eq!(
+        fx.read("last"),
+        "Refused: the journal could not record this decision (No space left on device); nothing was applied or discarded.\n"
+    );
+    assert!(
+        fx.read("status")
+            .ends_with("journal: failing (No space left on device)\n"),
+        "{}",
+        fx.read("status")
+    );
+    // Decisions with nothing to decide need no intent: they still answer.
+    fx.session.withdraw(&id, "test");
+    for _ in 0..30 {
+        assert_eq!(write_once(&fx.path("reject"), b"nothing"), Ok(7));
+    }
+    assert!(journal_lines(&journal)
+        .iter()
+        .all(|line| line["event"] != "intent"));
+
+    // Room again: the next record says what was lost, then all goes on.
+    std::fs::remove_file(disk.path("filler")).expect("free the disk");
+    let (id, calls) = stage_counted(&fx.session, "migrate again", |_| async {
+        Ok(ToolResult::ok("migrated"))
+    });
+    assert_eq!(write_once(&fx.path("resolve"), b"go"), Ok(2));
+    assert_eq!(calls.applied(), 1);
+    assert!(fx.read("status").ends_with("journal: ok\n"));
+    let lines = journal_lines(&journal);
+    let lost = lines
+        .iter()
+        .find(|line| line["event"] == "lost")
+        .expect("a lost record");
+    assert!(
+        lost["text"].as_str().is_some_and(|text| text
+            .starts_with("33 record(s) could not be written to the journal file: staged")),
+        "{lost}"
+    );
+    let of_id: Vec<&str> = lines
+        .iter()
+        .filter(|line| line["id"] == id.as_str())
+        .filter_map(|line| line["event"].as_str())
+        .collect();
+    assert_eq!(of_id, ["staged", "intent", "resolve"]);
+
+    // Nearly full: records fail at a page boundary, none is torn.
+    disk.fill("filler");
+    std::fs::remove_file(disk.path("filler")).expect("free a little");
+    disk.fill("filler");
+    for n in 0..200 {
+        let reason = format!("reject number {n} with a longer reason to fill pages faster");
+        assert!(write_once(&fx.path("reject"), reason.as_bytes()).is_ok());
+    }
+    journal_lines(&journal);
+}

@@ -2026,3 +2026,44 @@ async fn a_cancelled_wait_returns_its_error_and_the_apply_still_completes() {
     );
     assert!(!session.is_pending(&id));
 }
+
+#[tokio::test]
+async fn a_refused_decision_runs_nothing_and_leaves_the_preview_where_it_stood() {
+    let session = Session::new();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let older = session.queue_resolve_handler("older", "edit", counted_apply(&calls, "a"), None);
+    let newer = session.queue_resolve_handler("newer", "edit", counted_apply(&calls, "b"), None);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let refuse = |seen: &Arc<Mutex<Vec<String>>>| {
+        let seen = Arc::clone(seen);
+        xdev::DispatchHooks {
+            cancel: None,
+            before_decision: Some(Box::new(move |id: &str, details: &Details| {
+                seen.lock()
+                    .push(format!("{id} {:?} {}", details.action, details.reason));
+                Err(Error::JournalUnwritable {
+                    errno: libc::ENOSPC,
+                    cause: "No space left on device".into(),
+                })
+            })),
+        }
+    };
+    let answer = xdev::dispatch_device_with(&session, Device::Resolve, "go", refuse(&seen)).await;
+    assert_eq!(answer.errno(), libc::ENOSPC);
+    assert_eq!(answer.id.as_deref(), Some(newer.as_str()));
+    let request = ResolveRequest::discard("no");
+    let answer = xdev::decide_pending_with(&session, &older, request, refuse(&seen)).await;
+    assert_eq!(answer.errno(), libc::ENOSPC);
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "no callback ran");
+    assert_eq!(pending_ids(&session), [newer.clone(), older.clone()]);
+    assert_eq!(session.in_progress_count(), 0);
+    assert_eq!(
+        *seen.lock(),
+        [format!("{newer} Apply go"), format!("{older} Discard no")]
+    );
+    // Nothing pending: no decision, so the check is not asked.
+    let empty = Session::new();
+    let answer = xdev::dispatch_device_with(&empty, Device::Reject, "x", refuse(&seen)).await;
+    assert!(answer.is_ok());
+    assert_eq!(seen.lock().len(), 2);
+}

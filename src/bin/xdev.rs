@@ -56,8 +56,15 @@ struct ServeArgs {
     /// /etc/fuse.conf when not run as root.
     #[arg(long)]
     allow_other: bool,
+    /// Let other users read `log` and `events` too (with --allow-other).
+    /// They hold the reasons written, which may hold secrets, so by default
+    /// they are readable by the mount's owner only.
+    #[arg(long)]
+    share_journal: bool,
     /// Also append every journal record (what `log` shows) to FILE, synced
-    /// before the device write that caused it returns.
+    /// before the device write that caused it returns. A decision is
+    /// refused (ENOSPC, EIO) unless its intent record reaches FILE before it
+    /// runs. FILE must be a regular file (created 0600; no symlink).
     #[arg(long, value_name = "FILE")]
     journal: Option<PathBuf>,
     /// Enable plan review: plans are `<slug>-plan.md` files in DIR, and the
@@ -90,6 +97,7 @@ impl ServeArgs {
             allow_other: self.allow_other,
             journal_file: self.journal.clone(),
             grace: self.grace,
+            share_journal: self.share_journal,
             plan: self.plan_dir.as_ref().map(|plan_dir| PlanOptions {
                 plan_dir: plan_dir.clone(),
                 handler: self.plan_handler.unwrap_or_default(),

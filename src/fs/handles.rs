@@ -12,7 +12,7 @@ use crate::fs::message::{Message, WriteStep};
 use crate::fs::nodes::Node;
 use crate::fs::stage::StageChannel;
 use crate::fs::target::Target;
-use crate::journal::Who;
+use crate::journal::{LogReader, Who};
 
 /// The state of one open descriptor.
 #[derive(Debug)]
@@ -41,8 +41,8 @@ pub(crate) enum Handle {
     /// from the start is fresh. Rendered on the first read, not at open;
     /// descriptors that read the same content share it.
     Snapshot(Node, Option<Arc<[u8]>>),
-    /// `log`: read live at any offset.
-    Log,
+    /// `log`: read live at any offset (see [`LogReader`]).
+    Log(LogReader),
     /// `events`: the next journal record this reader has not seen.
     Events { next: usize },
     /// `stage`: an external producer's conversation.

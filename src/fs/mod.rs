@@ -27,9 +27,9 @@ use fuser::{
 };
 use futures::FutureExt;
 
-use crate::dispatch::Resolution;
+use crate::dispatch::{DispatchHooks, Resolution};
 use crate::error::Error;
-use crate::journal::{Journal, Record, Who, WhoCache};
+use crate::journal::{Journal, LogReader, Record, Who, WhoCache};
 use crate::plan_desk::PlanDesk;
 use crate::session::Session;
 use busy::{Busy, OpenWrite};
@@ -79,8 +79,8 @@ pub(crate) struct XdevFs {
 
 /// How a read of a handle that is not answered from the handle itself is served.
 enum ReadKind {
-    /// `log`: at the offset, right now.
-    Log,
+    /// `log`: what the read at the offset gets, right now.
+    Log(Vec<u8>),
     /// `events`: the records after this one, waiting for one if none.
     Events(usize),
     /// `stage`: the producer's next message.
@@ -101,6 +101,7 @@ impl XdevFs {
         journal: Journal,
         plan: Option<PlanDesk>,
         runtime: tokio::runtime::Handle,
+        share_journal: bool,
     ) -> Self {
         XdevFs {
             shared: Arc::new(Shared {
@@ -112,7 +113,7 @@ impl XdevFs {
                 runtime,
                 handles: Handles::default(),
                 last: LastResult::default(),
-                owner: Owner::current(),
+                owner: Owner::current(share_journal),
                 who: WhoCache::default(),
                 busy: Arc::default(),
                 pollers: Arc::default(),
@@ -350,9 +351,12 @@ impl Shared {
         tid: u32,
         who: Option<Who>,
     ) -> Resolution {
-        let cancel = self.control.cancel_for(tid);
+        let hooks = DispatchHooks {
+            cancel: Some(self.control.cancel_for(tid)),
+            before_decision: Some(self.journal.before_decision(target.name(), who.clone())),
+        };
         let resolution = target
-            .dispatch(&self.session, self.plan.as_ref(), &text, cancel)
+            .dispatch(&self.session, self.plan.as_ref(), &text, hooks)
             .await;
         self.record(&target, fh, &text, &resolution, who);
         resolution
@@ -378,7 +382,9 @@ impl Shared {
         }
         let name = target.name();
         let record = Record::decision(&name, reason.trim(), resolution, who);
-        self.journal.append(&record);
+        // The writer gets its outcome even if the journal file fails: the
+        // status files say so, and the next record written names the loss.
+        let _ = self.journal.append(&record);
         self.last.record(DeviceResult::new(name, resolution));
         tracing::debug!(target = %target.name(), ok = resolution.is_ok(), text = %resolution.text, "device result");
     }
@@ -404,7 +410,9 @@ impl Shared {
     /// The content of a read-only text node right now.
     fn text(&self, node: &Node) -> Option<String> {
         match node {
-            Node::Text(file) => Some(file.render(&self.session, &self.last, self.plan.as_ref())),
+            Node::Text(file) => {
+                Some(file.render(&self.session, &self.last, self.plan.as_ref(), &self.journal))
+            }
             // One line each, escaped: these are line-oriented files.
             Node::Item(id, ItemFile::Label) => self
                 .session
@@ -559,7 +567,7 @@ impl Filesystem for XdevFs {
             _ if node.target().is_some() => node.target().map(Handle::target),
             Node::Stage => Some(Handle::Stage(stage::StageChannel::default())),
             _ if writing => return reply.error(Errno::EACCES),
-            Node::Log => Some(Handle::Log),
+            Node::Log => Some(Handle::Log(LogReader::default())),
             Node::Events => Some(Handle::Events {
                 next: self.shared.journal.len(),
             }),
@@ -594,7 +602,9 @@ impl Filesystem for XdevFs {
             return reply.data(&bytes);
         }
         let kind = self.shared.handles.with(fh, |handle| match handle {
-            Handle::Log => Some(ReadKind::Log),
+            Handle::Log(reader) => Some(ReadKind::Log(
+                self.shared.journal.read_log(reader, offset, size),
+            )),
             Handle::Events { next } => Some(ReadKind::Events(*next)),
             Handle::Stage(channel) => Some(match channel.read(size as usize) {
                 Some(read) => ReadKind::Stage(read.boxed()),
@@ -603,7 +613,7 @@ impl Filesystem for XdevFs {
             _ => None,
         });
         match kind.flatten() {
-            Some(ReadKind::Log) => reply.data(&self.shared.journal.read_at(offset, size)),
+            Some(ReadKind::Log(bytes)) => reply.data(&bytes),
             Some(ReadKind::Events(next)) if self.shared.journal.len() > next => {
                 reply.data(&self.shared.take_events(fh, next, size))
             }
@@ -692,7 +702,8 @@ impl Filesystem for XdevFs {
         {
             if message.ignored() > 0 {
                 let note = Record::ignored(&target.name(), decided, message.ignored(), writer);
-                self.shared.journal.append(&note);
+                // A note the file cannot take is counted as lost there.
+                let _ = self.shared.journal.append(&note);
             }
         }
     }

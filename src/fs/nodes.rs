@@ -163,12 +163,15 @@ impl Node {
         }
     }
 
-    /// Devices (and the stage file) are for the mounting user only; the
-    /// rest is readable by everyone the mount lets in.
-    fn perm(&self) -> u16 {
+    /// Devices (and the stage file) are for the mounting user only. `log`
+    /// and `events` hold the reasons written, which may hold secrets: they
+    /// are the owner's too unless the owner shares the journal. The rest is
+    /// readable by everyone the mount lets in.
+    fn perm(&self, owner: Owner) -> u16 {
         match self.kind() {
             FileType::Directory => 0o755,
             _ if self.target().is_some() || *self == Node::Stage => 0o600,
+            _ if matches!(self, Node::Log | Node::Events) && !owner.share_journal => 0o400,
             _ => 0o444,
         }
     }
@@ -188,7 +191,7 @@ impl Node {
             ctime: owner.since,
             crtime: owner.since,
             kind: self.kind(),
-            perm: self.perm(),
+            perm: self.perm(owner),
             nlink: if self.kind() == FileType::Directory {
                 2
             } else {
@@ -209,17 +212,20 @@ pub(crate) struct Owner {
     pub(crate) uid: u32,
     pub(crate) gid: u32,
     pub(crate) since: SystemTime,
+    /// Whether other users may read `log` and `events`.
+    pub(crate) share_journal: bool,
 }
 
 impl Owner {
     /// The user running this process, from now.
-    pub(crate) fn current() -> Self {
+    pub(crate) fn current(share_journal: bool) -> Self {
         // SAFETY: getuid and getgid cannot fail and touch no memory.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         Owner {
             uid,
             gid,
             since: SystemTime::now(),
+            share_journal,
         }
     }
 }

@@ -10,6 +10,7 @@ use serde_json::json;
 
 use crate::dispatch::Resolution;
 use crate::error::errno_name;
+use crate::journal::Journal;
 use crate::plan_desk::PlanDesk;
 use crate::safe_text::one_line;
 use crate::session::Session;
@@ -34,9 +35,25 @@ impl DeviceResult {
         DeviceResult {
             device,
             ok: resolution.is_ok(),
-            text: resolution.text.clone(),
+            text: without_reason(resolution),
             errno: (!resolution.is_ok()).then(|| errno_name(resolution.errno())),
         }
+    }
+}
+
+/// The result text as the status files show it: everyone may read them, so
+/// the default discard text, which quotes the reason written (reasons may
+/// hold secrets), shows it withheld. Only `log` and `events` (the owner's
+/// unless shared) and the writer's own descriptor carry reasons.
+fn without_reason(resolution: &Resolution) -> String {
+    match &resolution.details {
+        Some(details)
+            if !details.reason.is_empty()
+                && resolution.text == texts::discarded(&details.label, &details.reason) =>
+        {
+            texts::discarded(&details.label, texts::REASON_WITHHELD)
+        }
+        _ => resolution.text.clone(),
     }
 }
 
@@ -101,10 +118,12 @@ impl TextFile {
         session: &Session,
         last: &LastResult,
         plan: Option<&PlanDesk>,
+        journal: &Journal,
     ) -> String {
+        let journal = journal.file_health();
         match self {
-            TextFile::Status => render_status(session, last.get()),
-            TextFile::StatusJson => render_status_json(session, last.get()),
+            TextFile::Status => render_status(session, last.get(), journal),
+            TextFile::StatusJson => render_status_json(session, last.get(), journal),
             TextFile::Last => last
                 .get()
                 .map(|last| format!("{}\n", last.text))
@@ -122,7 +141,7 @@ impl TextFile {
     }
 }
 
-fn render_status(session: &Session, last: Option<DeviceResult>) -> String {
+fn render_status(session: &Session, last: Option<DeviceResult>, journal: Option<String>) -> String {
     let mut out = format!("pending: {}\n", session.pending_count());
     let in_progress = session.in_progress_count();
     if in_progress > 0 {
@@ -155,10 +174,17 @@ fn render_status(session: &Session, last: Option<DeviceResult>) -> String {
         )),
         None => out.push_str("last: none\n"),
     }
+    if let Some(journal) = journal {
+        out.push_str(&format!("journal: {journal}\n"));
+    }
     out
 }
 
-fn render_status_json(session: &Session, last: Option<DeviceResult>) -> String {
+fn render_status_json(
+    session: &Session,
+    last: Option<DeviceResult>,
+    journal: Option<String>,
+) -> String {
     let stack = session.pending();
     let value = json!({
         "mountDir": session.mount_dir(),
@@ -168,6 +194,7 @@ fn render_status_json(session: &Session, last: Option<DeviceResult>) -> String {
         "planMode": session.plan_mode(),
         "last": last,
         "stack": stack,
+        "journal": journal,
     });
     format!("{value}\n")
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::dispatch::{
-    decide_pending, dispatch_resolution_device_until, Action, Cancel, Device, Resolution,
+    decide_pending_with, dispatch_device_with, Action, Device, DispatchHooks, Resolution,
     ResolveRequest,
 };
 use crate::error::Error;
@@ -50,25 +50,24 @@ impl Target {
         }
     }
 
-    /// Dispatches one complete message.
+    /// Dispatches one complete message with `hooks` (a preview's
+    /// decision may be refused by them before it runs).
     pub(crate) async fn dispatch(
         &self,
         session: &Session,
         plan: Option<&PlanDesk>,
         text: &str,
-        cancel: Cancel,
+        hooks: DispatchHooks,
     ) -> Resolution {
         match self {
-            Target::Device(device) => {
-                dispatch_resolution_device_until(session, *device, text, Some(cancel)).await
-            }
+            Target::Device(device) => dispatch_device_with(session, *device, text, hooks).await,
             Target::Item { id, action } => {
                 let request = ResolveRequest {
                     action: *action,
                     reason: text.trim().to_string(),
                     extra: None,
                 };
-                decide_pending(session, id, request, Some(cancel)).await
+                decide_pending_with(session, id, request, hooks).await
             }
             Target::PlanCtl => plan_control(plan, text),
         }

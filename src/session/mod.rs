@@ -336,6 +336,12 @@ impl Session {
         self.shared.state.lock().pending.claim(id)
     }
 
+    /// A claim given up before its callback ran (the decision was refused):
+    /// the preview is back where it stood, as if never claimed.
+    pub(crate) fn release_claim(&self, preview: &Preview) {
+        self.shared.state.lock().pending.unclaim(&preview.id);
+    }
+
     /// A decided preview leaves the stack; the event says how.
     pub(crate) fn consume(
         &self,

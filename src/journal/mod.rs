@@ -4,8 +4,6 @@
 //! synced before the write that caused a record returns.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -14,8 +12,8 @@ use parking_lot::Mutex;
 use serde::Serialize;
 use tokio::sync::watch;
 
-use crate::dispatch::Resolution;
-use crate::error::errno_name;
+use crate::dispatch::{BeforeDecision, Details, Resolution};
+use crate::error::{errno_name, Error};
 use crate::session::events::{Event, EventKind};
 use crate::session::Session;
 pub use crate::who::{Who, WhoCache};
@@ -94,12 +92,36 @@ impl Record {
             source_tool: details.map(|details| details.source_tool_name.clone()),
             device: Some(device.to_string()),
             reason: Some(reason.to_string()),
-            outcome: if resolution.is_ok() { "ok" } else { "error" }.to_string(),
+            outcome: match &resolution.error {
+                None => "ok",
+                Some(Error::OutcomeUnknown(_)) => "unknown",
+                Some(_) => "error",
+            }
+            .to_string(),
             text: Some(resolution.text.clone()),
             errno: resolution
                 .error
                 .as_ref()
                 .map(|error| error.errno_name().to_string()),
+            who,
+        }
+    }
+
+    /// The record written (and synced) before the decision of preview `id`
+    /// written to `device` runs: if the outcome's record is lost, this one
+    /// still tells that the decision started.
+    pub fn intent(device: &str, id: &str, details: &Details, who: Option<Who>) -> Record {
+        Record {
+            time: now(),
+            event: "intent".to_string(),
+            id: Some(id.to_string()),
+            label: Some(details.label.clone()),
+            source_tool: Some(details.source_tool_name.clone()),
+            device: Some(device.to_string()),
+            reason: Some(details.reason.clone()),
+            outcome: "started".to_string(),
+            text: None,
+            errno: None,
             who,
         }
     }
@@ -147,15 +169,110 @@ impl Record {
     }
 }
 
+mod file;
+mod memory;
+
+use file::JournalFile;
+use memory::Memory;
+pub use memory::LOG_MEMORY_CAP;
+
+/// How many lost records a `lost` record names (it counts them all).
+const LOST_NAMED: usize = 20;
+
+/// Records the journal file could not take, for the next record that can
+/// be written to say so.
+#[derive(Debug, Default)]
+struct Losses {
+    count: usize,
+    named: Vec<String>,
+    /// The error of the last failed write, while the file is failing.
+    failing: Option<String>,
+}
+
+impl Losses {
+    fn note(&mut self, record: &Record, error: &std::io::Error) {
+        self.count += 1;
+        if self.named.len() < LOST_NAMED {
+            let id = record.id.as_deref().unwrap_or("-");
+            self.named
+                .push(format!("{} {id} ({})", record.event, record.outcome));
+        }
+        self.failing = Some(crate::error::describe(error));
+    }
+
+    /// The `lost` record of what could not be written so far, if anything.
+    fn record(&self) -> Option<Record> {
+        if self.count == 0 {
+            return None;
+        }
+        let more = self.count - self.named.len();
+        let named = self.named.join(", ");
+        let text = if more > 0 {
+            format!("{named} and {more} more")
+        } else {
+            named
+        };
+        Some(Record {
+            time: now(),
+            event: "lost".to_string(),
+            id: None,
+            label: None,
+            source_tool: None,
+            device: None,
+            reason: self.failing.clone(),
+            outcome: "error".to_string(),
+            text: Some(format!(
+                "{} record(s) could not be written to the journal file: {text}",
+                self.count
+            )),
+            errno: None,
+            who: None,
+        })
+    }
+}
+
 struct Lines {
-    /// Every line so far, newline-terminated, concatenated (what `log` reads).
-    bytes: Vec<u8>,
-    /// Where each line starts in `bytes`.
-    starts: Vec<usize>,
-    file: Option<File>,
+    /// What `log` and `events` serve.
+    memory: Memory,
+    file: Option<JournalFile>,
+    losses: Losses,
     /// Who staged ids that are about to be staged (filled before staging so
     /// the staged record can name the producer).
     stagers: HashMap<String, Who>,
+}
+
+impl Lines {
+    /// Writes `line` (the serialised `record`) to the journal file, first
+    /// telling of records lost before it. A record written `ahead` of a
+    /// decision that is refused when it fails is not counted as lost.
+    fn write_file(&mut self, record: &Record, line: &[u8], ahead: bool) -> std::io::Result<()> {
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
+        };
+        if let Some(lost) = self.losses.record() {
+            let lost = to_line(&lost);
+            if file.append(&lost).is_ok() {
+                self.losses = Losses::default();
+                self.memory.push(&lost);
+            }
+        }
+        let written = file.append(line);
+        match &written {
+            Ok(()) => self.losses.failing = None,
+            Err(error) if ahead => self.losses.failing = Some(crate::error::describe(error)),
+            Err(error) => self.losses.note(record, error),
+        }
+        if let Err(error) = &written {
+            tracing::error!(%error, path = %file.path().display(), event = %record.event, "cannot append to the journal file");
+        }
+        written
+    }
+}
+
+fn to_line(record: &Record) -> Vec<u8> {
+    let mut line = serde_json::to_vec(record).unwrap_or_else(|_| b"{}".to_vec());
+    line.push(b'\n');
+    line
 }
 
 /// The journal of one mount. Cheap to clone.
@@ -177,25 +294,30 @@ impl std::fmt::Debug for Journal {
     }
 }
 
+/// Where a reader of `log` is: how far the kept journal had moved past the
+/// offsets it asked for (records dropped from memory meanwhile), so that
+/// its next read goes on where the last one ended.
+#[derive(Debug, Default)]
+pub struct LogReader {
+    skipped: u64,
+}
+
 impl Journal {
     /// An in-memory journal; with `file`, every record is also appended
-    /// there and synced.
+    /// there and synced. The file is refused (with an error naming it)
+    /// unless it is a regular file.
     pub fn new(file: Option<&Path>) -> std::io::Result<Journal> {
-        let file = match file {
-            Some(path) => Some(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)?,
-            ),
-            None => None,
-        };
+        Journal::with_cap(file, LOG_MEMORY_CAP)
+    }
+
+    fn with_cap(file: Option<&Path>, cap: usize) -> std::io::Result<Journal> {
+        let file = file.map(JournalFile::open).transpose()?;
         Ok(Journal {
             inner: Arc::new(Inner {
                 lines: Mutex::new(Lines {
-                    bytes: Vec::new(),
-                    starts: Vec::new(),
+                    memory: Memory::new(cap),
                     file,
+                    losses: Losses::default(),
                     stagers: HashMap::new(),
                 }),
                 count: watch::Sender::new(0),
@@ -203,26 +325,60 @@ impl Journal {
         })
     }
 
-    /// Appends a record (and syncs it to the journal file, if any).
-    pub fn append(&self, record: &Record) {
-        let mut line = serde_json::to_string(record).unwrap_or_else(|_| "{}".to_string());
-        line.push('\n');
-        let count = {
+    /// Appends a record, synced to the journal file if any. When the file
+    /// cannot take it, it is still in `log`, the file is marked failing
+    /// (see [`Journal::file_health`]) and the next record the file takes
+    /// is preceded by a `lost` record naming it; the error is returned.
+    pub fn append(&self, record: &Record) -> std::io::Result<()> {
+        self.write(record, false)
+    }
+
+    /// Appends a record that must be in the journal file before what it
+    /// announces happens (a decision's intent). Unlike [`Journal::append`],
+    /// a record the file cannot take is not kept at all: the caller refuses
+    /// what it announced. Without a journal file nothing is recorded.
+    pub fn write_ahead(&self, record: &Record) -> std::io::Result<()> {
+        if self.inner.lines.lock().file.is_none() {
+            return Ok(());
+        }
+        self.write(record, true)
+    }
+
+    fn write(&self, record: &Record, ahead: bool) -> std::io::Result<()> {
+        let line = to_line(record);
+        let (written, count) = {
             let mut lines = self.inner.lines.lock();
-            if let Some(file) = lines.file.as_mut() {
-                if let Err(err) = file
-                    .write_all(line.as_bytes())
-                    .and_then(|()| file.sync_data())
-                {
-                    tracing::error!(%err, "cannot append to the journal file");
-                }
+            let written = lines.write_file(record, &line, ahead);
+            if written.is_ok() || !ahead {
+                lines.memory.push(&line);
             }
-            let start = lines.bytes.len();
-            lines.starts.push(start);
-            lines.bytes.extend_from_slice(line.as_bytes());
-            lines.starts.len()
+            (written, lines.memory.records())
         };
         self.inner.count.send_replace(count);
+        written
+    }
+
+    /// The check a decision written to `device` by `who` passes once its
+    /// preview is claimed: its intent record is written ahead and synced,
+    /// or the decision is refused (`ENOSPC`, `EIO`) and nothing runs.
+    pub fn before_decision(&self, device: String, who: Option<Who>) -> BeforeDecision {
+        let journal = self.clone();
+        Box::new(move |id, details| {
+            journal
+                .write_ahead(&Record::intent(&device, id, details, who))
+                .map_err(|error| Error::journal(&error))
+        })
+    }
+
+    /// With a journal file: `ok`, or `failing (<error>)` while its writes
+    /// fail. `None` without one.
+    pub fn file_health(&self) -> Option<String> {
+        let lines = self.inner.lines.lock();
+        lines.file.as_ref()?;
+        Some(match &lines.losses.failing {
+            None => "ok".to_string(),
+            Some(error) => format!("failing ({error})"),
+        })
     }
 
     /// Notes who is staging `id`, for its `staged` record.
@@ -241,7 +397,8 @@ impl Journal {
             let journal = Journal { inner };
             let who = journal.inner.lines.lock().stagers.remove(&event.id);
             if let Some(record) = Record::from_event(event, who) {
-                journal.append(&record);
+                // A failure is reported by the next record the file takes.
+                let _ = journal.append(&record);
             }
             true
         });
@@ -257,47 +414,39 @@ impl Journal {
         self.len() == 0
     }
 
-    /// The size of `log` in bytes.
+    /// The size of `log` in bytes: every byte recorded since the mount
+    /// started, including records no longer kept in memory.
     pub fn byte_len(&self) -> usize {
-        self.inner.lines.lock().bytes.len()
+        self.inner.lines.lock().memory.end() as usize
     }
 
-    /// Everything, as `log` shows it.
+    /// Everything kept in memory, as `log` shows it.
     pub fn bytes(&self) -> Vec<u8> {
-        self.inner.lines.lock().bytes.clone()
+        self.read_at(0, u32::MAX)
     }
 
-    /// The part of `log` a read at `offset` of at most `size` bytes returns.
+    /// The part of `log` a read at `offset` of at most `size` bytes returns;
+    /// an offset older than the oldest record kept reads from that record.
     pub fn read_at(&self, offset: u64, size: u32) -> Vec<u8> {
-        let lines = self.inner.lines.lock();
-        let start = usize::try_from(offset)
-            .unwrap_or(usize::MAX)
-            .min(lines.bytes.len());
-        let end = start.saturating_add(size as usize).min(lines.bytes.len());
-        lines.bytes[start..end].to_vec()
+        self.inner.lines.lock().memory.read_at(offset, size).0
+    }
+
+    /// A read of `log` by `reader`: like [`Journal::read_at`], but a reader
+    /// that fell behind the kept records goes on from the oldest kept one,
+    /// and its later reads continue from where this one ended (nothing is
+    /// read twice).
+    pub fn read_log(&self, reader: &mut LogReader, offset: u64, size: u32) -> Vec<u8> {
+        let wanted = offset.saturating_add(reader.skipped);
+        let (bytes, start) = self.inner.lines.lock().memory.read_at(wanted, size);
+        reader.skipped += start - wanted;
+        bytes
     }
 
     /// Whole lines from record `from` on, at most `max` bytes (but at least
     /// one line, which may be cut); returns them and the next record index.
+    /// Records no longer kept in memory are skipped.
     pub fn lines_from(&self, from: usize, max: usize) -> (Vec<u8>, usize) {
-        let lines = self.inner.lines.lock();
-        let mut next = from;
-        let mut out = Vec::new();
-        while next < lines.starts.len() {
-            let start = lines.starts[next];
-            let end = lines
-                .starts
-                .get(next + 1)
-                .copied()
-                .unwrap_or(lines.bytes.len());
-            if !out.is_empty() && out.len() + (end - start) > max {
-                break;
-            }
-            out.extend_from_slice(&lines.bytes[start..end]);
-            next += 1;
-        }
-        out.truncate(max);
-        (out, next)
+        self.inner.lines.lock().memory.lines_from(from, max)
     }
 
     /// Waits until there are more than `seen` records.
@@ -368,7 +517,7 @@ mod tests {
     #[test]
     fn records_are_json_lines_with_every_field() {
         let journal = Journal::new(None).expect("journal");
-        journal.append(&record("done"));
+        journal.append(&record("done")).expect("append");
         let line = String::from_utf8(journal.bytes()).expect("utf-8");
         assert!(line.ends_with('\n'));
         let value: serde_json::Value = serde_json::from_str(&line).expect("json");
@@ -396,8 +545,8 @@ mod tests {
     #[test]
     fn reads_work_from_any_offset_and_by_whole_lines() {
         let journal = Journal::new(None).expect("journal");
-        journal.append(&record("one"));
-        journal.append(&record("two"));
+        journal.append(&record("one")).expect("append");
+        journal.append(&record("two")).expect("append");
         let all = journal.bytes();
         assert_eq!(journal.read_at(5, 10), all[5..15].to_vec());
         let (first, next) = journal.lines_from(0, all.len() / 2 + 1);
@@ -413,8 +562,41 @@ mod tests {
         let dir = tempfile::tempdir().expect("tmp");
         let path = dir.path().join("journal.jsonl");
         let journal = Journal::new(Some(&path)).expect("journal");
-        journal.append(&record("one"));
-        journal.append(&record("two"));
+        journal.append(&record("one")).expect("append");
+        journal.append(&record("two")).expect("append");
         assert_eq!(std::fs::read(&path).expect("file"), journal.bytes());
+    }
+
+    #[test]
+    fn log_keeps_its_newest_bytes_and_a_reader_behind_goes_on_from_the_oldest() {
+        // Fixed times, so that every line has the same length.
+        let numbered = |n: usize| Record {
+            time: 1.5,
+            ..record(&format!("{n:03}"))
+        };
+        let one = to_line(&numbered(0)).len();
+        let journal = Journal::with_cap(None, 2 * one + one / 2).expect("journal");
+        let mut early = LogReader::default();
+        for n in 0..5 {
+            journal.append(&numbered(n)).expect("append");
+        }
+        assert_eq!(journal.len(), 5);
+        assert_eq!(
+            journal.byte_len(),
+            5 * one,
+            "log's size counts all since mount"
+        );
+        let kept = journal.bytes();
+        assert_eq!(kept.len(), 2 * one, "only whole lines, within the cap");
+        assert!(String::from_utf8_lossy(&kept).contains("\"003\""));
+        // A reader at offset 0 reads the oldest kept line onward, then goes
+        // on where it stopped, reading nothing twice.
+        let first = journal.read_log(&mut early, 0, one as u32);
+        assert_eq!(first, kept[..one].to_vec());
+        let second = journal.read_log(&mut early, one as u64, 10 * one as u32);
+        assert_eq!(second, kept[one..].to_vec());
+        assert!(journal.read_log(&mut early, 2 * one as u64, 100).is_empty());
+        let (events, next) = journal.lines_from(0, 1 << 20);
+        assert_eq!((events, next), (kept, 5), "events skip dropped records");
     }
 }

@@ -1,0 +1,156 @@
+//! The journal file (`--journal FILE`): whole lines, synced, never torn.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// An append-only journal file.
+#[derive(Debug)]
+pub(crate) struct JournalFile {
+    path: PathBuf,
+    file: File,
+    /// The size up to the end of the last whole line written: a short write
+    /// is cut back to it.
+    good_len: u64,
+}
+
+impl JournalFile {
+    /// Opens (or creates, mode 0600) `path` to append. Refuses a symbolic
+    /// link, a FIFO, a directory, or anything else that is not a regular
+    /// file; the error names the path.
+    pub(crate) fn open(path: &Path) -> io::Result<JournalFile> {
+        let refused = |why: String| io::Error::new(io::ErrorKind::InvalidInput, why);
+        let shown = path.display();
+        // Non-blocking, so that opening a FIFO cannot hang waiting for a reader.
+        let opened = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+            .open(path);
+        let file = match opened {
+            Ok(file) => file,
+            Err(err) => {
+                return Err(match err.raw_os_error() {
+                    Some(libc::ELOOP) => refused(format!(
+                        "{shown} is a symbolic link; give the journal's real path"
+                    )),
+                    Some(libc::EISDIR) => refused(format!("{shown} is a directory")),
+                    Some(libc::ENXIO) => {
+                        refused(format!("{shown} is not a regular file (a FIFO or socket)"))
+                    }
+                    _ => io::Error::new(
+                        err.kind(),
+                        format!("{shown}: {}", crate::error::describe(&err)),
+                    ),
+                })
+            }
+        };
+        let kind = file.metadata()?.file_type();
+        if !kind.is_file() {
+            let what = if kind.is_fifo() {
+                "a FIFO"
+            } else if kind.is_char_device() || kind.is_block_device() {
+                "a device"
+            } else {
+                "not a regular file"
+            };
+            return Err(refused(format!(
+                "{shown} is {what}; the journal must be a regular file"
+            )));
+        }
+        clear_nonblocking(&file)?;
+        let good_len = file.metadata()?.len();
+        Ok(JournalFile {
+            path: path.to_path_buf(),
+            file,
+            good_len,
+        })
+    }
+
+    /// The file's path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one whole line in one `write(2)` and syncs it. On any
+    /// failure (a short write included) the file is cut back to its last
+    /// whole line, so no line is ever torn.
+    pub(crate) fn append(&mut self, line: &[u8]) -> io::Result<()> {
+        let written = loop {
+            match (&self.file).write(line) {
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                written => break written,
+            }
+        };
+        let outcome = match written {
+            Ok(count) if count == line.len() => self.file.sync_data(),
+            // A short write: the disk filled up partway.
+            Ok(_) => Err(io::Error::from_raw_os_error(libc::ENOSPC)),
+            Err(err) => Err(err),
+        };
+        match outcome {
+            Ok(()) => {
+                self.good_len += line.len() as u64;
+                Ok(())
+            }
+            Err(err) => {
+                if let Err(cut) = self.file.set_len(self.good_len) {
+                    tracing::error!(%cut, path = %self.path.display(), "cannot cut a failed journal line back");
+                }
+                Err(err)
+            }
+        }
+    }
+}
+
+fn clear_nonblocking(file: &File) -> io::Result<()> {
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl on a descriptor we own, with plain integer arguments.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn anything_but_a_regular_file_is_refused_by_name() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let target = dir.path().join("real.jsonl");
+        let link = dir.path().join("link.jsonl");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        let fifo = dir.path().join("fifo");
+        let path = std::ffi::CString::new(fifo.display().to_string()).expect("path");
+        // SAFETY: a valid C string path.
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+        for (path, says) in [
+            (&link, "is a symbolic link"),
+            (&fifo.clone(), "FIFO"),
+            (&dir.path().to_path_buf(), "is a directory"),
+        ] {
+            let error = JournalFile::open(path).expect_err("refused").to_string();
+            assert!(error.contains(&path.display().to_string()), "{error}");
+            assert!(error.contains(says), "{error}");
+        }
+        assert!(!target.exists(), "nothing created through the link");
+
+        let mut journal = JournalFile::open(&target).expect("regular file");
+        journal.append(b"{}\n").expect("append");
+        let mode = std::fs::metadata(&target)
+            .expect("stat")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(std::fs::read(&target).expect("read"), b"{}\n");
+    }
+}
