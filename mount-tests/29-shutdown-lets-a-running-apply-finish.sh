@@ -3,8 +3,8 @@
 # `echo ... > resolve` waits on a preview whose CMD takes 1 s, the daemon
 # gets SIGTERM. A new decision is refused at once (ECANCELED); the running
 # apply finishes within the grace period and its writer gets the real
-# outcome (success, CMD's output in last); `xdev stage` exits 0; the daemon
-# exits 0, unmounted; the journal file has the decision.
+# outcome (success); `xdev stage` exits 0; the daemon exits 0, unmounted;
+# the journal file has the decision with CMD's output.
 . "$(dirname "$0")/lib.sh"
 scratch
 journal=$SCRATCH/journal.jsonl
@@ -13,7 +13,8 @@ P=$OWN_DIR
 bg stager "$XDEV_BIN" stage --mount "$P" --label "slow edit" -- sh -c 'sleep 1; echo slow done'
 stager=$BG_PID
 wait_line "$SCRATCH/stager.out" 5000 "the id printed by xdev stage" "$stager"
-bg writer sh -c 'echo "ship it" >"$1/resolve" && cat "$1/last"' sh "$P"
+# Only the write's own result: the mount may be gone right after it.
+bg writer sh -c 'echo "ship it" >"$1/resolve"' sh "$P"
 writer=$BG_PID
 in_progress() { [ "$(D=$P status_json 's.get("inProgress", 0)')" = 1 ]; }
 wait_until 2000 "the slow apply under way" in_progress
@@ -28,7 +29,6 @@ assert_contains "$err" "Operation canceled" "the shell's error for a decision du
 
 wait_exit "$writer" 10000 "the writer of the running apply"
 assert_eq "$EXIT_CODE" 0 "exit status of the writer (the real outcome: applied)"
-assert_eq "$(cat "$SCRATCH/writer.out")" "slow done" "last, read by the writer right after"
 took=$(($(now_ms) - start))
 [ "$took" -lt 10000 ] || fail "the writer got its answer after $took ms, beyond the grace period"
 wait_exit "$stager" 5000 "xdev stage"

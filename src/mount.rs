@@ -13,7 +13,7 @@ use fuser::{Config, MountOption, SessionACL};
 use thiserror::Error;
 
 use crate::error::describe;
-use crate::fs::{Control, XdevFs};
+use crate::fs::{Control, Owner, XdevFs};
 use crate::journal::Journal;
 use crate::mount_point::{self, check_fuse_device, fuse_device_problem, CreatedDir};
 use crate::plan_desk::PlanDesk;
@@ -214,10 +214,13 @@ pub fn mount(
         journal.clone(),
         options.plan.clone(),
         runtime.handle().clone(),
-        options.share_journal,
+        Owner::current(options.share_journal, options.allow_other),
     );
     let control = fs.control();
     let background = fuser::spawn_mount(fs, dir, &fuse_config(&options)).map_err(io_error)?;
+    control
+        .start_forgetting(background.notifier())
+        .map_err(io_error)?;
     tracing::info!(dir = %shown, "mounted");
     Ok(Mount {
         dir: dir.to_path_buf(),

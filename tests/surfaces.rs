@@ -594,8 +594,8 @@ fn a_producer_closing_after_a_discard_is_not_also_withdrawn() {
     assert_eq!(events, ["staged", "reject"]);
     assert_eq!(
         fx.read("last"),
-        "Discarded: unwanted. Reason: (withheld; see log)\n",
-        "the status files never show a reason"
+        "Discarded: unwanted. Reason: not needed\n",
+        "SPEC's exact text where no other user can read it"
     );
 }
 

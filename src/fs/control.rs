@@ -9,6 +9,7 @@ use tokio::sync::watch;
 
 use crate::dispatch::Cancel;
 use crate::error::Error;
+use crate::fs::notify::Forgetter;
 use crate::fs::signals;
 
 /// Why a decision asked for while the mount stops is refused.
@@ -24,6 +25,7 @@ pub(crate) struct Control {
     closing: watch::Sender<bool>,
     in_flight: AtomicUsize,
     deciding: AtomicUsize,
+    forgetter: Forgetter,
 }
 
 impl Control {
@@ -33,6 +35,7 @@ impl Control {
             closing: watch::Sender::new(false),
             in_flight: AtomicUsize::new(0),
             deciding: AtomicUsize::new(0),
+            forgetter: Forgetter::default(),
         }
     }
 
@@ -53,6 +56,18 @@ impl Control {
     pub(crate) fn close(&self) {
         self.stop_new();
         self.closing.send_replace(true);
+        self.forgetter.stop();
+    }
+
+    /// Lets the filesystem have the kernel forget names (from a thread of
+    /// their own, see [`Forgetter`]).
+    pub(crate) fn start_forgetting(&self, notifier: fuser::Notifier) -> std::io::Result<()> {
+        self.forgetter.start(notifier)
+    }
+
+    /// Has the kernel forget `name` in directory `parent`, soon.
+    pub(crate) fn forget(&self, parent: fuser::INodeNo, name: &str) {
+        self.forgetter.forget(parent, name);
     }
 
     /// Requests still waiting for their answer.

@@ -7,6 +7,7 @@ mod control;
 mod handles;
 mod message;
 mod nodes;
+mod notify;
 mod poll;
 mod signals;
 mod stage;
@@ -31,13 +32,15 @@ use crate::dispatch::{DispatchHooks, Resolution};
 use crate::error::Error;
 use crate::journal::{Journal, LogReader, Record, Who, WhoCache};
 use crate::plan_desk::PlanDesk;
+use crate::session::events::EventKind;
 use crate::session::Session;
 use busy::{Busy, OpenWrite};
 pub(crate) use control::Control;
 use control::InFlight;
 use handles::{Handle, Handles, Listing, Outcome};
 use message::WriteStep;
-use nodes::{Inodes, ItemFile, Node, Owner};
+pub(crate) use nodes::Owner;
+use nodes::{Inodes, ItemFile, Node};
 use poll::Pollers;
 use status::{DeviceResult, LastResult, Renders};
 use target::Target;
@@ -101,25 +104,25 @@ impl XdevFs {
         journal: Journal,
         plan: Option<PlanDesk>,
         runtime: tokio::runtime::Handle,
-        share_journal: bool,
+        owner: Owner,
     ) -> Self {
-        XdevFs {
-            shared: Arc::new(Shared {
-                control: Arc::new(Control::new()),
-                inodes: Inodes::new(plan.is_some()),
-                session,
-                journal,
-                plan,
-                runtime,
-                handles: Handles::default(),
-                last: LastResult::default(),
-                owner: Owner::current(share_journal),
-                who: WhoCache::default(),
-                busy: Arc::default(),
-                pollers: Arc::default(),
-                renders: Renders::default(),
-            }),
-        }
+        let shared = Arc::new(Shared {
+            control: Arc::new(Control::new()),
+            inodes: Inodes::new(plan.is_some()),
+            session,
+            journal,
+            plan,
+            runtime,
+            handles: Handles::default(),
+            last: LastResult::default(),
+            owner,
+            who: WhoCache::default(),
+            busy: Arc::default(),
+            pollers: Arc::default(),
+            renders: Renders::default(),
+        });
+        forget_decided_items(&shared);
+        XdevFs { shared }
     }
 
     /// The handle the mount's owner keeps to cancel blocked writers.
@@ -304,6 +307,27 @@ impl XdevFs {
     }
 }
 
+/// Once a preview leaves the stack, the kernel forgets its directory's
+/// name, which a listing may have let it cache (see [`notify`]).
+fn forget_decided_items(shared: &Arc<Shared>) {
+    let weak = Arc::downgrade(shared);
+    shared.session.on_event(move |event| {
+        let Some(shared) = weak.upgrade() else {
+            return false;
+        };
+        let gone = matches!(
+            event.kind,
+            EventKind::Applied | EventKind::Discarded | EventKind::Withdrawn | EventKind::Cleared
+        );
+        if gone && shared.inodes.item_may_be_cached(&event.id) {
+            if let Some(pending) = shared.inodes.pending_dir() {
+                shared.control.forget(pending, &event.id);
+            }
+        }
+        true
+    });
+}
+
 /// Answers a readdir from `offset` with as much of `listing` as fits.
 fn fill_directory(listing: &Listing, offset: u64, mut reply: ReplyDirectory) {
     let start = usize::try_from(offset).unwrap_or(usize::MAX);
@@ -385,7 +409,9 @@ impl Shared {
         // The writer gets its outcome even if the journal file fails: the
         // status files say so, and the next record written names the loss.
         let _ = self.journal.append(&record);
-        self.last.record(DeviceResult::new(name, resolution));
+        let withhold = self.owner.withholds_reasons();
+        self.last
+            .record(DeviceResult::new(name, resolution, withhold));
         tracing::debug!(target = %target.name(), ok = resolution.is_ok(), text = %resolution.text, "device result");
     }
 

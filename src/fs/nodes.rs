@@ -214,11 +214,19 @@ pub(crate) struct Owner {
     pub(crate) since: SystemTime,
     /// Whether other users may read `log` and `events`.
     pub(crate) share_journal: bool,
+    /// Whether other users are let in at all (`allow_other`).
+    pub(crate) others_let_in: bool,
 }
 
 impl Owner {
+    /// Whether the status files must not quote reasons: other users may
+    /// read them, and the owner has not shared the journal with them.
+    pub(crate) fn withholds_reasons(&self) -> bool {
+        self.others_let_in && !self.share_journal
+    }
+
     /// The user running this process, from now.
-    pub(crate) fn current(share_journal: bool) -> Self {
+    pub(crate) fn current(share_journal: bool, others_let_in: bool) -> Self {
         // SAFETY: getuid and getgid cannot fail and touch no memory.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         Owner {
@@ -226,6 +234,7 @@ impl Owner {
             gid,
             since: SystemTime::now(),
             share_journal,
+            others_let_in,
         }
     }
 }
@@ -370,6 +379,21 @@ impl Inodes {
         Some(found)
     }
 
+    /// The inode of `pending/`.
+    pub(crate) fn pending_dir(&self) -> Option<INodeNo> {
+        self.named("pending").map(|(ino, _)| ino)
+    }
+
+    /// Whether the kernel may hold the directory of item `id` (it looked
+    /// it up, or it was listed with its attributes).
+    pub(crate) fn item_may_be_cached(&self, id: &str) -> bool {
+        let table = self.table.lock();
+        table
+            .items
+            .get(id)
+            .is_some_and(|dir| table.lookups.contains_key(dir))
+    }
+
     /// Counts a lookup of `ino` that the kernel made through a listing.
     pub(crate) fn count_lookup(&self, ino: INodeNo) {
         self.table.lock().looked_up(ino.0);
@@ -378,31 +402,39 @@ impl Inodes {
     /// The kernel forgot `count` lookups of `ino`. An inode it no longer
     /// knows goes if it is an old device inode or belongs to a decided item.
     pub(crate) fn forget(&self, ino: INodeNo, count: u64, is_pending: impl Fn(&str) -> bool) {
-        let mut table = self.table.lock();
-        let Some(left) = table.lookups.get_mut(&ino.0) else {
-            return;
+        let item = {
+            let mut table = self.table.lock();
+            let Some(left) = table.lookups.get_mut(&ino.0) else {
+                return;
+            };
+            *left = left.saturating_sub(count);
+            if *left > 0 {
+                return;
+            }
+            table.lookups.remove(&ino.0);
+            shrink_when_sparse(&mut table.lookups);
+            shrink_when_sparse(&mut table.by_ino);
+            match table.by_ino.get(&ino.0).cloned() {
+                Some(Node::Device(device)) if table.named.get(device.name()) != Some(&ino.0) => {
+                    table.by_ino.remove(&ino.0);
+                    return;
+                }
+                Some(Node::Item(id, _)) => id,
+                _ => return,
+            }
         };
-        *left = left.saturating_sub(count);
-        if *left > 0 {
+        // Asked without the table's lock: the session calls into the table
+        // (under its own lock) when a preview goes.
+        if is_pending(&item) {
             return;
         }
-        table.lookups.remove(&ino.0);
-        shrink_when_sparse(&mut table.lookups);
-        shrink_when_sparse(&mut table.by_ino);
-        match table.by_ino.get(&ino.0).cloned() {
-            Some(Node::Device(device)) if table.named.get(device.name()) != Some(&ino.0) => {
-                table.by_ino.remove(&ino.0);
-            }
-            Some(Node::Item(id, _)) if !is_pending(&id) => {
-                let known = table
-                    .items
-                    .get(&id)
-                    .is_some_and(|dir| table.item_known(*dir));
-                if !known {
-                    table.drop_item(&id);
-                }
-            }
-            _ => {}
+        let mut table = self.table.lock();
+        let known = table
+            .items
+            .get(&item)
+            .is_some_and(|dir| table.item_known(*dir));
+        if !known {
+            table.drop_item(&item);
         }
     }
 

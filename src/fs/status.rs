@@ -31,19 +31,27 @@ pub struct DeviceResult {
 }
 
 impl DeviceResult {
-    pub(crate) fn new(device: String, resolution: &Resolution) -> Self {
+    /// The result of `resolution` on `device`; `withhold` the reason from
+    /// the default discard text (see [`without_reason`]).
+    pub(crate) fn new(device: String, resolution: &Resolution, withhold: bool) -> Self {
+        let text = if withhold {
+            without_reason(resolution)
+        } else {
+            resolution.text.clone()
+        };
         DeviceResult {
             device,
             ok: resolution.is_ok(),
-            text: without_reason(resolution),
+            text,
             errno: (!resolution.is_ok()).then(|| errno_name(resolution.errno())),
         }
     }
 }
 
-/// The result text as the status files show it: everyone may read them, so
-/// the default discard text, which quotes the reason written (reasons may
-/// hold secrets), shows it withheld. Only `log` and `events` (the owner's
+/// The result text as the status files show it to other users (a mount
+/// with `allow_other` whose journal is not shared): the default discard
+/// text, which quotes the reason written (reasons may hold secrets), shows
+/// it withheld. Only `log` and `events` (the owner's
 /// unless shared) and the writer's own descriptor carry reasons.
 fn without_reason(resolution: &Resolution) -> String {
     match &resolution.details {

@@ -174,7 +174,7 @@ mod memory;
 
 use file::JournalFile;
 use memory::Memory;
-pub use memory::LOG_MEMORY_CAP;
+pub use memory::{LOG_MEMORY_CAP, LOG_MEMORY_CAP_WITH_FILE};
 
 /// How many lost records a `lost` record names (it counts them all).
 const LOST_NAMED: usize = 20;
@@ -307,7 +307,12 @@ impl Journal {
     /// there and synced. The file is refused (with an error naming it)
     /// unless it is a regular file.
     pub fn new(file: Option<&Path>) -> std::io::Result<Journal> {
-        Journal::with_cap(file, LOG_MEMORY_CAP)
+        let cap = if file.is_some() {
+            LOG_MEMORY_CAP_WITH_FILE
+        } else {
+            LOG_MEMORY_CAP
+        };
+        Journal::with_cap(file, cap)
     }
 
     fn with_cap(file: Option<&Path>, cap: usize) -> std::io::Result<Journal> {
