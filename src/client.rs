@@ -57,6 +57,9 @@ pub const EXIT_ERROR: u8 = 1;
 pub const EXIT_DISCARDED: u8 = 3;
 /// Exit code of `xdev stage` when its deadline passed first.
 pub const EXIT_DEADLINE: u8 = 4;
+/// Exit code of `xdev stage` when the mount went away while it waited for a
+/// decision (its command did not run).
+pub const EXIT_MOUNT_GONE: u8 = 5;
 
 /// The mount a client command talks to: `explicit` (`--mount`), else
 /// `$XDEV_DIR` when set and not empty, else `/xdev`.
@@ -143,6 +146,15 @@ pub enum ClientError {
         /// `not found on PATH`, `does not exist`, `is not executable`.
         why: &'static str,
     },
+    /// The mount went away (stopped, killed) while `xdev stage` waited for
+    /// a decision; its command did not run.
+    #[error("the xdev mount at {dir} went away while {id} waited for a decision; its command did not run")]
+    MountGone {
+        /// The mount point.
+        dir: String,
+        /// The preview's id.
+        id: String,
+    },
     /// The command to run could not be started.
     #[error("cannot run {program}: {}", describe(source))]
     Spawn {
@@ -154,6 +166,14 @@ pub enum ClientError {
 }
 
 impl ClientError {
+    /// The exit code the `xdev` command ends with for this error.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            ClientError::MountGone { .. } => EXIT_MOUNT_GONE,
+            _ => EXIT_ERROR,
+        }
+    }
+
     fn io(what: impl Into<String>, source: io::Error) -> Self {
         ClientError::Io {
             what: what.into(),
@@ -204,7 +224,8 @@ impl ClientError {
             | ClientError::Mount(_)
             | ClientError::NotAMount { .. }
             | ClientError::PlanDir { .. }
-            | ClientError::CommandNotFound { .. } => None,
+            | ClientError::CommandNotFound { .. }
+            | ClientError::MountGone { .. } => None,
         }
     }
 }
@@ -585,6 +606,9 @@ pub enum StageNotice {
     /// The `--on-reject` command failed; the preview stays pending and the
     /// stager waits for the next decision. Carries the failure message.
     RejectFailed(String),
+    /// The command ran and succeeded, but the mount went away before its
+    /// result could be reported: the stager still counts it as applied.
+    AppliedUnreported,
 }
 
 /// A line the mount sends a producer (see [`crate::producer`]).
@@ -829,14 +853,29 @@ pub fn stage(
             .env("XDEV_ID", &id)
             .env("XDEV_REASON", reason);
     };
+    let gone = || ClientError::MountGone {
+        dir: mount.display().to_string(),
+        id: id.clone(),
+    };
     loop {
-        match talk.next()? {
+        let next = match talk.next() {
+            Err(error) if is_mount_gone(&error) => return Err(gone()),
+            next => next?,
+        };
+        match next {
             Some(Incoming::Apply { reason, .. }) => {
                 let mut command = Command::new(program);
                 command.args(&options.command[1..]);
                 environment(&mut command, &reason);
                 let (ok, text) = run_for_report(command);
-                talk.report(ok, &text)?;
+                match talk.report(ok, &text) {
+                    // The command did its work: that is what counts.
+                    Err(error) if ok && is_mount_gone(&error) => {
+                        notice(StageNotice::AppliedUnreported);
+                        return Ok(StageOutcome::Applied);
+                    }
+                    reported => reported?,
+                }
                 if ok {
                     return Ok(StageOutcome::Applied);
                 }
@@ -871,14 +910,19 @@ pub fn stage(
                     path.display()
                 )))
             }
-            None => {
-                return Err(ClientError::Protocol(format!(
-                    "{} ended the conversation before a decision on {id} (was the mount stopped?)",
-                    path.display()
-                )))
-            }
+            // The conversation ended with no decision: the mount stopped.
+            None => return Err(gone()),
         }
     }
+}
+
+/// Whether `error` means the mount is gone: stopped (its waiting requests
+/// cancelled), unmounted, or its daemon killed.
+fn is_mount_gone(error: &ClientError) -> bool {
+    matches!(
+        error.errno(),
+        Some(libc::ECANCELED | libc::ENOTCONN | libc::ECONNABORTED | libc::ENODEV)
+    )
 }
 
 // ----- the daemon and `xdev run` ------------------------------------------

@@ -1105,6 +1105,44 @@ fn sigterm_cancels_a_writer_still_blocked_after_the_grace_period() {
 }
 
 #[test]
+fn a_mount_that_goes_away_while_stage_waits_exits_5_without_running_the_command() {
+    let mut daemon = Daemon::plain();
+    let marker = daemon.tmp.path().join("ran");
+    let marker_arg = marker.to_str().expect("utf-8 path");
+    let mut stager = daemon.stage(&["--label", "waits"], &["touch", marker_arg]);
+    assert_eq!(daemon.terminate(Duration::from_secs(5)), Some(0));
+    assert_eq!(stager.wait(), Some(5), "exit 5: the mount went away");
+    let stderr = stager.stderr();
+    assert_eq!(stderr.lines().count(), 1, "one clear line: {stderr}");
+    assert!(stderr.contains("went away while"), "{stderr}");
+    assert!(!marker.exists(), "the command never ran");
+}
+
+#[test]
+fn a_stager_whose_command_succeeded_exits_0_even_if_the_mount_is_gone_before_the_report() {
+    let mut daemon = Daemon::plain();
+    let pid = daemon
+        .child
+        .as_ref()
+        .map(|child| child.id())
+        .expect("daemon");
+    // The command kills the daemon, then finishes its work: the result can
+    // no longer be reported, but the work is done.
+    let script = format!("kill -KILL {pid}; sleep 0.3; echo done");
+    let mut stager = daemon.stage(&["--label", "outlives"], &["sh", "-c", &script]);
+    let writer = daemon.spawn(&["resolve", "go"]);
+    let written = finish(writer);
+    assert_eq!(written.code, 1, "the resolver lost its mount: {written:?}");
+    assert_eq!(stager.wait(), Some(0), "the command ran and succeeded");
+    assert!(
+        stager
+            .stderr()
+            .contains("ran and succeeded; the mount went away"),
+        "says so on stderr"
+    );
+}
+
+#[test]
 fn sigterm_lets_a_running_apply_finish_and_its_writer_gets_the_real_outcome() {
     let mut daemon = Daemon::start(&["--journal", "JOURNAL"]);
     let journal = daemon.journal_file();

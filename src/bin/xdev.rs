@@ -270,7 +270,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
             eprintln!("xdev: {error}");
-            ExitCode::from(client::EXIT_ERROR)
+            ExitCode::from(error.exit_code())
         }
     }
 }
@@ -328,6 +328,12 @@ fn execute(command: Command) -> Result<u8, ClientError> {
                     announce(
                         std::io::stderr(),
                         "xdev: --on-reject failed; the preview stays pending, waiting",
+                    );
+                }
+                StageNotice::AppliedUnreported => {
+                    announce(
+                        std::io::stderr(),
+                        "xdev: the command ran and succeeded; the mount went away before its result could be reported",
                     );
                 }
             })?;
