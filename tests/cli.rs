@@ -1120,7 +1120,7 @@ fn a_mount_that_goes_away_while_stage_waits_exits_5_without_running_the_command(
 
 #[test]
 fn a_stager_whose_command_succeeded_exits_0_even_if_the_mount_is_gone_before_the_report() {
-    let mut daemon = Daemon::plain();
+    let daemon = Daemon::plain();
     let pid = daemon
         .child
         .as_ref()
