@@ -34,6 +34,7 @@ pub mod dispatch;
 pub mod error;
 mod fs;
 pub mod journal;
+mod maps;
 mod mount;
 pub mod mount_point;
 pub mod plan;
@@ -57,7 +58,7 @@ pub use dispatch::{
 pub use error::{errno_name, CallbackError, Error};
 pub use fs::status::DeviceResult;
 pub use fs::MAX_MESSAGE;
-pub use mount::{mount, Mount, MountError, MountOptions};
+pub use mount::{mount, use_one_heap, Mount, MountError, MountOptions};
 pub use mount_point::{is_stale_mount, probe_mount_point, MountPointState};
 pub use plan::{plan_handler, PlanHandler, PlanProposal, PlanTitle};
 pub use plan_desk::{PlanDesk, PlanHandlerKind, PlanStatus, PlanUnderReview, UnknownPlanHandler};

@@ -326,6 +326,21 @@ fn trim_heap() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn trim_heap() {}
 
+/// Makes every thread of this process allocate from one heap. For a
+/// process whose work is serving a mount (the `xdev` daemon); call it
+/// before any thread starts. The allocator otherwise gives each thread its
+/// own heap, and what one thread allocated and another freed stays spread
+/// over them: after 32,000 previews a daemon kept 6 times its fresh size
+/// instead of about 2 (measured with `scripts/stress.sh`), and serving was
+/// no slower with one heap.
+pub fn use_one_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
+}
+
 /// How long decisions under way may take to finish when a mount stops.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(10);
 

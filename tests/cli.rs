@@ -1081,15 +1081,22 @@ fn run_exports_the_mount_returns_the_exit_code_and_cleans_up() {
 
 // ----- shutdown -----------------------------------------------------------------
 
-#[test]
-fn sigterm_cancels_a_writer_still_blocked_after_the_grace_period() {
-    let mut daemon = Daemon::start(&["--grace", "300ms"]);
-    let _stager = daemon.stage(&["--label", "slow"], &["sleep", "30"]);
+/// Stages a preview whose apply runs `cmd`, and an `xdev resolve` that waits
+/// on it: once the apply is under way, the stager and the writer.
+fn resolve_a_slow_apply(daemon: &Daemon, cmd: &[&str]) -> (Stager, Child) {
+    let stager = daemon.stage(&["--label", "slow"], cmd);
     let writer = daemon.spawn(&["resolve", "go"]);
     assert!(
         eventually(PATIENCE, || daemon.status_json()["inProgress"] == 1),
         "the apply started"
     );
+    (stager, writer)
+}
+
+#[test]
+fn sigterm_cancels_a_writer_still_blocked_after_the_grace_period() {
+    let mut daemon = Daemon::start(&["--grace", "300ms"]);
+    let (_stager, writer) = resolve_a_slow_apply(&daemon, &["sleep", "30"]);
     let dir = daemon.dir.clone();
     let stopped = Instant::now();
     assert_eq!(daemon.terminate(Duration::from_secs(2)), Some(0));
@@ -1146,15 +1153,8 @@ fn a_stager_whose_command_succeeded_exits_0_even_if_the_mount_is_gone_before_the
 fn sigterm_lets_a_running_apply_finish_and_its_writer_gets_the_real_outcome() {
     let mut daemon = Daemon::start(&["--journal", "JOURNAL"]);
     let journal = daemon.journal_file();
-    let mut stager = daemon.stage(
-        &["--label", "slow"],
-        &["sh", "-c", "sleep 1; echo slow done"],
-    );
-    let writer = daemon.spawn(&["resolve", "go"]);
-    assert!(
-        eventually(PATIENCE, || daemon.status_json()["inProgress"] == 1),
-        "the apply started"
-    );
+    let (mut stager, writer) =
+        resolve_a_slow_apply(&daemon, &["sh", "-c", "sleep 1; echo slow done"]);
     let dir = daemon.dir.clone();
     let stopped = Instant::now();
     daemon.sigterm();

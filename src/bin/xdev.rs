@@ -257,6 +257,7 @@ enum PlanAction {
 }
 
 fn main() -> ExitCode {
+    xdev::use_one_heap();
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_env("XDEV_LOG")

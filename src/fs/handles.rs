@@ -13,6 +13,7 @@ use crate::fs::nodes::Node;
 use crate::fs::stage::StageChannel;
 use crate::fs::target::Target;
 use crate::journal::{LogReader, Who};
+use crate::maps::remove_and_shrink;
 
 /// The state of one open descriptor.
 #[derive(Debug)]
@@ -87,10 +88,7 @@ impl Handles {
     }
 
     pub(crate) fn remove(&self, fh: FileHandle) -> Option<Handle> {
-        let mut open = self.open.lock();
-        let handle = open.remove(&fh.0);
-        shrink_when_sparse(&mut open);
-        handle
+        remove_and_shrink(&mut self.open.lock(), &fh.0)
     }
 
     /// Feeds a write at `offset` to a device-like handle; `None` if `fh`
@@ -247,15 +245,6 @@ impl Handles {
             }
             _ => None,
         }
-    }
-}
-
-/// Gives back most of a map's room once a burst of entries has gone (a
-/// thousand producers' descriptors, say), so that it does not stay pinned.
-pub(crate) fn shrink_when_sparse<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>) {
-    const SMALL: usize = 1024;
-    if map.capacity() > SMALL && map.len() * 4 < map.capacity() {
-        map.shrink_to(map.len() * 2);
     }
 }
 

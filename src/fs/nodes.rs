@@ -24,9 +24,9 @@ use fuser::{FileAttr, FileType, INodeNo};
 use parking_lot::Mutex;
 
 use crate::dispatch::{Action, Device};
-use crate::fs::handles::shrink_when_sparse;
 use crate::fs::status::TextFile;
 use crate::fs::target::Target;
+use crate::maps::{remove_and_shrink, shrink_when_sparse};
 
 /// One file of a pending item's directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -285,7 +285,7 @@ impl Table {
     }
 
     fn drop_item(&mut self, id: &str) {
-        if let Some(dir) = self.items.remove(id) {
+        if let Some(dir) = remove_and_shrink(&mut self.items, id) {
             for ino in dir..=dir + ITEM_FILES.len() as u64 {
                 self.by_ino.remove(&ino);
             }

@@ -14,6 +14,8 @@ use futures::future::BoxFuture;
 use parking_lot::Mutex;
 use tokio::task::AbortHandle;
 
+use crate::maps::remove_and_shrink;
+
 /// The waiters of one mount, by descriptor.
 #[derive(Debug, Default)]
 pub(crate) struct Pollers {
@@ -59,13 +61,13 @@ impl Pollers {
 
     /// The descriptor is closed: its waiter goes too.
     pub(crate) fn forget(&self, fh: FileHandle) {
-        if let Some(poller) = self.waiting.lock().remove(&fh.0) {
+        if let Some(poller) = remove_and_shrink(&mut self.waiting.lock(), &fh.0) {
             poller.task.abort();
         }
     }
 
     fn wake(&self, fh: FileHandle) {
-        let poller = self.waiting.lock().remove(&fh.0);
+        let poller = remove_and_shrink(&mut self.waiting.lock(), &fh.0);
         if let Some(poller) = poller {
             // A waiter runs on the runtime, never on a request loop.
             if let Err(err) = poller.notifier.notify() {

@@ -11,7 +11,7 @@ pub const LOG_MEMORY_CAP: usize = 8 << 20;
 /// The same with a `--journal` file, which holds every record: memory need
 /// only serve `tail -f` and `events` readers, so a daemon that once held
 /// thousands of previews goes back to about its fresh size.
-pub const LOG_MEMORY_CAP_WITH_FILE: usize = 1 << 20;
+pub const LOG_MEMORY_CAP_WITH_FILE: usize = 512 << 10;
 
 /// The kept tail of the journal. Always whole lines: the oldest ones go
 /// first, and the newest one stays even when it alone is over the cap.

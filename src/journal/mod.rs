@@ -14,6 +14,7 @@ use tokio::sync::watch;
 
 use crate::dispatch::{BeforeDecision, Details, Resolution};
 use crate::error::{errno_name, Error};
+use crate::maps::remove_and_shrink;
 use crate::session::events::{Event, EventKind};
 use crate::session::Session;
 pub use crate::who::{Who, WhoCache};
@@ -400,7 +401,7 @@ impl Journal {
                 return false;
             };
             let journal = Journal { inner };
-            let who = journal.inner.lines.lock().stagers.remove(&event.id);
+            let who = remove_and_shrink(&mut journal.inner.lines.lock().stagers, &event.id);
             if let Some(record) = Record::from_event(event, who) {
                 // A failure is reported by the next record the file takes.
                 let _ = journal.append(&record);

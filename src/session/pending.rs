@@ -10,6 +10,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use crate::maps::remove_and_shrink;
 use crate::session::preview::Preview;
 
 /// One preview in the stack and where it stands.
@@ -90,7 +91,7 @@ impl PendingStack {
 
     /// Removes a preview by id, claimed or not.
     pub(crate) fn remove(&mut self, id: &str) -> Option<Arc<Preview>> {
-        let slot = self.slots.remove(id)?;
+        let slot = remove_and_shrink(&mut self.slots, id)?;
         if !slot.claimed {
             self.order.remove(&slot.stamp);
         }
