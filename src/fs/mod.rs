@@ -205,11 +205,13 @@ impl XdevFs {
                     let resolution = shared
                         .dispatch(target, text, Some(fh), tid, Some(who))
                         .await;
+                    // Free before the answer: the writer's next open may
+                    // come at once, and must not be sent elsewhere.
+                    drop(writing);
                     match &resolution.error {
                         None => reply.written(written),
                         Some(error) => reply.error(errno_of(error)),
                     }
-                    drop(writing);
                 });
             }
         }
