@@ -10,7 +10,7 @@ use tokio::sync::watch;
 use crate::dispatch::Cancel;
 use crate::error::Error;
 use crate::fs::notify::Forgetter;
-use crate::fs::signals;
+use crate::fs::signals::SignalWatch;
 
 /// Why a decision asked for while the mount stops is refused.
 const STOPPING: &str = "the xdev mount is shutting down; it takes no new decisions";
@@ -26,16 +26,21 @@ pub(crate) struct Control {
     in_flight: AtomicUsize,
     deciding: AtomicUsize,
     forgetter: Forgetter,
+    signals: Arc<SignalWatch>,
 }
 
 impl Control {
-    pub(crate) fn new() -> Self {
+    /// A control whose signal watch runs on `runtime`.
+    pub(crate) fn new(runtime: &tokio::runtime::Handle) -> Self {
+        let signals = Arc::new(SignalWatch::default());
+        runtime.spawn(Arc::clone(&signals).run());
         Control {
             stopping: AtomicBool::new(false),
             closing: watch::Sender::new(false),
             in_flight: AtomicUsize::new(0),
             deciding: AtomicUsize::new(0),
             forgetter: Forgetter::default(),
+            signals,
         }
     }
 
@@ -94,7 +99,7 @@ impl Control {
     /// closing.
     pub(crate) fn cancel_for(&self, tid: u32) -> Cancel {
         let closed = self.closed();
-        match signals::interrupted(tid) {
+        match self.signals.interrupted(tid) {
             Some(signalled) => Box::pin(async move {
                 tokio::select! {
                     error = signalled => error,

@@ -107,7 +107,7 @@ impl XdevFs {
         owner: Owner,
     ) -> Self {
         let shared = Arc::new(Shared {
-            control: Arc::new(Control::new()),
+            control: Arc::new(Control::new(&runtime)),
             inodes: Inodes::new(plan.is_some()),
             session,
             journal,
@@ -149,7 +149,7 @@ impl XdevFs {
             // every direct write that extends a file; with this size a
             // plain O_WRONLY writer's message never does. (`>` resets the
             // kernel's size to 0, so O_TRUNC writers of one inode still
-            // take turns; `move_opens_off` keeps them off a slow one.)
+            // take turns; `busy` keeps them off a slow one.)
             _ if node.target().is_some() => MAX_MESSAGE as u64,
             _ => 0,
         };
