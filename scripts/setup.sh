@@ -8,6 +8,7 @@
 #   - python3     the mount tests drive raw os.open/os.write calls with it
 #   - procps      ps/pgrep/kill, used by the tests
 #   - util-linux  mountpoint, setpriv (second-uid tests)
+#   - nodejs      the tests drive real Node.js writers too
 #
 # The Rust toolchain (cargo) must already be installed.
 set -euo pipefail
@@ -36,9 +37,10 @@ declare -A needs=(
     [python3]=python3
     [procps]=pgrep
     [util-linux]=mountpoint
+    [nodejs]=node
 )
 missing=()
-for package in fuse3 python3 procps util-linux; do
+for package in fuse3 python3 procps util-linux nodejs; do
     if ! command -v "${needs[$package]}" >/dev/null 2>&1; then
         missing+=("$package")
     fi
@@ -56,7 +58,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
     as_root apt-get update -qq
     as_root apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
-    say "system packages present (fuse3, python3, procps, util-linux)"
+    say "system packages present (fuse3, python3, procps, util-linux, nodejs)"
 fi
 
 # --- /dev/fuse -----------------------------------------------------------------

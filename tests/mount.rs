@@ -347,6 +347,43 @@ fn writers_that_split_their_output_apply_one_preview_and_succeed() {
     );
 }
 
+/// Node.js writers: `fs.writeFileSync` is told the real error (ENOENT with
+/// nothing pending) and applies one preview; two `fs.writeSync` calls on
+/// one descriptor apply one preview and both succeed.
+#[test]
+fn node_writers_are_told_the_truth_and_apply_one_preview() {
+    let fx = Fixture::new();
+    let node = |script: &str| {
+        let out = std::process::Command::new("node")
+            .arg("-e")
+            .arg(script)
+            .env("D", &fx.dir)
+            .output()
+            .expect("node is required for this test (apt-get install -y nodejs)");
+        stdout(&out)
+    };
+    let write_file = "const fs = require('fs');
+try { fs.writeFileSync(process.env.D + '/resolve', 'looks right\\n'); console.log('ok'); }
+catch (e) { console.log(e.code); }";
+    assert_eq!(node(write_file), "ENOENT\n");
+    let (_, older) = stage(&fx.session, "migrate prod DB");
+    let (_, newer) = stage(&fx.session, "edit README");
+    assert_eq!(node(write_file), "ok\n");
+    assert_eq!((newer.applied(), older.applied()), (1, 0));
+    assert_eq!(newer.reasons(), vec!["looks right".to_string()]);
+    let two_writes = "const fs = require('fs');
+const fd = fs.openSync(process.env.D + '/resolve', 'w');
+console.log(fs.writeSync(fd, 'one\\n'), fs.writeSync(fd, 'two\\n'));
+fs.closeSync(fd);";
+    assert_eq!(node(two_writes), "4 4\n");
+    assert_eq!(
+        older.applied(),
+        1,
+        "the first write applied the next preview"
+    );
+    assert_eq!(fx.session.pending_count(), 0, "and nothing else");
+}
+
 /// Python's `with open(p, "w")` writes at close and retries a failed
 /// flush: the writer sees the real error, and `last` keeps its message.
 #[test]
