@@ -457,14 +457,18 @@ fn session_abort_cancels_a_blocked_writer_with_ecanceled() {
     );
 }
 
+/// A mount whose decisions under way get `grace` when it stops.
+fn with_grace(grace: Duration) -> Fixture {
+    Fixture::with_options(xdev::MountOptions {
+        grace,
+        ..xdev::MountOptions::default()
+    })
+}
+
 #[test]
 fn unmount_lets_a_running_decision_finish_and_refuses_new_ones() {
     let _quiet = quiet();
-    let grace = xdev::MountOptions {
-        grace: Duration::from_secs(5),
-        ..xdev::MountOptions::default()
-    };
-    let mut fx = Fixture::with_options(grace);
+    let mut fx = with_grace(Duration::from_secs(5));
     stage(&fx.session, "older");
     let (_, slow) = stage_slow(&fx.session, "slow", Duration::from_millis(600));
     let path = fx.path("resolve");
@@ -489,11 +493,7 @@ fn unmount_lets_a_running_decision_finish_and_refuses_new_ones() {
 #[test]
 fn unmount_cancels_writers_still_blocked_after_the_grace_period() {
     let _quiet = quiet();
-    let grace = xdev::MountOptions {
-        grace: Duration::from_millis(300),
-        ..xdev::MountOptions::default()
-    };
-    let mut fx = Fixture::with_options(grace);
+    let mut fx = with_grace(Duration::from_millis(300));
     stage_slow(&fx.session, "slow", Duration::from_secs(5));
     let path = fx.path("resolve");
     let writer = std::thread::spawn(move || write_once(&path, b"go"));

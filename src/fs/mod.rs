@@ -379,7 +379,7 @@ impl Shared {
     ) -> Resolution {
         let hooks = DispatchHooks {
             cancel: Some(self.control.cancel_for(tid)),
-            before_decision: Some(self.journal.before_decision(target.name(), who.clone())),
+            before_decision: self.journal.before_decision(|| target.name(), who.as_ref()),
         };
         let resolution = target
             .dispatch(&self.session, self.plan.as_ref(), &text, hooks)

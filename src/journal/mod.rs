@@ -367,13 +367,20 @@ impl Journal {
     /// The check a decision written to `device` by `who` passes once its
     /// preview is claimed: its intent record is written ahead and synced,
     /// or the decision is refused (`ENOSPC`, `EIO`) and nothing runs.
-    pub fn before_decision(&self, device: String, who: Option<Who>) -> BeforeDecision {
-        let journal = self.clone();
-        Box::new(move |id, details| {
+    /// `None` without a journal file: there is nothing to write ahead, and
+    /// the device write path builds no record for it.
+    pub fn before_decision(
+        &self,
+        device: impl FnOnce() -> String,
+        who: Option<&Who>,
+    ) -> Option<BeforeDecision> {
+        self.inner.lines.lock().file.as_ref()?;
+        let (journal, device, who) = (self.clone(), device(), who.cloned());
+        Some(Box::new(move |id, details| {
             journal
                 .write_ahead(&Record::intent(&device, id, details, who))
                 .map_err(|error| Error::journal(&error))
-        })
+        }))
     }
 
     /// With a journal file: `ok`, or `failing (<error>)` while its writes
