@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# (i) Nothing can be created, removed, renamed or linked (EPERM), device
-# modes cannot be changed, and status files cannot be written.
+# (i) None of the mount's own files can be removed, renamed or linked, and
+# no directory or special file created (EPERM); device modes cannot be
+# changed, and status files cannot be written. (Regular files created in
+# the root or an item's directory are drafts, see 33-python-tempfile-replace.sh;
+# `pending/` itself takes none.)
 . "$(dirname "$0")/lib.sh"
 
 before=$(ls -A "$D")
@@ -13,7 +16,7 @@ must_fail() { # must_fail DESCRIPTION COMMAND...
     fi
 }
 
-must_fail "touch $D/new-file" touch "$D/new-file"
+must_fail "touch $D/pending/new-file" touch "$D/pending/new-file"
 must_fail "mkdir $D/new-dir" mkdir "$D/new-dir"
 must_fail "rm -f $D/resolve" rm -f "$D/resolve"
 must_fail "mv $D/resolve $D/renamed" mv "$D/resolve" "$D/renamed"
@@ -26,7 +29,7 @@ must_fail "echo x > $D/status" sh -c 'echo x > "$1"' sh "$D/status"
 must_fail "echo x > $D/status.json" sh -c 'echo x > "$1"' sh "$D/status.json"
 
 py '
-expect_errno("EPERM", os.open, D + "/new-file", os.O_WRONLY | os.O_CREAT, 0o600)
+expect_errno("EPERM", os.open, D + "/pending/new-file", os.O_WRONLY | os.O_CREAT, 0o600)
 expect_errno("EPERM", os.mkdir, D + "/new-dir")
 expect_errno("EPERM", os.unlink, D + "/resolve")
 expect_errno("EPERM", os.rename, D + "/resolve", D + "/renamed")

@@ -777,9 +777,11 @@ fn python_and_cat_speak_the_protocol() {
 
 #[test]
 fn nothing_can_be_created_removed_renamed_linked_or_chmodded() {
+    // Beyond drafts (tests/drafts.rs): files a writer creates in the root
+    // or an item's directory, and may rename onto a device.
     let fx = Fixture::new();
     for script in [
-        "touch \"$D/new\"",
+        "touch \"$D/pending/new\"",
         "mkdir \"$D/dir\"",
         "rm \"$D/status\"",
         "rm \"$D/resolve\"",

@@ -8,6 +8,7 @@ use fuser::{Errno, FileHandle, INodeNo};
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
+use crate::fs::drafts::Draft;
 use crate::fs::message::{Message, WriteStep};
 use crate::fs::nodes::Node;
 use crate::fs::stage::StageChannel;
@@ -50,6 +51,9 @@ pub(crate) enum Handle {
     Stage(StageChannel),
     /// A directory: what it listed at the start of the current pass.
     Directory(Option<Arc<Listing>>),
+    /// A draft: its content, which stays readable and writable through the
+    /// descriptor after the draft is renamed onto a device or removed.
+    Draft(Arc<Draft>),
 }
 
 /// What a device write returned: success, or its errno.
@@ -177,6 +181,14 @@ impl Handles {
             *kept = Some(Arc::clone(&listing));
         }
         Some(listing)
+    }
+
+    /// The draft open on `fh`, if `fh` is a draft's descriptor.
+    pub(crate) fn draft(&self, fh: FileHandle) -> Option<Arc<Draft>> {
+        match self.open.lock().get(&fh.0)? {
+            Handle::Draft(draft) => Some(Arc::clone(draft)),
+            _ => None,
+        }
     }
 
     /// Runs `f` on the handle of `fh`, if it is open.

@@ -28,6 +28,18 @@ pub(crate) fn is_full_chunk(data: &[u8]) -> bool {
     !data.is_empty() && data.len() % CHUNK == 0 && data.last() != Some(&b'\n')
 }
 
+/// The text of a message of these bytes (untrimmed), or why there is
+/// none: over [`MAX_MESSAGE`] or not UTF-8. A write and a draft's
+/// delivery obey the same rules.
+pub(crate) fn message_text(data: &[u8]) -> Result<String, Error> {
+    if data.len() > MAX_MESSAGE {
+        return Err(Error::MessageTooLong { limit: MAX_MESSAGE });
+    }
+    std::str::from_utf8(data)
+        .map(str::to_string)
+        .map_err(|_| Error::NotUtf8)
+}
+
 /// The one message of a device descriptor: its first write. Nothing is
 /// ever held for a later write or for the release, where nobody would be
 /// told the outcome.
@@ -49,12 +61,9 @@ impl Message {
         }
         self.sent = true;
         self.length = data.len();
-        if data.len() > MAX_MESSAGE {
-            return WriteStep::Refuse(Error::MessageTooLong { limit: MAX_MESSAGE });
-        }
-        match std::str::from_utf8(data) {
-            Ok(text) => WriteStep::Dispatch(text.to_string()),
-            Err(_) => WriteStep::Refuse(Error::NotUtf8),
+        match message_text(data) {
+            Ok(text) => WriteStep::Dispatch(text),
+            Err(error) => WriteStep::Refuse(error),
         }
     }
 

@@ -4,6 +4,9 @@
 
 mod busy;
 mod control;
+mod delivered;
+mod draft_ops;
+mod drafts;
 mod handles;
 mod message;
 mod nodes;
@@ -34,13 +37,16 @@ use crate::journal::{Journal, LogReader, Record, Who, WhoCache};
 use crate::plan_desk::PlanDesk;
 use crate::session::events::EventKind;
 use crate::session::Session;
-use busy::{Busy, OpenWrite};
+use busy::{Busy, OpenWrite, Writing};
 pub(crate) use control::Control;
 use control::InFlight;
+use delivered::Delivered;
+use draft_ops::Renaming;
+use drafts::Drafts;
 use handles::{Handle, Handles, Listing, Outcome};
 use message::WriteStep;
 pub(crate) use nodes::Owner;
-use nodes::{Inodes, ItemFile, Node};
+use nodes::{Inodes, ItemFile, Node, FRESH_TTL};
 use poll::Pollers;
 use status::{DeviceResult, LastResult, Renders};
 use target::Target;
@@ -58,6 +64,9 @@ const OPEN_FLAGS: FopenFlags = FopenFlags::FOPEN_DIRECT_IO
     .union(FopenFlags::FOPEN_PARALLEL_DIRECT_WRITES)
     .union(FopenFlags::FOPEN_NOFLUSH);
 
+/// A draft's descriptor: direct I/O (no stale page cache) and no flush.
+const DRAFT_OPEN_FLAGS: FopenFlags = FopenFlags::FOPEN_DIRECT_IO.union(FopenFlags::FOPEN_NOFLUSH);
+
 /// State shared by the request loop and the tasks that answer waiting requests.
 struct Shared {
     control: Arc<Control>,
@@ -73,11 +82,22 @@ struct Shared {
     busy: Arc<Busy>,
     pollers: Arc<Pollers>,
     renders: Renders,
+    drafts: Drafts,
+    delivered: Delivered,
 }
 
 /// The xdev filesystem, as fuser drives it.
 pub(crate) struct XdevFs {
     shared: Arc<Shared>,
+}
+
+/// One message on its way to a handler: by a write (on descriptor `fh`)
+/// or by renaming a draft of `bytes` bytes onto the device.
+struct Delivery {
+    target: Target,
+    text: String,
+    bytes: u64,
+    fh: Option<FileHandle>,
 }
 
 /// How a read of a handle that is not answered from the handle itself is served.
@@ -120,6 +140,8 @@ impl XdevFs {
             busy: Arc::default(),
             pollers: Arc::default(),
             renders: Renders::default(),
+            drafts: Drafts::default(),
+            delivered: Delivered::default(),
         });
         forget_decided_items(&shared);
         XdevFs { shared }
@@ -130,9 +152,12 @@ impl XdevFs {
         Arc::clone(&self.shared.control)
     }
 
-    /// What `ino` is, if it (still) exists: a decided item is gone.
+    /// What `ino` is, if it (still) exists: a decided item is gone, and so
+    /// is a draft once renamed onto a device or removed.
     fn node(&self, ino: INodeNo) -> Option<Node> {
-        let node = self.shared.inodes.node(ino)?;
+        let Some(node) = self.shared.inodes.node(ino) else {
+            return self.shared.drafts.get(ino).map(|_| Node::Draft);
+        };
         match &node {
             Node::Item(id, _) if !self.shared.session.is_pending(id) => None,
             _ => Some(node),
@@ -140,6 +165,9 @@ impl XdevFs {
     }
 
     fn attr(&self, ino: INodeNo, node: &Node) -> fuser::FileAttr {
+        if let Some(draft) = self.shared.drafts.get(ino).filter(|_| *node == Node::Draft) {
+            return draft.attr();
+        }
         let size = match node {
             Node::Text(_) | Node::Item(_, ItemFile::Label | ItemFile::Source) => {
                 self.shared.text(node).map_or(0, |text| text.len() as u64)
@@ -154,6 +182,32 @@ impl XdevFs {
             _ => 0,
         };
         node.attr(ino, size, self.shared.owner)
+    }
+
+    /// A node's attributes as the process asking should see them, and how
+    /// long the kernel may keep them. A process that has just delivered a
+    /// message to a device sees the device's size as the bytes it wrote,
+    /// as an ordinary file would show (see [`delivered`]), uncached.
+    fn attr_for(
+        &self,
+        req: &Request,
+        ino: INodeNo,
+        node: &Node,
+    ) -> (fuser::FileAttr, std::time::Duration) {
+        let mut attr = self.attr(ino, node);
+        let ttl = node.attr_ttl();
+        let Some(target) = node.target().filter(|_| !self.shared.delivered.is_empty()) else {
+            return (attr, ttl);
+        };
+        let pid = self.shared.who.who(req.uid(), req.pid()).pid;
+        match self.shared.delivered.size_for(&target.name(), pid) {
+            Some(size) => {
+                attr.size = size;
+                attr.blocks = size.div_ceil(512);
+                (attr, FRESH_TTL)
+            }
+            None => (attr, ttl),
+        }
     }
 
     /// Runs `answer` on the runtime: inline if it finishes at once (no
@@ -191,30 +245,69 @@ impl XdevFs {
         };
         match step {
             WriteStep::Repeat => self.repeat_outcome(fh, &who, written, reply),
-            WriteStep::Refuse(error) => reply.error(self.shared.refuse(&target, fh, error, who)),
+            WriteStep::Refuse(error) => {
+                reply.error(self.shared.refuse(&target, Some(fh), error, who))
+            }
             WriteStep::Dispatch(text) => {
                 // The kernel holds the inode's lock until this is answered:
                 // from now on, openers are sent elsewhere (see `busy`).
                 let writing =
                     matches!(target, Target::Device(_)).then(|| self.shared.busy.begin(ino));
-                let shared = Arc::clone(&self.shared);
-                let tid = req.pid();
-                let waiting = InFlight::decision(&self.shared.control);
-                self.answer_soon(async move {
-                    let _waiting = waiting;
-                    let resolution = shared
-                        .dispatch(target, text, Some(fh), tid, Some(who))
-                        .await;
-                    // Free before the answer: the writer's next open may
-                    // come at once, and must not be sent elsewhere.
-                    drop(writing);
-                    match &resolution.error {
+                let delivery = Delivery {
+                    target,
+                    text,
+                    bytes: u64::from(written),
+                    fh: Some(fh),
+                };
+                self.decide(
+                    req.pid(),
+                    who,
+                    delivery,
+                    writing,
+                    move |errno| match errno {
                         None => reply.written(written),
-                        Some(error) => reply.error(errno_of(error)),
-                    }
-                });
+                        Some(errno) => reply.error(errno),
+                    },
+                );
             }
         }
+    }
+
+    /// Dispatches `delivery` for thread `tid` of `who` and hands the outcome
+    /// (`None` for success, else the errno) to `answer`, at once when the
+    /// handler answers at once. `writing` is the device inode a write keeps
+    /// busy while it waits.
+    fn decide(
+        &self,
+        tid: u32,
+        who: Who,
+        delivery: Delivery,
+        writing: Option<Writing>,
+        answer: impl FnOnce(Option<Errno>) + Send + 'static,
+    ) {
+        let shared = Arc::clone(&self.shared);
+        let waiting = InFlight::decision(&self.shared.control);
+        self.answer_soon(async move {
+            let _waiting = waiting;
+            let Delivery {
+                target,
+                text,
+                bytes,
+                fh,
+            } = delivery;
+            let (device, pid) = (target.name(), who.pid);
+            let resolution = Arc::clone(&shared)
+                .dispatch(target, text, fh, tid, Some(who))
+                .await;
+            // Free before the answer: the writer's next open may
+            // come at once, and must not be sent elsewhere.
+            drop(writing);
+            let errno = resolution.error.as_ref().map(errno_of);
+            if errno.is_none() {
+                shared.delivered.record(device, pid, bytes);
+            }
+            answer(errno);
+        });
     }
 
     /// Answers a later write on a device descriptor with the first write's
@@ -283,12 +376,59 @@ impl XdevFs {
         ino: INodeNo,
         fh: FileHandle,
         offset: u64,
+        uid: u32,
     ) -> Result<Arc<Listing>, Errno> {
         let dir = self.node(ino).ok_or(Errno::ENOENT)?;
         self.shared
             .handles
-            .listing(fh, offset, || Arc::new(self.shared.listing(ino, &dir)))
+            .listing(fh, offset, || Arc::new(self.shared.listing(ino, &dir, uid)))
             .ok_or(Errno::EBADF)
+    }
+
+    /// Opens the caller's draft `ino` (`O_TRUNC` empties it); another
+    /// uid's draft does not exist for it.
+    fn open_draft(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        let Some(draft) = self.shared.drafts.get(ino) else {
+            return reply.error(Errno::ENOENT);
+        };
+        if !draft.is_visible_to(req.uid()) {
+            return reply.error(Errno::ENOENT);
+        }
+        if flags.0 & libc::O_TRUNC != 0 {
+            if let Err(errno) = self.shared.drafts.set_len(&draft, 0) {
+                return reply.error(errno);
+            }
+        }
+        let fh = self.shared.handles.insert(Handle::Draft(draft));
+        reply.opened(fh, DRAFT_OPEN_FLAGS)
+    }
+
+    /// Delivers a renamed draft's text to `target` as one message: the
+    /// rename is answered with the outcome, as a write would be, and the
+    /// journal names the renaming process.
+    fn deliver_draft(
+        &self,
+        req: &Request,
+        target: Target,
+        text: String,
+        bytes: u64,
+        reply: ReplyEmpty,
+    ) {
+        let who = self.shared.who.who(req.uid(), req.pid());
+        if let Some(refusal) = self.shared.control.refusal() {
+            // A mount that is stopping takes no new decisions.
+            return reply.error(self.shared.refuse(&target, None, refusal, who));
+        }
+        let delivery = Delivery {
+            target,
+            text,
+            bytes,
+            fh: None,
+        };
+        self.decide(req.pid(), who, delivery, None, move |errno| match errno {
+            None => reply.ok(),
+            Some(errno) => reply.error(errno),
+        });
     }
 
     /// Opens a device inode for writing once no write on it is in flight,
@@ -342,8 +482,9 @@ fn fill_directory(listing: &Listing, offset: u64, mut reply: ReplyDirectory) {
 }
 
 impl Shared {
-    /// What directory `dir` (inode `ino`) lists right now.
-    fn listing(&self, ino: INodeNo, dir: &Node) -> Listing {
+    /// What directory `dir` (inode `ino`) lists right now to `uid`: its
+    /// files, and that uid's drafts.
+    fn listing(&self, ino: INodeNo, dir: &Node, uid: u32) -> Listing {
         let pending_ids = || {
             self.session
                 .pending()
@@ -355,8 +496,14 @@ impl Shared {
             (ino, ".".to_string(), dir.clone()),
             (INodeNo::ROOT, "..".to_string(), Node::Root),
         ];
+        let drafts = self
+            .drafts
+            .listed(ino, uid)
+            .into_iter()
+            .map(|(draft, name)| (draft, name, Node::Draft));
         dots.into_iter()
             .chain(self.inodes.entries(dir, pending_ids))
+            .chain(drafts)
             .collect()
     }
 
@@ -418,10 +565,10 @@ impl Shared {
     }
 
     /// A write refused before dispatch still counts as the device's result.
-    fn refuse(&self, target: &Target, fh: FileHandle, error: Error, who: Who) -> Errno {
+    fn refuse(&self, target: &Target, fh: Option<FileHandle>, error: Error, who: Who) -> Errno {
         let errno = errno_of(&error);
         let refused = Resolution::failed(error, None);
-        self.record(target, Some(fh), "", &refused, Some(who));
+        self.record(target, fh, "", &refused, Some(who));
         errno
     }
 
@@ -488,21 +635,25 @@ impl Filesystem for XdevFs {
         if parent == INodeNo::ROOT {
             shared.busy.looked_up(req.pid());
         }
-        let found = self
-            .node(parent)
-            .zip(name.to_str())
-            .and_then(|(parent, name)| {
-                shared.inodes.lookup(
-                    &parent,
-                    name,
-                    |id| shared.session.is_pending(id),
-                    |ino| shared.busy.is_writing(ino),
-                )
+        let (Some(dir), Some(name)) = (self.node(parent), name.to_str()) else {
+            return reply.error(Errno::ENOENT);
+        };
+        let found = shared
+            .inodes
+            .lookup(
+                &dir,
+                name,
+                |id| shared.session.is_pending(id),
+                |ino| shared.busy.is_writing(ino),
+            )
+            .or_else(|| {
+                let draft = shared.draft_at(parent, &dir, req.uid(), name)?;
+                Some((draft.ino(), Node::Draft))
             });
         match found {
             Some((ino, node)) => {
-                let attr = self.attr(ino, &node);
-                reply.entry_with_ttls(&node.attr_ttl(), &node.entry_ttl(), &attr, Generation(0));
+                let (attr, attr_ttl) = self.attr_for(req, ino, &node);
+                reply.entry_with_ttls(&attr_ttl, &node.entry_ttl(), &attr, Generation(0));
             }
             None => reply.error(Errno::ENOENT),
         }
@@ -515,9 +666,16 @@ impl Filesystem for XdevFs {
             .forget(ino, nlookup, |id| session.is_pending(id));
     }
 
-    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+    fn getattr(&self, req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
+        // A draft's descriptor still works once its name is gone.
+        if let Some(draft) = fh.and_then(|fh| self.shared.handles.draft(fh)) {
+            return reply.attr(&FRESH_TTL, &draft.attr());
+        }
         match self.node(ino) {
-            Some(node) => reply.attr(&node.attr_ttl(), &self.attr(ino, &node)),
+            Some(node) => {
+                let (attr, ttl) = self.attr_for(req, ino, &node);
+                reply.attr(&ttl, &attr)
+            }
             None => reply.error(Errno::ENOENT),
         }
     }
@@ -540,6 +698,18 @@ impl Filesystem for XdevFs {
         _flags: Option<BsdFileFlags>,
         reply: ReplyAttr,
     ) {
+        let draft = fh
+            .and_then(|fh| self.shared.handles.draft(fh))
+            .or_else(|| self.shared.drafts.get(ino));
+        if let Some(draft) = draft {
+            let changed = self
+                .shared
+                .change_draft(&draft, size, mode, uid, gid, atime, mtime);
+            return match changed {
+                Ok(()) => reply.attr(&FRESH_TTL, &draft.attr()),
+                Err(errno) => reply.error(errno),
+            };
+        }
         let Some(node) = self.node(ino) else {
             return reply.error(Errno::ENOENT);
         };
@@ -592,6 +762,7 @@ impl Filesystem for XdevFs {
         }
         let handle = match &node {
             _ if node.kind() == fuser::FileType::Directory => return reply.error(Errno::EISDIR),
+            Node::Draft => return self.open_draft(req, ino, flags, reply),
             _ if node.target().is_some() => node.target().map(Handle::target),
             Node::Stage => Some(Handle::Stage(stage::StageChannel::default())),
             _ if writing => return reply.error(Errno::EACCES),
@@ -622,6 +793,9 @@ impl Filesystem for XdevFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
+        if let Some(draft) = self.shared.handles.draft(fh) {
+            return reply.data(&draft.read(offset, size));
+        }
         let nonblocking = flags.0 & libc::O_NONBLOCK != 0;
         self.shared
             .handles
@@ -676,6 +850,12 @@ impl Filesystem for XdevFs {
         let written = data.len() as u32;
         if let Some((target, step)) = self.shared.handles.write(fh, offset, data) {
             return self.write_target(req, ino, fh, target, step, written, reply);
+        }
+        if let Some(draft) = self.shared.handles.draft(fh) {
+            return match self.shared.drafts.write(&draft, offset, data) {
+                Ok(()) => reply.written(written),
+                Err(errno) => reply.error(errno),
+            };
         }
         let who = self.shared.who.who(req.uid(), req.pid());
         let shared = &self.shared;
@@ -760,13 +940,13 @@ impl Filesystem for XdevFs {
 
     fn readdir(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         fh: FileHandle,
         offset: u64,
         reply: ReplyDirectory,
     ) {
-        match self.pass_listing(ino, fh, offset) {
+        match self.pass_listing(ino, fh, offset, req.uid()) {
             Ok(listing) => fill_directory(&listing, offset, reply),
             Err(errno) => reply.error(errno),
         }
@@ -774,13 +954,13 @@ impl Filesystem for XdevFs {
 
     fn readdirplus(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         fh: FileHandle,
         offset: u64,
         mut reply: ReplyDirectoryPlus,
     ) {
-        let listing = match self.pass_listing(ino, fh, offset) {
+        let listing = match self.pass_listing(ino, fh, offset, req.uid()) {
             Ok(listing) => listing,
             Err(errno) => return reply.error(errno),
         };
@@ -791,8 +971,9 @@ impl Filesystem for XdevFs {
             if reply.add(*ino, index as u64 + 1, name, &ttl, &attr, Generation(0)) {
                 break;
             }
-            // The kernel counts every entry but the dots as a lookup.
-            if name != "." && name != ".." {
+            // The kernel counts every entry but the dots as a lookup
+            // (drafts keep no count: they go when removed).
+            if name != "." && name != ".." && *node != Node::Draft {
                 self.shared.inodes.count_lookup(*ino);
             }
         }
@@ -872,8 +1053,14 @@ impl Filesystem for XdevFs {
         reply.error(Errno::EPERM);
     }
 
-    fn unlink(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
-        reply.error(Errno::EPERM);
+    fn unlink(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        let (Some(dir), Some(name)) = (self.node(parent), name.to_str()) else {
+            return reply.error(Errno::EPERM);
+        };
+        match self.shared.unlink_draft(req.uid(), (parent, &dir), name) {
+            Ok(()) => reply.ok(),
+            Err(errno) => reply.error(errno),
+        }
     }
 
     fn rmdir(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
@@ -893,15 +1080,35 @@ impl Filesystem for XdevFs {
 
     fn rename(
         &self,
-        _req: &Request,
-        _parent: INodeNo,
-        _name: &OsStr,
-        _newparent: INodeNo,
-        _newname: &OsStr,
-        _flags: RenameFlags,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        newparent: INodeNo,
+        newname: &OsStr,
+        flags: RenameFlags,
         reply: ReplyEmpty,
     ) {
-        reply.error(Errno::EPERM);
+        let (Some(from_dir), Some(to_dir)) = (self.node(parent), self.node(newparent)) else {
+            return reply.error(Errno::ENOENT);
+        };
+        let (Some(name), Some(newname)) = (name.to_str(), newname.to_str()) else {
+            return reply.error(Errno::EPERM);
+        };
+        let renaming = self.shared.plan_rename(
+            req.uid(),
+            (parent, &from_dir, name),
+            (newparent, &to_dir, newname),
+            flags,
+        );
+        match renaming {
+            Ok(Renaming::Moved) => reply.ok(),
+            Ok(Renaming::Deliver {
+                target,
+                text,
+                bytes,
+            }) => self.deliver_draft(req, target, text, bytes, reply),
+            Err(errno) => reply.error(errno),
+        }
     }
 
     fn link(
@@ -917,15 +1124,31 @@ impl Filesystem for XdevFs {
 
     fn create(
         &self,
-        _req: &Request,
-        _parent: INodeNo,
-        _name: &OsStr,
-        _mode: u32,
-        _umask: u32,
-        _flags: i32,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        flags: i32,
         reply: ReplyCreate,
     ) {
-        reply.error(Errno::EPERM);
+        let Some(dir) = self.node(parent) else {
+            return reply.error(Errno::ENOENT);
+        };
+        let Some(name) = name.to_str() else {
+            return reply.error(Errno::EINVAL);
+        };
+        match self
+            .shared
+            .create_draft(req, (parent, &dir), name, mode, umask, flags)
+        {
+            Ok(draft) => {
+                let attr = draft.attr();
+                let fh = self.shared.handles.insert(Handle::Draft(draft));
+                reply.created(&FRESH_TTL, &attr, Generation(0), fh, DRAFT_OPEN_FLAGS)
+            }
+            Err(errno) => reply.error(errno),
+        }
     }
 
     fn setxattr(

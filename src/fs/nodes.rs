@@ -60,6 +60,9 @@ pub(crate) enum Node {
     Item(Arc<str>, ItemFile),
     PlanDir,
     PlanCtl,
+    /// A writer's scratch file (see [`crate::fs::drafts`]); what it holds
+    /// lives there, not in this table.
+    Draft,
 }
 
 /// The root's entries, in listing order. `plan` only exists with a plan desk.
@@ -125,13 +128,19 @@ impl Node {
         }
     }
 
+    /// Whether writers may create drafts in this directory: the root and a
+    /// pending item's directory.
+    pub(crate) fn holds_drafts(&self) -> bool {
+        matches!(self, Node::Root | Node::Item(_, ItemFile::Dir))
+    }
+
     /// Whether its attributes (a status file's size) change as the session
     /// does. A pending item's existence changes, not its attributes: its
     /// name is never cached instead (see [`Node::entry_ttl`]). Cached
     /// directory attributes matter: every path walked through a directory
     /// checks its permissions, and would ask for them each time.
     fn is_fresh(&self) -> bool {
-        matches!(self, Node::Text(_) | Node::Log | Node::Events)
+        matches!(self, Node::Text(_) | Node::Log | Node::Events | Node::Draft)
     }
 
     /// How long the kernel may cache this node's attributes.
@@ -158,7 +167,9 @@ impl Node {
     /// How long the kernel may cache the name leading to this node.
     pub(crate) fn entry_ttl(&self) -> Duration {
         match self {
-            Node::Item(..) => FRESH_TTL,
+            // A draft's name is private to its uid: never cached, so that
+            // every walk to it asks whose it is.
+            Node::Item(..) | Node::Draft => FRESH_TTL,
             _ => STATIC_TTL,
         }
     }
@@ -442,6 +453,37 @@ impl Inodes {
     #[cfg(test)]
     fn len(&self) -> usize {
         self.table.lock().by_ino.len()
+    }
+
+    /// What `name` in directory `parent` is, without counting a lookup and
+    /// without renewing a busy device (see [`Inodes::lookup`]).
+    pub(crate) fn peek(
+        &self,
+        parent: &Node,
+        name: &str,
+        is_pending: impl Fn(&str) -> bool,
+    ) -> Option<(INodeNo, Node)> {
+        self.find(parent, name, is_pending, |_| false)
+    }
+
+    /// Whether `name` in `parent` is one of the mount's own names (even
+    /// one hidden on this mount, such as `plan` without a plan desk), which
+    /// no draft may take.
+    pub(crate) fn is_reserved(parent: &Node, name: &str) -> bool {
+        match parent {
+            Node::Root => ROOT_ENTRIES.iter().any(|(own, _)| *own == name),
+            Node::Item(_, ItemFile::Dir) => ITEM_FILES.iter().any(|(own, _)| *own == name),
+            _ => true,
+        }
+    }
+
+    /// A fresh inode number, never used before on this mount, for a node
+    /// kept elsewhere (a draft).
+    pub(crate) fn fresh_ino(&self) -> INodeNo {
+        let mut table = self.table.lock();
+        let ino = table.next;
+        table.next += 1;
+        INodeNo(ino)
     }
 
     fn find(

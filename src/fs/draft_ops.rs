@@ -1,0 +1,259 @@
+//! What each file operation on a draft decides: who may create one where,
+//! what a rename does (move a draft, or deliver it to a device), and what
+//! an unlink or a setattr may change. Each returns an errno for the
+//! adapter to answer with; the store itself is [`super::drafts`].
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use fuser::{Errno, INodeNo, RenameFlags, Request, TimeOrNow};
+
+use super::drafts::{Created, Creator, Draft, MetaChange, Place};
+use super::message::message_text;
+use super::nodes::{Inodes, Node};
+use super::target::Target;
+use super::Shared;
+
+/// What a rename of a draft does.
+#[derive(Debug)]
+pub(super) enum Renaming {
+    /// It moved to another draft name.
+    Moved,
+    /// It is a message for `target`: `text`, from a draft of `bytes` bytes.
+    Deliver {
+        target: Target,
+        text: String,
+        bytes: u64,
+    },
+}
+
+/// The file-type and permission bits a create asks for, less the umask.
+fn created_perm(mode: u32, umask: u32) -> u16 {
+    (mode & !umask & 0o7777) as u16
+}
+
+/// A setattr time, as a point in time.
+fn time_of(time: TimeOrNow) -> SystemTime {
+    match time {
+        TimeOrNow::SpecificTime(time) => time,
+        TimeOrNow::Now => SystemTime::now(),
+    }
+}
+
+impl Shared {
+    /// Where a draft named `name` in directory `dir` (inode `dir_ino`)
+    /// would be for `uid`, if drafts may be there at all.
+    fn place(&self, dir_ino: INodeNo, dir: &Node, uid: u32, name: &str) -> Option<Place> {
+        dir.holds_drafts().then(|| Place {
+            dir: dir_ino,
+            uid,
+            name: name.to_string(),
+        })
+    }
+
+    /// The draft `uid` has at `name` in directory `dir_ino`.
+    pub(super) fn draft_at(
+        &self,
+        dir_ino: INodeNo,
+        dir: &Node,
+        uid: u32,
+        name: &str,
+    ) -> Option<Arc<Draft>> {
+        self.drafts.find(&self.place(dir_ino, dir, uid, name)?)
+    }
+
+    /// Whether directory `dir_ino` still exists (a decided item's
+    /// directory does not): the drafts in it go.
+    fn dir_exists(&self, dir_ino: INodeNo) -> bool {
+        match self.inodes.node(dir_ino) {
+            Some(Node::Root) => true,
+            Some(Node::Item(id, _)) => self.session.is_pending(&id),
+            _ => false,
+        }
+    }
+
+    /// Creates (or, without `O_EXCL`, opens) the caller's draft `name` in
+    /// directory `parent`. Creating one takes what writing a device takes:
+    /// being the mount's owner (or root).
+    pub(super) fn create_draft(
+        &self,
+        req: &Request,
+        parent: (INodeNo, &Node),
+        name: &str,
+        mode: u32,
+        umask: u32,
+        flags: i32,
+    ) -> Result<Arc<Draft>, Errno> {
+        let (dir_ino, dir) = parent;
+        if Inodes::is_reserved(dir, name) {
+            return Err(Errno::EPERM);
+        }
+        let place = self
+            .place(dir_ino, dir, req.uid(), name)
+            .ok_or(Errno::EPERM)?;
+        if req.uid() != self.owner.uid && req.uid() != 0 {
+            return Err(Errno::EACCES);
+        }
+        let pid = self.who.who(req.uid(), req.pid()).pid;
+        let creator = Creator::new(req.uid(), req.gid(), pid);
+        let exclusive = flags & libc::O_EXCL != 0;
+        let created = self.drafts.create(
+            place,
+            creator,
+            created_perm(mode, umask),
+            exclusive,
+            || self.inodes.fresh_ino(),
+            |dir| self.dir_exists(dir),
+        )?;
+        match created {
+            Created::New(draft) => Ok(draft),
+            Created::Existing(draft) => {
+                if flags & libc::O_TRUNC != 0 {
+                    self.drafts.set_len(&draft, 0)?;
+                }
+                Ok(draft)
+            }
+        }
+    }
+
+    /// Changes a draft's size, mode, owner or times, as setattr asks.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn change_draft(
+        &self,
+        draft: &Draft,
+        size: Option<u64>,
+        mode: Option<u32>,
+        uid: Option<u32>,
+        gid: Option<u32>,
+        atime: Option<TimeOrNow>,
+        mtime: Option<TimeOrNow>,
+    ) -> Result<(), Errno> {
+        if let Some(size) = size {
+            self.drafts.set_len(draft, size)?;
+        }
+        draft.change(MetaChange {
+            perm: mode.map(|mode| (mode & 0o7777) as u16),
+            uid,
+            gid,
+            atime: atime.map(time_of),
+            mtime: mtime.map(time_of),
+        });
+        Ok(())
+    }
+
+    /// Removes the caller's draft `name`; the mount's own names stay.
+    pub(super) fn unlink_draft(
+        &self,
+        uid: u32,
+        parent: (INodeNo, &Node),
+        name: &str,
+    ) -> Result<(), Errno> {
+        let (dir_ino, dir) = parent;
+        let place = self.place(dir_ino, dir, uid, name).ok_or(Errno::EPERM)?;
+        match self.drafts.remove(&place) {
+            Some(_) => Ok(()),
+            None if self.is_own_name(dir, name) => Err(Errno::EPERM),
+            None => Err(Errno::ENOENT),
+        }
+    }
+
+    /// Whether `name` in `dir` is one of the mount's files.
+    fn is_own_name(&self, dir: &Node, name: &str) -> bool {
+        self.inodes
+            .peek(dir, name, |id| self.session.is_pending(id))
+            .is_some()
+    }
+
+    /// What renaming `from` (in `from_dir`) to `to` (in `to_dir`) does.
+    ///
+    /// Only the caller's drafts move. Onto a device-like file, the draft's
+    /// bytes are one message under the rules of a write (at most 64 KiB,
+    /// UTF-8); a draft that breaks them is kept (`EMSGSIZE`, `EINVAL`) and
+    /// nothing is dispatched. A draft to be delivered is taken away here,
+    /// so it is gone whatever the outcome. Onto any other file of the
+    /// mount, `EPERM`, and the draft is kept.
+    pub(super) fn plan_rename(
+        &self,
+        uid: u32,
+        from: (INodeNo, &Node, &str),
+        to: (INodeNo, &Node, &str),
+        flags: RenameFlags,
+    ) -> Result<Renaming, Errno> {
+        let (from_ino, from_dir, from_name) = from;
+        let (to_ino, to_dir, to_name) = to;
+        if flags.contains(RenameFlags::RENAME_EXCHANGE)
+            || flags.contains(RenameFlags::RENAME_WHITEOUT)
+        {
+            return Err(Errno::EPERM);
+        }
+        let source = self
+            .place(from_ino, from_dir, uid, from_name)
+            .ok_or(Errno::EPERM)?;
+        let Some(draft) = self.drafts.find(&source) else {
+            return Err(if self.is_own_name(from_dir, from_name) {
+                Errno::EPERM
+            } else {
+                Errno::ENOENT
+            });
+        };
+        let is_pending = |id: &str| self.session.is_pending(id);
+        match self.inodes.peek(to_dir, to_name, is_pending) {
+            Some(_) if flags.contains(RenameFlags::RENAME_NOREPLACE) => Err(Errno::EEXIST),
+            Some((_, node)) => match node.target() {
+                Some(target) => self.take_for_delivery(&source, &draft, target),
+                None => Err(Errno::EPERM),
+            },
+            None => {
+                let dest = self
+                    .place(to_ino, to_dir, uid, to_name)
+                    .ok_or(Errno::EPERM)?;
+                if Inodes::is_reserved(to_dir, to_name) {
+                    return Err(Errno::EPERM);
+                }
+                if flags.contains(RenameFlags::RENAME_NOREPLACE)
+                    && self.drafts.find(&dest).is_some()
+                {
+                    return Err(Errno::EEXIST);
+                }
+                self.drafts.rename(&source, dest)?;
+                Ok(Renaming::Moved)
+            }
+        }
+    }
+
+    /// Takes the draft at `source` away as a message for `target`, if it
+    /// is a valid one.
+    fn take_for_delivery(
+        &self,
+        source: &Place,
+        draft: &Draft,
+        target: Target,
+    ) -> Result<Renaming, Errno> {
+        if let Target::Item { id, .. } = &target {
+            if self.session.is_in_progress(id) {
+                // As for an open of that file: another decision of this
+                // preview is under way.
+                return Err(Errno::EBUSY);
+            }
+        }
+        let bytes = draft.bytes();
+        let text = message_text(&bytes).map_err(|error| super::errno_of(&error))?;
+        self.drafts.remove(source);
+        Ok(Renaming::Deliver {
+            target,
+            text,
+            bytes: bytes.len() as u64,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_created_file_gets_its_mode_less_the_umask() {
+        assert_eq!(created_perm(0o100666, 0o022), 0o644);
+        assert_eq!(created_perm(0o100600, 0o077), 0o600);
+    }
+}

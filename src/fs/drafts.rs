@@ -1,0 +1,372 @@
+//! Drafts: the scratch files that atomic-write libraries and agents' file
+//! tools create beside a file they replace. A writer creates one in the
+//! mount root or in a `pending/<id>/` directory, writes it, and renames it
+//! onto a device: the rename delivers the draft as one message (see the
+//! adapter's `rename`). Until then a draft is a small ordinary file held in
+//! memory.
+//!
+//! Drafts are private to the uid that made them (other uids can neither
+//! see nor open them) and bounded per uid. A draft whose creating process
+//! has exited, or whose `pending/<id>/` directory has gone, is dropped the
+//! next time that uid creates one; all go at unmount with the mount.
+//! Nothing here is on the path of a plain `echo > resolve`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use fuser::{Errno, FileAttr, FileType, INodeNo};
+use parking_lot::Mutex;
+
+use crate::fs::message::MAX_MESSAGE;
+
+/// How many drafts one uid may hold at once.
+pub(crate) const MAX_DRAFTS_PER_UID: usize = 64;
+
+/// How many bytes one uid's drafts may hold together. One draft holds at
+/// most one message ([`MAX_MESSAGE`]).
+pub(crate) const MAX_DRAFT_BYTES_PER_UID: usize = 2 * 1024 * 1024;
+
+/// The process that created a draft: its uid (whose draft it is) and its
+/// thread group, with the group's start time so that a reused pid does not
+/// keep an orphan alive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Creator {
+    pub(crate) uid: u32,
+    pub(crate) gid: u32,
+    pid: u32,
+    started: Option<u64>,
+}
+
+impl Creator {
+    /// The creator `pid` (a thread group id) of uid `uid`, as it is now.
+    pub(crate) fn new(uid: u32, gid: u32, pid: u32) -> Self {
+        Creator {
+            uid,
+            gid,
+            pid,
+            started: start_time(pid),
+        }
+    }
+
+    /// Whether the creating process still runs.
+    fn is_alive(&self) -> bool {
+        self.started.is_some() && start_time(self.pid) == self.started
+    }
+}
+
+/// When process `pid` started (field 22 of `/proc/<pid>/stat`, in clock
+/// ticks since boot), if it exists.
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The name (field 2) may hold spaces and parentheses: count from its end.
+    let (_, after_name) = stat.rsplit_once(')')?;
+    after_name.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// One draft: an inode number, whose it is, and its content.
+#[derive(Debug)]
+pub(crate) struct Draft {
+    ino: INodeNo,
+    creator: Creator,
+    file: Mutex<DraftFile>,
+}
+
+/// What a draft holds, as an ordinary file would.
+#[derive(Debug)]
+struct DraftFile {
+    bytes: Vec<u8>,
+    perm: u16,
+    uid: u32,
+    gid: u32,
+    atime: SystemTime,
+    mtime: SystemTime,
+    ctime: SystemTime,
+}
+
+/// A change of a draft's metadata, as `setattr` asks for it.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct MetaChange {
+    pub(crate) perm: Option<u16>,
+    pub(crate) uid: Option<u32>,
+    pub(crate) gid: Option<u32>,
+    pub(crate) atime: Option<SystemTime>,
+    pub(crate) mtime: Option<SystemTime>,
+}
+
+impl Draft {
+    /// The inode number it was given.
+    pub(crate) fn ino(&self) -> INodeNo {
+        self.ino
+    }
+
+    /// Whether `uid` may see and open it: only its creator's uid may.
+    pub(crate) fn is_visible_to(&self, uid: u32) -> bool {
+        self.creator.uid == uid
+    }
+
+    /// Its bytes at `offset`, at most `size` of them.
+    pub(crate) fn read(&self, offset: u64, size: u32) -> Vec<u8> {
+        let mut file = self.file.lock();
+        file.atime = SystemTime::now();
+        crate::fs::handles::slice_at(&file.bytes, offset, size).to_vec()
+    }
+
+    /// All its bytes.
+    pub(crate) fn bytes(&self) -> Vec<u8> {
+        self.file.lock().bytes.clone()
+    }
+
+    /// How many bytes it holds.
+    pub(crate) fn len(&self) -> usize {
+        self.file.lock().bytes.len()
+    }
+
+    /// Changes its mode, owner or times (permission was checked by the
+    /// kernel, as for any file).
+    pub(crate) fn change(&self, change: MetaChange) {
+        let mut file = self.file.lock();
+        let now = SystemTime::now();
+        if let Some(perm) = change.perm {
+            file.perm = perm & 0o7777;
+        }
+        file.uid = change.uid.unwrap_or(file.uid);
+        file.gid = change.gid.unwrap_or(file.gid);
+        file.atime = change.atime.unwrap_or(file.atime);
+        file.mtime = change.mtime.unwrap_or(file.mtime);
+        file.ctime = now;
+    }
+
+    /// Its attributes.
+    pub(crate) fn attr(&self) -> FileAttr {
+        let file = self.file.lock();
+        let size = file.bytes.len() as u64;
+        FileAttr {
+            ino: self.ino,
+            size,
+            blocks: size.div_ceil(512),
+            atime: file.atime,
+            mtime: file.mtime,
+            ctime: file.ctime,
+            crtime: file.ctime,
+            kind: FileType::RegularFile,
+            perm: file.perm,
+            nlink: 1,
+            uid: file.uid,
+            gid: file.gid,
+            rdev: 0,
+            blksize: 4096,
+            flags: 0,
+        }
+    }
+}
+
+/// Where a draft is: its directory's inode, whose it is, and its name.
+/// Each uid has names of its own.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Place {
+    pub(crate) dir: INodeNo,
+    pub(crate) uid: u32,
+    pub(crate) name: String,
+}
+
+/// Every draft of a mount.
+#[derive(Debug, Default)]
+pub(crate) struct Drafts {
+    table: Mutex<Table>,
+}
+
+#[derive(Debug, Default)]
+struct Table {
+    by_ino: HashMap<u64, (Place, Arc<Draft>)>,
+    by_place: HashMap<Place, u64>,
+}
+
+impl Table {
+    fn remove(&mut self, place: &Place) -> Option<Arc<Draft>> {
+        let ino = self.by_place.remove(place)?;
+        self.by_ino.remove(&ino).map(|(_, draft)| draft)
+    }
+
+    fn insert(&mut self, place: Place, draft: Arc<Draft>) {
+        self.by_place.insert(place.clone(), draft.ino.0);
+        self.by_ino.insert(draft.ino.0, (place, draft));
+    }
+
+    fn of_uid(&self, uid: u32) -> impl Iterator<Item = &Arc<Draft>> {
+        self.by_ino
+            .values()
+            .filter(move |(place, _)| place.uid == uid)
+            .map(|(_, draft)| draft)
+    }
+
+    /// The bytes uid `uid` holds in drafts other than `except`.
+    fn bytes_of_uid_except(&self, uid: u32, except: INodeNo) -> usize {
+        self.of_uid(uid)
+            .filter(|draft| draft.ino != except)
+            .map(|draft| draft.len())
+            .sum()
+    }
+}
+
+/// How `create` found or made a draft.
+#[derive(Debug)]
+pub(crate) enum Created {
+    /// A new draft.
+    New(Arc<Draft>),
+    /// The caller's draft of that name, which it opens (`O_CREAT` without
+    /// `O_EXCL` on an existing file).
+    Existing(Arc<Draft>),
+}
+
+impl Drafts {
+    /// Creates a draft at `place` for `creator`, with inode number `ino`
+    /// (taken only for a new draft) and permission bits `perm`.
+    ///
+    /// Drafts of that uid whose creator has exited, or whose directory is
+    /// gone (`dir_exists`), are dropped first. Past the per-uid count,
+    /// `EDQUOT`; an existing draft of that name is `EEXIST` when
+    /// `exclusive`, else opened.
+    pub(crate) fn create(
+        &self,
+        place: Place,
+        creator: Creator,
+        perm: u16,
+        exclusive: bool,
+        ino: impl FnOnce() -> INodeNo,
+        dir_exists: impl Fn(INodeNo) -> bool,
+    ) -> Result<Created, Errno> {
+        let mut table = self.table.lock();
+        if let Some(existing) = table.by_place.get(&place) {
+            if exclusive {
+                return Err(Errno::EEXIST);
+            }
+            let (_, draft) = &table.by_ino[existing];
+            return Ok(Created::Existing(Arc::clone(draft)));
+        }
+        let gone: Vec<Place> = table
+            .by_ino
+            .values()
+            .filter(|(held, draft)| {
+                held.uid == place.uid && (!draft.creator.is_alive() || !dir_exists(held.dir))
+            })
+            .map(|(held, _)| held.clone())
+            .collect();
+        for held in &gone {
+            table.remove(held);
+        }
+        if table.of_uid(place.uid).count() >= MAX_DRAFTS_PER_UID {
+            return Err(Errno::EDQUOT);
+        }
+        let now = SystemTime::now();
+        let draft = Arc::new(Draft {
+            ino: ino(),
+            creator,
+            file: Mutex::new(DraftFile {
+                bytes: Vec::new(),
+                perm: perm & 0o7777,
+                uid: creator.uid,
+                gid: creator.gid,
+                atime: now,
+                mtime: now,
+                ctime: now,
+            }),
+        });
+        table.insert(place, Arc::clone(&draft));
+        Ok(Created::New(draft))
+    }
+
+    /// The draft numbered `ino`, while it has a name.
+    pub(crate) fn get(&self, ino: INodeNo) -> Option<Arc<Draft>> {
+        let table = self.table.lock();
+        table.by_ino.get(&ino.0).map(|(_, draft)| Arc::clone(draft))
+    }
+
+    /// The draft at `place`.
+    pub(crate) fn find(&self, place: &Place) -> Option<Arc<Draft>> {
+        let table = self.table.lock();
+        let ino = table.by_place.get(place)?;
+        table.by_ino.get(ino).map(|(_, draft)| Arc::clone(draft))
+    }
+
+    /// The drafts uid `uid` has in directory `dir`, by name.
+    pub(crate) fn listed(&self, dir: INodeNo, uid: u32) -> Vec<(INodeNo, String)> {
+        let table = self.table.lock();
+        let mut listed: Vec<(INodeNo, String)> = table
+            .by_ino
+            .values()
+            .filter(|(place, _)| place.dir == dir && place.uid == uid)
+            .map(|(place, draft)| (draft.ino, place.name.clone()))
+            .collect();
+        listed.sort_by(|a, b| a.1.cmp(&b.1));
+        listed
+    }
+
+    /// Takes the draft at `place` away (an unlink, or its delivery): open
+    /// descriptors of it keep reading and writing what it held.
+    pub(crate) fn remove(&self, place: &Place) -> Option<Arc<Draft>> {
+        self.table.lock().remove(place)
+    }
+
+    /// Renames the draft at `from` to `to` (same uid), replacing a draft
+    /// already there, as rename(2) does.
+    pub(crate) fn rename(&self, from: &Place, to: Place) -> Result<(), Errno> {
+        let mut table = self.table.lock();
+        let draft = table.remove(from).ok_or(Errno::ENOENT)?;
+        table.remove(&to);
+        table.insert(to, draft);
+        Ok(())
+    }
+
+    /// Writes `data` at `offset` into `draft`: never past one message
+    /// (`EFBIG`), nor past its uid's byte total (`EDQUOT`).
+    pub(crate) fn write(&self, draft: &Draft, offset: u64, data: &[u8]) -> Result<(), Errno> {
+        let end = usize::try_from(offset)
+            .ok()
+            .and_then(|start| start.checked_add(data.len()))
+            .ok_or(Errno::EFBIG)?;
+        let start = end - data.len();
+        self.resize(
+            draft,
+            |len| len.max(end),
+            |bytes| {
+                bytes[start..end].copy_from_slice(data);
+            },
+        )
+    }
+
+    /// Truncates or extends `draft` to `size` bytes, within the same bounds
+    /// as a write.
+    pub(crate) fn set_len(&self, draft: &Draft, size: u64) -> Result<(), Errno> {
+        let size = usize::try_from(size).map_err(|_| Errno::EFBIG)?;
+        self.resize(draft, |_| size, |_| {})
+    }
+
+    /// Resizes `draft` to `new_len(its length)` and then lets `fill`
+    /// change its bytes, if the new length stays within one message and
+    /// its uid's total; else nothing changes.
+    fn resize(
+        &self,
+        draft: &Draft,
+        new_len: impl FnOnce(usize) -> usize,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> Result<(), Errno> {
+        let table = self.table.lock();
+        let mut file = draft.file.lock();
+        let before = file.bytes.len();
+        let after = new_len(before);
+        if after > MAX_MESSAGE.max(before) {
+            return Err(Errno::EFBIG);
+        }
+        let others = table.bytes_of_uid_except(draft.creator.uid, draft.ino);
+        if after > before && others + after > MAX_DRAFT_BYTES_PER_UID {
+            return Err(Errno::EDQUOT);
+        }
+        file.bytes.resize(after, 0);
+        fill(&mut file.bytes);
+        let now = SystemTime::now();
+        file.mtime = now;
+        file.ctime = now;
+        Ok(())
+    }
+}
