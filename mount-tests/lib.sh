@@ -166,6 +166,65 @@ need_xdev() {
     [ -x "$XDEV_BIN" ] || fail "no xdev binary at $XDEV_BIN (run cargo build, or set XDEV_BIN)"
 }
 
+# --- real clients from npm ----------------------------------------------------------
+#
+# Scenarios that drive real agents' file-writing code install it from npm,
+# pinned, once, into $CLIENT_CACHE (git-ignored target/ by default) and
+# reuse it afterwards. node and npm are required: a scenario that needs them
+# fails (it does not skip) when they are missing.
+CLIENT_CACHE=${XDEV_CLIENT_CACHE:-$LIB_ROOT/target/client-cache}
+NPM_CLIENTS="@modelcontextprotocol/server-filesystem@2026.8.31 write-file-atomic@7.0.1"
+MCP_FILESYSTEM_SERVER=$CLIENT_CACHE/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
+
+# need_node: fail unless node is there.
+need_node() {
+    command -v node >/dev/null 2>&1 ||
+        fail "node is missing: these scenarios drive real Node.js clients (run scripts/setup.sh, or apt-get install nodejs)"
+}
+
+# npm_clients_missing: prints the NPM_CLIENTS specs whose exact version is
+# not installed in $CLIENT_CACHE (by its node_modules/NAME/package.json).
+npm_clients_missing() {
+    "$PYTHON" -c '
+import json, os, sys
+cache = sys.argv[1]
+for spec in sys.argv[2:]:
+    name, version = spec.rsplit("@", 1)
+    try:
+        with open(os.path.join(cache, "node_modules", name, "package.json")) as f:
+            installed = json.load(f).get("version")
+    except (OSError, ValueError):
+        installed = None
+    if installed != version:
+        print(spec)' "$CLIENT_CACHE" $NPM_CLIENTS
+}
+
+# need_npm_clients: node, and the pinned NPM_CLIENTS in $CLIENT_CACHE,
+# installed there when missing (`npm install --prefix`; a no-op when they
+# already are). Fails loudly if npm is missing or cannot install them.
+need_npm_clients() {
+    need_node
+    local missing shown log
+    missing=$(npm_clients_missing) || fail "cannot check the npm clients in $CLIENT_CACHE"
+    [ -z "$missing" ] && return 0
+    shown=${missing//$'\n'/ }
+    command -v npm >/dev/null 2>&1 ||
+        fail "npm is missing, and $CLIENT_CACHE lacks $shown (run scripts/setup.sh, or apt-get install npm)"
+    mkdir -p "$CLIENT_CACHE" || fail "cannot create the npm client cache $CLIENT_CACHE"
+    log=$CLIENT_CACHE/npm-install.log
+    note "installing $shown into $CLIENT_CACHE"
+    # One installer at a time (scenarios run by hand in parallel share it).
+    # shellcheck disable=SC2086 # one argument per package spec
+    if ! flock -w 300 "$CLIENT_CACHE/.install.lock" \
+        npm install --prefix "$CLIENT_CACHE" --no-audit --no-fund --save-exact $missing >"$log" 2>&1; then
+        fail "npm could not install $shown into $CLIENT_CACHE (is the npm registry reachable?); the end of $log:
+$(tail -n 20 "$log")"
+    fi
+    missing=$(npm_clients_missing)
+    [ -z "$missing" ] ||
+        fail "after npm install, $CLIENT_CACHE still lacks the exact versions ${missing//$'\n'/ } (see $log)"
+}
+
 # xdev ARGS...: the CLI (finds the mount through $XDEV_DIR, like a user's).
 xdev() { "$XDEV_BIN" "$@"; }
 
