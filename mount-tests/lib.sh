@@ -173,7 +173,8 @@ need_xdev() {
 # reuse it afterwards. node and npm are required: a scenario that needs them
 # fails (it does not skip) when they are missing.
 CLIENT_CACHE=${XDEV_CLIENT_CACHE:-$LIB_ROOT/target/client-cache}
-NPM_CLIENTS="@modelcontextprotocol/server-filesystem@2026.8.31 write-file-atomic@7.0.1"
+NPM_CLIENTS=("@modelcontextprotocol/server-filesystem@2026.8.31" "write-file-atomic@7.0.1")
+# shellcheck disable=SC2034 # used by the scenarios
 MCP_FILESYSTEM_SERVER=$CLIENT_CACHE/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
 
 # need_node: fail unless node is there.
@@ -196,7 +197,7 @@ for spec in sys.argv[2:]:
     except (OSError, ValueError):
         installed = None
     if installed != version:
-        print(spec)' "$CLIENT_CACHE" $NPM_CLIENTS
+        print(spec)' "$CLIENT_CACHE" "${NPM_CLIENTS[@]}"
 }
 
 # need_npm_clients: node, and the pinned NPM_CLIENTS in $CLIENT_CACHE,
@@ -253,6 +254,43 @@ stage_bg() {
     pending-action:*:*) ;;
     *) fail "xdev stage ($name) printed $(printf '%q' "$ID") as its id" ;;
     esac
+}
+
+# stage_counted NAME LABEL: stage_bg a preview labelled LABEL whose CMD
+# appends its id to $SCRATCH/runs and prints `applied: <reason>` (so the
+# resolve's result, and `last`, is that line).
+stage_counted() {
+    stage_bg "$1" --label "$2" -- sh -c 'echo "$XDEV_ID" >>"$1"; echo "applied: $XDEV_REASON"' sh "$SCRATCH/runs"
+}
+
+# runs_of ID: how many times a stage_counted CMD ran for ID ("all": for any).
+runs_of() {
+    if [ ! -e "$SCRATCH/runs" ]; then
+        echo 0
+    elif [ "$1" = all ]; then
+        grep -c . "$SCRATCH/runs"
+    else
+        grep -cxF -- "$1" "$SCRATCH/runs"
+    fi
+}
+
+# assert_no_drafts WHAT: the mount root lists only the mount's own names
+# (no scratch file of a writer is left behind), and no pending/<id>/ holds
+# anything but its own four entries.
+assert_no_drafts() {
+    assert_listing "$1"
+    local item entry extra
+    for item in "$D"/pending/*/; do
+        [ -d "$item" ] || continue
+        extra=""
+        for entry in "$item"* "$item".*; do
+            case ${entry##*/} in
+            label | source | resolve | reject | . | .. | '*' | '.*') ;;
+            *) extra+=" ${entry##*/}" ;;
+            esac
+        done
+        [ -z "$extra" ] || fail "$1: ${item#"$D"/} also holds:$extra"
+    done
 }
 
 # wait_line FILE MS WHAT [PID]: waits until FILE has a complete first line
@@ -315,6 +353,26 @@ with open(sys.argv[1]) as f:
             r = json.loads(line)
             if eval(sys.argv[2]):
                 print(json.dumps(r, sort_keys=True))' "$D/log" "$1" || fail "cannot read the journal at $D/log"
+}
+
+# assert_decision REASON EVENT OUTCOME ERRNO PID PROCESS: the journal has
+# exactly one record with REASON, and it is an EVENT (resolve|reject) with
+# that outcome (ok|error) and errno (`-` for none), made by process PID
+# named PROCESS.
+assert_decision() {
+    py '
+reason, event, outcome, err, pid, process = sys.argv[1:7]
+with open(D + "/log") as f:
+    found = [r for r in map(json.loads, filter(str.strip, f)) if r.get("reason") == reason]
+if len(found) != 1:
+    sys.exit("journal: %d records with reason %r, expected exactly 1: %r" % (len(found), reason, found))
+r = found[0]
+want = {"event": event, "outcome": outcome, "errno": None if err == "-" else err,
+        "pid": int(pid), "process": process}
+wrong = ["%s is %r (expected %r)" % (k, r.get(k), v) for k, v in want.items() if r.get(k) != v]
+if wrong:
+    sys.exit("journal record with reason %r: %s; the record: %r" % (reason, ", ".join(wrong), r))
+' "$@"
 }
 
 # start_own_daemon ARGS...: a second daemon of this scenario's own, mounted
