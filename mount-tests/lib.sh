@@ -166,6 +166,66 @@ need_xdev() {
     [ -x "$XDEV_BIN" ] || fail "no xdev binary at $XDEV_BIN (run cargo build, or set XDEV_BIN)"
 }
 
+# --- real clients from npm ----------------------------------------------------------
+#
+# Scenarios that drive real agents' file-writing code install it from npm,
+# pinned, once, into $CLIENT_CACHE (git-ignored target/ by default) and
+# reuse it afterwards. node and npm are required: a scenario that needs them
+# fails (it does not skip) when they are missing.
+CLIENT_CACHE=${XDEV_CLIENT_CACHE:-$LIB_ROOT/target/client-cache}
+NPM_CLIENTS=("@modelcontextprotocol/server-filesystem@2026.8.31" "write-file-atomic@7.0.1")
+# shellcheck disable=SC2034 # used by the scenarios
+MCP_FILESYSTEM_SERVER=$CLIENT_CACHE/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
+
+# need_node: fail unless node is there.
+need_node() {
+    command -v node >/dev/null 2>&1 ||
+        fail "node is missing: these scenarios drive real Node.js clients (run scripts/setup.sh, or apt-get install nodejs)"
+}
+
+# npm_clients_missing: prints the NPM_CLIENTS specs whose exact version is
+# not installed in $CLIENT_CACHE (by its node_modules/NAME/package.json).
+npm_clients_missing() {
+    "$PYTHON" -c '
+import json, os, sys
+cache = sys.argv[1]
+for spec in sys.argv[2:]:
+    name, version = spec.rsplit("@", 1)
+    try:
+        with open(os.path.join(cache, "node_modules", name, "package.json")) as f:
+            installed = json.load(f).get("version")
+    except (OSError, ValueError):
+        installed = None
+    if installed != version:
+        print(spec)' "$CLIENT_CACHE" "${NPM_CLIENTS[@]}"
+}
+
+# need_npm_clients: node, and the pinned NPM_CLIENTS in $CLIENT_CACHE,
+# installed there when missing (`npm install --prefix`; a no-op when they
+# already are). Fails loudly if npm is missing or cannot install them.
+need_npm_clients() {
+    need_node
+    local missing shown log
+    missing=$(npm_clients_missing) || fail "cannot check the npm clients in $CLIENT_CACHE"
+    [ -z "$missing" ] && return 0
+    shown=${missing//$'\n'/ }
+    command -v npm >/dev/null 2>&1 ||
+        fail "npm is missing, and $CLIENT_CACHE lacks $shown (run scripts/setup.sh, or apt-get install npm)"
+    mkdir -p "$CLIENT_CACHE" || fail "cannot create the npm client cache $CLIENT_CACHE"
+    log=$CLIENT_CACHE/npm-install.log
+    note "installing $shown into $CLIENT_CACHE"
+    # One installer at a time (scenarios run by hand in parallel share it).
+    # shellcheck disable=SC2086 # one argument per package spec
+    if ! flock -w 300 "$CLIENT_CACHE/.install.lock" \
+        npm install --prefix "$CLIENT_CACHE" --no-audit --no-fund --save-exact $missing >"$log" 2>&1; then
+        fail "npm could not install $shown into $CLIENT_CACHE (is the npm registry reachable?); the end of $log:
+$(tail -n 20 "$log")"
+    fi
+    missing=$(npm_clients_missing)
+    [ -z "$missing" ] ||
+        fail "after npm install, $CLIENT_CACHE still lacks the exact versions ${missing//$'\n'/ } (see $log)"
+}
+
 # xdev ARGS...: the CLI (finds the mount through $XDEV_DIR, like a user's).
 xdev() { "$XDEV_BIN" "$@"; }
 
@@ -194,6 +254,43 @@ stage_bg() {
     pending-action:*:*) ;;
     *) fail "xdev stage ($name) printed $(printf '%q' "$ID") as its id" ;;
     esac
+}
+
+# stage_counted NAME LABEL: stage_bg a preview labelled LABEL whose CMD
+# appends its id to $SCRATCH/runs and prints `applied: <reason>` (so the
+# resolve's result, and `last`, is that line).
+stage_counted() {
+    stage_bg "$1" --label "$2" -- sh -c 'echo "$XDEV_ID" >>"$1"; echo "applied: $XDEV_REASON"' sh "$SCRATCH/runs"
+}
+
+# runs_of ID: how many times a stage_counted CMD ran for ID ("all": for any).
+runs_of() {
+    if [ ! -e "$SCRATCH/runs" ]; then
+        echo 0
+    elif [ "$1" = all ]; then
+        grep -c . "$SCRATCH/runs"
+    else
+        grep -cxF -- "$1" "$SCRATCH/runs"
+    fi
+}
+
+# assert_no_drafts WHAT: the mount root lists only the mount's own names
+# (no scratch file of a writer is left behind), and no pending/<id>/ holds
+# anything but its own four entries.
+assert_no_drafts() {
+    assert_listing "$1"
+    local item entry extra
+    for item in "$D"/pending/*/; do
+        [ -d "$item" ] || continue
+        extra=""
+        for entry in "$item"* "$item".*; do
+            case ${entry##*/} in
+            label | source | resolve | reject | . | .. | '*' | '.*') ;;
+            *) extra+=" ${entry##*/}" ;;
+            esac
+        done
+        [ -z "$extra" ] || fail "$1: ${item#"$D"/} also holds:$extra"
+    done
 }
 
 # wait_line FILE MS WHAT [PID]: waits until FILE has a complete first line
@@ -256,6 +353,26 @@ with open(sys.argv[1]) as f:
             r = json.loads(line)
             if eval(sys.argv[2]):
                 print(json.dumps(r, sort_keys=True))' "$D/log" "$1" || fail "cannot read the journal at $D/log"
+}
+
+# assert_decision REASON EVENT OUTCOME ERRNO PID PROCESS: the journal has
+# exactly one record with REASON, and it is an EVENT (resolve|reject) with
+# that outcome (ok|error) and errno (`-` for none), made by process PID
+# named PROCESS.
+assert_decision() {
+    py '
+reason, event, outcome, err, pid, process = sys.argv[1:7]
+with open(D + "/log") as f:
+    found = [r for r in map(json.loads, filter(str.strip, f)) if r.get("reason") == reason]
+if len(found) != 1:
+    sys.exit("journal: %d records with reason %r, expected exactly 1: %r" % (len(found), reason, found))
+r = found[0]
+want = {"event": event, "outcome": outcome, "errno": None if err == "-" else err,
+        "pid": int(pid), "process": process}
+wrong = ["%s is %r (expected %r)" % (k, r.get(k), v) for k, v in want.items() if r.get(k) != v]
+if wrong:
+    sys.exit("journal record with reason %r: %s; the record: %r" % (reason, ", ".join(wrong), r))
+' "$@"
 }
 
 # start_own_daemon ARGS...: a second daemon of this scenario's own, mounted

@@ -9,6 +9,8 @@
 #   - procps      ps/pgrep/kill, used by the tests
 #   - util-linux  mountpoint, setpriv (second-uid tests)
 #   - nodejs      the tests drive real Node.js writers too
+#   - npm         the client scenarios install pinned npm packages (an MCP
+#                 server, write-file-atomic) into target/client-cache
 #
 # The Rust toolchain (cargo) must already be installed.
 set -euo pipefail
@@ -38,9 +40,10 @@ declare -A needs=(
     [procps]=pgrep
     [util-linux]=mountpoint
     [nodejs]=node
+    [npm]=npm
 )
 missing=()
-for package in fuse3 python3 procps util-linux nodejs; do
+for package in fuse3 python3 procps util-linux nodejs npm; do
     if ! command -v "${needs[$package]}" >/dev/null 2>&1; then
         missing+=("$package")
     fi
@@ -58,7 +61,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
     as_root apt-get update -qq
     as_root apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
-    say "system packages present (fuse3, python3, procps, util-linux, nodejs)"
+    say "system packages present (fuse3, python3, procps, util-linux, nodejs, npm)"
 fi
 
 # --- /dev/fuse -----------------------------------------------------------------
