@@ -2,7 +2,7 @@
 # (i) None of the mount's own files can be removed, renamed or linked, and
 # no directory or special file created (EPERM); device modes cannot be
 # changed, and status files cannot be written. (Regular files created in
-# the root or an item's directory are drafts, see 33-python-tempfile-replace.sh;
+# the root or an item's directory are drafts, see 33-python-tempfile-replace-onto-devices.sh;
 # `pending/` itself takes none.)
 . "$(dirname "$0")/lib.sh"
 

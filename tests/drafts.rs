@@ -524,6 +524,21 @@ fn in_place_writers_see_their_own_size_and_others_see_the_devices() {
          print(os.stat(D + '/resolve').st_size)\n",
     );
     assert_eq!(out, ["23", "23"]);
+    stage(&fx.session, "again");
+    let out = py(
+        &fx,
+        "draft('n.tmp', b'eleven byte')\nprint(rename('n.tmp', 'resolve'))\n\
+         print(os.stat(D + '/resolve').st_size)\n\
+         with open(D + '/resolve', 'rb') as f:\n\
+         \x20   usage = 'Write a one-sentence reason as plain text to %s/resolve to APPLY' % D\n\
+         \x20   print(os.fstat(f.fileno()).st_size, f.read().decode().startswith(usage))\n\
+         print(os.stat(D + '/resolve').st_size)\n",
+    );
+    assert_eq!(
+        out,
+        ["ok", "11", "65536 True", "65536"],
+        "its own size until it opens the device to read (Node's readFile reads st_size bytes)"
+    );
     let other = fx.sh("stat -c %s \"$D/resolve\"");
     assert_eq!(stdout(&other), "65536\n", "another process");
 }

@@ -7,7 +7,8 @@
 //! inode. But a writer that checks its work, as Claude Code's file tools
 //! do (`st_size` of the target after a rename must equal the bytes
 //! written), must find its own n bytes. So for a few seconds after a
-//! delivery, that process (thread group) alone is told n, uncached.
+//! delivery, that process (thread group) alone is told n, uncached, until
+//! it opens the device to read it.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -40,6 +41,13 @@ impl Delivered {
         recent.insert((device, pid), (bytes, now));
     }
 
+    /// Process `pid` opened `device` to read it: from now on it sees the
+    /// device as everyone does (a reader sized by `fstat`, such as Node's
+    /// `readFile`, must get the whole usage line or result).
+    pub(crate) fn forget(&self, device: &str, pid: u32) {
+        self.recent.lock().remove(&(device.to_string(), pid));
+    }
+
     /// Whether any delivery is remembered (a cheap check before finding
     /// out who asks).
     pub(crate) fn is_empty(&self) -> bool {
@@ -68,6 +76,8 @@ mod tests {
         assert_eq!(delivered.size_for("reject", 7), None);
         delivered.record("resolve".into(), 7, 5);
         assert_eq!(delivered.size_for("resolve", 7), Some(5), "the latest");
+        delivered.forget("resolve", 7);
+        assert_eq!(delivered.size_for("resolve", 7), None, "read since");
     }
 
     #[test]

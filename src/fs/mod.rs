@@ -507,6 +507,15 @@ impl Shared {
             .collect()
     }
 
+    /// The process of `req` reads `target` now: it no longer sees the size
+    /// of what it delivered there (see [`delivered`]).
+    fn forget_delivery(&self, req: &Request, target: &Target) {
+        if !self.delivered.is_empty() {
+            let pid = self.who.who(req.uid(), req.pid()).pid;
+            self.delivered.forget(&target.name(), pid);
+        }
+    }
+
     /// The bytes a read of `fh` gets from the handle itself (a snapshot, a
     /// device's usage line or result), if that is where they come from.
     fn read_handle(&self, fh: FileHandle, offset: u64, size: u32) -> Option<Vec<u8>> {
@@ -742,6 +751,11 @@ impl Filesystem for XdevFs {
             return reply.error(Errno::ENOENT);
         };
         let writing = flags.acc_mode() != OpenAccMode::O_RDONLY;
+        if flags.acc_mode() != OpenAccMode::O_WRONLY {
+            if let Some(target) = node.target() {
+                self.shared.forget_delivery(req, &target);
+            }
+        }
         let open_write = match node {
             Node::Device(_) if writing => self.shared.busy.open_write(ino, req.pid()),
             _ => OpenWrite::Open,
