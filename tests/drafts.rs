@@ -415,7 +415,7 @@ fn only_the_creators_uid_sees_its_drafts_and_others_cannot_create() {
 }
 
 #[test]
-fn a_rename_blocks_until_the_handler_answers_and_a_signal_interrupts_it() {
+fn a_rename_blocks_until_the_handler_answers() {
     let fx = Fixture::new();
     let (id, calls) = stage_slow(&fx.session, "slow", Duration::from_millis(600));
     let started = Instant::now();
@@ -427,44 +427,67 @@ fn a_rename_blocks_until_the_handler_answers_and_a_signal_interrupts_it() {
     assert!(started.elapsed() >= Duration::from_millis(600), "it waited");
     assert_eq!(calls.applied(), 1);
     assert!(!fx.session.is_pending(&id));
+}
 
-    let (id, calls) = stage_slow(&fx.session, "slower", Duration::from_secs(2));
-    let mut renamer = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(
-            "import os, errno, signal\nD = os.environ['D']\n\
-             signal.signal(signal.SIGINT, lambda *a: None)\n\
-             fd = os.open(D + '/k.tmp', os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)\n\
-             os.write(fd, b'go'); os.close(fd)\n\
-             try:\n\
-             \x20   os.rename(D + '/k.tmp', D + '/resolve'); print('ok')\n\
-             except OSError as e:\n\
-             \x20   print(errno.errorcode[e.errno])\n",
-        )
-        .env("D", &fx.dir)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("renamer");
-    assert!(eventually(Duration::from_secs(2), || fx
-        .session
-        .is_in_progress(&id)));
-    let signalled = Instant::now();
-    // SAFETY: kill with a pid of a child we started.
-    unsafe { libc::kill(renamer.id() as i32, libc::SIGINT) };
-    let output = {
-        let _ = renamer.wait();
-        let mut text = String::new();
-        std::io::Read::read_to_string(renamer.stdout.as_mut().expect("stdout"), &mut text)
+#[test]
+fn a_waiting_renamer_dies_promptly_on_sigint_and_sigkill_and_leaves_no_draft() {
+    let _quiet = quiet();
+    for signal in [libc::SIGINT, libc::SIGKILL] {
+        let fx = Fixture::new();
+        let (id, calls, gate) = stage_gated(&fx.session, "slow");
+        let mut renamer = std::process::Command::new("python3")
+            .arg("-c")
+            .arg(
+                "import os, errno, signal\nD = os.environ['D']\n\
+                 signal.signal(signal.SIGINT, lambda *a: None)\n\
+                 fd = os.open(D + '/k.tmp', os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)\n\
+                 os.write(fd, b'go'); os.close(fd)\n\
+                 try:\n\
+                 \x20   os.rename(D + '/k.tmp', D + '/resolve'); print('ok')\n\
+                 except OSError as e:\n\
+                 \x20   print(errno.errorcode[e.errno])\n",
+            )
+            .env("D", &fx.dir)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("renamer");
+        assert!(eventually(Duration::from_secs(2), || fx
+            .session
+            .is_in_progress(&id)));
+        let signalled = Instant::now();
+        // SAFETY: signalling a child this test spawned and has not reaped.
+        unsafe { libc::kill(renamer.id() as i32, signal) };
+        assert!(
+            eventually(Duration::from_millis(500), || matches!(
+                renamer.try_wait(),
+                Ok(Some(_))
+            )),
+            "renamer still blocked 500 ms after signal {signal}"
+        );
+        assert!(signalled.elapsed() < Duration::from_millis(500));
+        let mut printed = String::new();
+        std::io::Read::read_to_string(renamer.stdout.as_mut().expect("stdout"), &mut printed)
             .expect("read");
-        text
-    };
-    assert_eq!(output, "EINTR\n");
-    assert!(signalled.elapsed() < Duration::from_secs(1), "promptly");
-    assert!(!fx.path("k.tmp").exists(), "no draft left");
-    assert!(eventually(Duration::from_secs(4), || calls.applied() == 1));
-    assert!(log_records(&fx)
-        .iter()
-        .any(|record| record["errno"] == "EINTR" && record["id"] == id.as_str()));
+        let expected = if signal == libc::SIGINT {
+            "EINTR\n"
+        } else {
+            ""
+        };
+        assert_eq!(printed, expected, "signal {signal}");
+        assert_eq!(listing(&fx.dir), own_names(), "no draft left");
+        assert!(
+            log_records(&fx)
+                .iter()
+                .any(|record| record["errno"] == "EINTR" && record["process"] == "python3"),
+            "journaled as an interrupted writer, signal {signal}"
+        );
+        gate.notify_one();
+        assert!(eventually(Duration::from_secs(2), || calls.applied() == 1));
+        assert!(
+            eventually(Duration::from_secs(1), || !fx.session.is_pending(&id)),
+            "its outcome is still recorded"
+        );
+    }
 }
 
 #[test]
