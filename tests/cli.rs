@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{eventually, is_mounted, require_fuse, Fd};
+use common::{dir_names, eventually, is_mounted, require_fuse, Fd};
 use serde_json::Value;
 
 /// Waiting for something that should happen soon, on a loaded machine.
@@ -555,16 +555,7 @@ fn per_item_resolve_applies_exactly_that_preview() {
     let cmd_b = sh(&format!("echo b >> '{}'", file_b.display()));
     let mut stager_a = daemon.stage(&["--label", "a"], &refs(&cmd_a));
     let mut stager_b = daemon.stage(&["--label", "b"], &refs(&cmd_b));
-    let listed: Vec<String> = std::fs::read_dir(daemon.dir.join("pending"))
-        .expect("pending/")
-        .map(|entry| {
-            entry
-                .expect("entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
+    let listed = dir_names(&daemon.dir.join("pending"));
     assert_eq!(
         listed,
         [stager_b.id.clone(), stager_a.id.clone()],

@@ -39,18 +39,9 @@ fn py(fx: &Fixture, code: &str) -> Vec<String> {
     stdout(&output).lines().map(str::to_string).collect()
 }
 
-/// The mount root's names, sorted, as `uid` would list them.
+/// The names in `dir`, sorted.
 fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .expect("list")
-        .map(|entry| {
-            entry
-                .expect("entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
+    let mut names = dir_names(dir);
     names.sort();
     names
 }

@@ -270,6 +270,20 @@ impl Drop for Fd {
     }
 }
 
+/// The names in directory `dir`, in the order it lists them.
+pub fn dir_names(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .expect("list a directory")
+        .map(|entry| {
+            entry
+                .expect("a directory entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect()
+}
+
 pub fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
