@@ -261,7 +261,13 @@ fn a_draft_behaves_as_a_small_ordinary_file() {
          os.rename(D + '/third.tmp', D + '/other.tmp')\n\
          print(open(D + '/other.tmp').read())\n\
          os.unlink(D + '/other.tmp')\n\
-         print(os.path.exists(D + '/other.tmp'))\n",
+         print(os.path.exists(D + '/other.tmp'))\n\
+         dirfd = os.open(D, os.O_PATH | os.O_DIRECTORY)\n\
+         fd = os.open('resolve.tmp.1.ab', os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dirfd)\n\
+         os.write(fd, b'via a directory descriptor')\n\
+         os.close(fd)\n\
+         print(os.stat('resolve.tmp.1.ab', dir_fd=dirfd).st_size)\n\
+         os.unlink('resolve.tmp.1.ab', dir_fd=dirfd)\n",
     );
     assert_eq!(
         out,
@@ -275,6 +281,7 @@ fn a_draft_behaves_as_a_small_ordinary_file() {
             "again",
             "3",
             "False",
+            "26",
         ]
     );
     let status = fx.status_json();
