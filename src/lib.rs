@@ -68,7 +68,8 @@ pub use session::directives::{
 };
 pub use session::events::{Event, EventKind, EventStream};
 pub use session::preview::{
-    apply_fn, reject_fn, ApplyFn, BoxFuture, PreviewInfo, RejectFn, ToolResult, CUSTOM_TOOL,
+    apply_fn, reject_fn, ApplyFn, BoxFuture, Origin, PreviewExtras, PreviewInfo, RejectFn,
+    ToolResult, CUSTOM_TOOL,
 };
 pub use session::{Session, StandingHandler, DEFAULT_MOUNT_DIR};
 

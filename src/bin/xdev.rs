@@ -311,9 +311,12 @@ fn execute(command: Command) -> Result<u8, ClientError> {
             target,
         } => {
             let options = client::StageOptions {
-                label,
-                source_tool,
-                deadline,
+                preview: client::PreviewRequest {
+                    label,
+                    source_tool,
+                    deadline,
+                    ..client::PreviewRequest::default()
+                },
                 on_reject,
                 command,
             };
