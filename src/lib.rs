@@ -33,6 +33,7 @@ pub mod directive;
 pub mod dispatch;
 pub mod error;
 mod fs;
+pub mod hook;
 pub mod journal;
 mod maps;
 mod mount;
