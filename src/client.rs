@@ -556,15 +556,29 @@ pub fn run_command(mut command: Command) -> Result<CommandOutput, ClientError> {
 
 // ----- the stage protocol -------------------------------------------------
 
-/// What `xdev stage` stages and runs.
+/// What a producer asks the mount to stage: the request line of the stage
+/// protocol (see [`crate::producer`]).
 #[derive(Debug, Clone, Default)]
-pub struct StageOptions {
+pub struct PreviewRequest {
     /// The preview's label.
     pub label: String,
     /// The tool that made it (the mount's default, `external`, when `None`).
     pub source_tool: Option<String>,
     /// Withdraw the preview if no decision has come after this long.
     pub deadline: Option<Duration>,
+    /// The full request, shown as pretty JSON in `pending/<id>/detail`.
+    pub detail: Option<Value>,
+    /// The agent session the preview answers (kept in the journal).
+    pub session_id: Option<String>,
+    /// The agent's tool call the preview answers (kept in the journal).
+    pub tool_use_id: Option<String>,
+}
+
+/// What `xdev stage` stages and runs.
+#[derive(Debug, Clone, Default)]
+pub struct StageOptions {
+    /// The preview to stage.
+    pub preview: PreviewRequest,
     /// A shell command line (`sh -c`) run when the preview is discarded:
     /// its stdout becomes the discard's result text.
     pub on_reject: Option<String>,
@@ -611,37 +625,124 @@ pub enum StageNotice {
     AppliedUnreported,
 }
 
-/// A line the mount sends a producer (see [`crate::producer`]).
-#[derive(Debug, Deserialize)]
-#[serde(tag = "event", rename_all = "lowercase")]
-enum Incoming {
-    Staged {
-        id: String,
-    },
+/// A decision the mount tells the producer of a staged preview.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Apply it, then [`StagedPreview::report`] the result.
     Apply {
+        /// The reason written.
         reason: String,
-        #[serde(default)]
-        #[allow(dead_code)]
-        extra: Option<Value>,
     },
+    /// It was discarded; a [`StagedPreview::report`] is optional.
     Discard {
+        /// The reason written.
         reason: String,
     },
+    /// Taken back without a decision (`deadline`, ...).
     Withdrawn {
+        /// Why.
         why: String,
     },
 }
 
-/// One stage-file conversation.
-struct Conversation<'a> {
-    path: &'a Path,
-    file: &'a File,
-    reader: BufReader<&'a File>,
+/// A line the mount sends a producer (see [`crate::producer`]).
+#[derive(Debug, Deserialize)]
+#[serde(tag = "event", rename_all = "lowercase")]
+enum Incoming {
+    Staged { id: String },
+    Apply { reason: String },
+    Discard { reason: String },
+    Withdrawn { why: String },
 }
 
-impl Conversation<'_> {
+/// A preview staged through `<mount>/stage`: the open conversation with the
+/// mount. The preview stays pending while this lives; dropping it (or the
+/// process dying) before a decision withdraws it.
+#[derive(Debug)]
+pub struct StagedPreview {
+    mount: PathBuf,
+    path: PathBuf,
+    reader: BufReader<File>,
+    id: String,
+}
+
+impl StagedPreview {
+    /// Stages `request` through `<mount>/stage` and returns once the mount
+    /// has given it an id. A refused request is [`ClientError::Refused`]
+    /// with the mount's reason.
+    pub fn stage(mount: &Path, request: &PreviewRequest) -> Result<StagedPreview, ClientError> {
+        let path = mount.join("stage");
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|err| ClientError::open(&path, err))?;
+        let mut staged = StagedPreview {
+            mount: mount.to_path_buf(),
+            path,
+            reader: BufReader::new(file),
+            id: String::new(),
+        };
+        staged
+            .send(&request_line(request))
+            .map_err(|refused| staged.with_refusal_reason(refused))?;
+        staged.id = match staged.next()? {
+            Some(Incoming::Staged { id }) => id,
+            Some(other) => {
+                return Err(ClientError::Protocol(format!(
+                    "expected the staged id from {}, got {other:?}",
+                    staged.path.display()
+                )))
+            }
+            None => {
+                return Err(ClientError::Protocol(format!(
+                    "{} ended before staging the preview",
+                    staged.path.display()
+                )))
+            }
+        };
+        Ok(staged)
+    }
+
+    /// The preview's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Waits for the next decision. [`ClientError::MountGone`] when the
+    /// mount stops (or is killed) first.
+    pub fn next_decision(&mut self) -> Result<Decision, ClientError> {
+        match self.next() {
+            Err(error) if is_mount_gone(&error) => Err(self.gone()),
+            Ok(Some(Incoming::Apply { reason })) => Ok(Decision::Apply { reason }),
+            Ok(Some(Incoming::Discard { reason })) => Ok(Decision::Discard { reason }),
+            Ok(Some(Incoming::Withdrawn { why })) => Ok(Decision::Withdrawn { why }),
+            Ok(Some(Incoming::Staged { .. })) => Err(ClientError::Protocol(format!(
+                "{} staged a second time on one descriptor",
+                self.path.display()
+            ))),
+            // The conversation ended with no decision: the mount stopped.
+            Ok(None) => Err(self.gone()),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Reports the result of an apply (or a discard): `ok` finishes the
+    /// preview, `false` is a failure that keeps it pending. The text is
+    /// shortened, keeping its end, to fit in one message.
+    pub fn report(&self, ok: bool, text: &str) -> Result<(), ClientError> {
+        self.send(&report_line(ok, text))
+    }
+
+    fn gone(&self) -> ClientError {
+        ClientError::MountGone {
+            dir: self.mount.display().to_string(),
+            id: self.id.clone(),
+        }
+    }
+
     fn send(&self, line: &str) -> Result<(), ClientError> {
-        match (&*self.file).write(line.as_bytes()) {
+        match self.reader.get_ref().write(line.as_bytes()) {
             Ok(count) if count == line.len() => Ok(()),
             Ok(count) => Err(ClientError::Protocol(format!(
                 "short write to {}: {count} of {} bytes",
@@ -673,7 +774,7 @@ impl Conversation<'_> {
             return refused;
         };
         let mut reason = String::new();
-        match (&*self.file).read_to_string(&mut reason) {
+        match self.reader.get_ref().read_to_string(&mut reason) {
             Ok(_) if !reason.trim().is_empty() => ClientError::Refused {
                 errno,
                 text: format!("{}: {}", self.path.display(), reason.trim()),
@@ -704,10 +805,6 @@ impl Conversation<'_> {
                 line.trim()
             ))
         })
-    }
-
-    fn report(&self, ok: bool, text: &str) -> Result<(), ClientError> {
-        self.send(&report_line(ok, text))
     }
 }
 
@@ -744,18 +841,26 @@ fn report_line(ok: bool, text: &str) -> String {
     with_mark(fits)
 }
 
-/// The request line a producer stages with.
-fn request_line(options: &StageOptions) -> String {
-    let mut request = serde_json::Map::new();
-    request.insert("label".into(), Value::from(options.label.clone()));
-    if let Some(tool) = &options.source_tool {
-        request.insert("sourceTool".into(), Value::from(tool.clone()));
-    }
-    if let Some(deadline) = options.deadline {
-        let millis = u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX);
-        request.insert("deadlineMs".into(), Value::from(millis));
-    }
-    format!("{}\n", Value::Object(request))
+/// The request line a producer stages with: only the fields given.
+fn request_line(request: &PreviewRequest) -> String {
+    let mut line = serde_json::Map::new();
+    line.insert("label".into(), Value::from(request.label.clone()));
+    let mut optional = |key: &str, value: Option<Value>| {
+        if let Some(value) = value {
+            line.insert(key.into(), value);
+        }
+    };
+    optional("sourceTool", request.source_tool.clone().map(Value::from));
+    optional(
+        "deadlineMs",
+        request
+            .deadline
+            .map(|deadline| Value::from(u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX))),
+    );
+    optional("detail", request.detail.clone());
+    optional("sessionId", request.session_id.clone().map(Value::from));
+    optional("toolUseId", request.tool_use_id.clone().map(Value::from));
+    format!("{}\n", Value::Object(line))
 }
 
 /// Runs a command for the producer's report: `(true, stdout)` on success,
@@ -818,34 +923,8 @@ pub fn stage(
         return Err(ClientError::Protocol("no command to run on apply".into()));
     };
     require_program(program)?;
-    let path = mount.join("stage");
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&path)
-        .map_err(|err| ClientError::open(&path, err))?;
-    let mut talk = Conversation {
-        path: &path,
-        file: &file,
-        reader: BufReader::new(&file),
-    };
-    talk.send(&request_line(options))
-        .map_err(|refused| talk.with_refusal_reason(refused))?;
-    let id = match talk.next()? {
-        Some(Incoming::Staged { id }) => id,
-        Some(other) => {
-            return Err(ClientError::Protocol(format!(
-                "expected the staged id from {}, got {other:?}",
-                path.display()
-            )))
-        }
-        None => {
-            return Err(ClientError::Protocol(format!(
-                "{} ended before staging the preview",
-                path.display()
-            )))
-        }
-    };
+    let mut staged = StagedPreview::stage(mount, &options.preview)?;
+    let id = staged.id().to_string();
     notice(StageNotice::Staged(id.clone()));
     let environment = |command: &mut Command, reason: &str| {
         command
@@ -853,22 +932,14 @@ pub fn stage(
             .env("XDEV_ID", &id)
             .env("XDEV_REASON", reason);
     };
-    let gone = || ClientError::MountGone {
-        dir: mount.display().to_string(),
-        id: id.clone(),
-    };
     loop {
-        let next = match talk.next() {
-            Err(error) if is_mount_gone(&error) => return Err(gone()),
-            next => next?,
-        };
-        match next {
-            Some(Incoming::Apply { reason, .. }) => {
+        match staged.next_decision()? {
+            Decision::Apply { reason } => {
                 let mut command = Command::new(program);
                 command.args(&options.command[1..]);
                 environment(&mut command, &reason);
                 let (ok, text) = run_for_report(command);
-                match talk.report(ok, &text) {
+                match staged.report(ok, &text) {
                     // The command did its work: that is what counts.
                     Err(error) if ok && is_mount_gone(&error) => {
                         notice(StageNotice::AppliedUnreported);
@@ -881,13 +952,13 @@ pub fn stage(
                 }
                 notice(StageNotice::ApplyFailed(text));
             }
-            Some(Incoming::Discard { reason }) => {
+            Decision::Discard { reason } => {
                 if let Some(on_reject) = &options.on_reject {
                     let mut command = Command::new("sh");
                     command.arg("-c").arg(on_reject);
                     environment(&mut command, &reason);
                     let (ok, text) = run_for_report(command);
-                    talk.report(ok, &text)?;
+                    staged.report(ok, &text)?;
                     if !ok {
                         // A failed reject keeps the preview pending: wait on.
                         notice(StageNotice::RejectFailed(text));
@@ -896,29 +967,21 @@ pub fn stage(
                 }
                 return Ok(StageOutcome::Discarded);
             }
-            Some(Incoming::Withdrawn { why }) if why == "deadline" => {
+            Decision::Withdrawn { why } if why == "deadline" => {
                 return Ok(StageOutcome::DeadlinePassed)
             }
-            Some(Incoming::Withdrawn { why }) => {
+            Decision::Withdrawn { why } => {
                 return Err(ClientError::Protocol(format!(
                     "the preview {id} was withdrawn: {why}"
                 )))
             }
-            Some(Incoming::Staged { .. }) => {
-                return Err(ClientError::Protocol(format!(
-                    "{} staged a second time on one descriptor",
-                    path.display()
-                )))
-            }
-            // The conversation ended with no decision: the mount stopped.
-            None => return Err(gone()),
         }
     }
 }
 
 /// Whether `error` means the mount is gone: stopped (its waiting requests
 /// cancelled), unmounted, or its daemon killed.
-fn is_mount_gone(error: &ClientError) -> bool {
+pub fn is_mount_gone(error: &ClientError) -> bool {
     matches!(
         error.errno(),
         Some(libc::ECANCELED | libc::ENOTCONN | libc::ECONNABORTED | libc::ENODEV)
@@ -1214,18 +1277,22 @@ mod tests {
 
     #[test]
     fn request_lines_carry_only_what_is_given() {
-        let mut options = StageOptions {
+        let mut request = PreviewRequest {
             label: "edit a".into(),
-            ..StageOptions::default()
+            ..PreviewRequest::default()
         };
-        assert_eq!(request_line(&options), "{\"label\":\"edit a\"}\n");
-        options.source_tool = Some("patch".into());
-        options.deadline = Some(Duration::from_millis(1500));
+        assert_eq!(request_line(&request), "{\"label\":\"edit a\"}\n");
+        request.source_tool = Some("patch".into());
+        request.deadline = Some(Duration::from_millis(1500));
+        request.detail = Some(serde_json::json!({"command": "ls"}));
+        request.session_id = Some("s-1".into());
+        request.tool_use_id = Some("toolu_1".into());
         let value: serde_json::Value =
-            serde_json::from_str(request_line(&options).trim()).expect("json");
+            serde_json::from_str(request_line(&request).trim()).expect("json");
         assert_eq!(
             value,
-            serde_json::json!({"label": "edit a", "sourceTool": "patch", "deadlineMs": 1500})
+            serde_json::json!({"label": "edit a", "sourceTool": "patch", "deadlineMs": 1500,
+                "detail": {"command": "ls"}, "sessionId": "s-1", "toolUseId": "toolu_1"})
         );
     }
 

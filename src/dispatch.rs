@@ -80,6 +80,10 @@ pub struct Details {
     /// The callback's own details, only when it returned some.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_result_details: Option<Value>,
+    /// The agent call the preview answers, for the journal (not part of the
+    /// result details SPEC section 2 lists).
+    #[serde(skip)]
+    pub origin: Option<crate::session::preview::Origin>,
 }
 
 /// The answer to a dispatch: its text, its details, and the error if it failed.
@@ -346,6 +350,7 @@ fn details_for(preview: &Preview, request: &ResolveRequest, source: Option<Value
         source_tool_name: preview.source_tool.clone(),
         label: preview.label.clone(),
         source_result_details: source,
+        origin: preview.origin(),
     }
 }
 
@@ -458,6 +463,7 @@ fn invoke_queue(
             source_tool_name: tool_name.clone(),
             label: tool_name,
             source_result_details: None,
+            origin: None,
         };
         let result = invoker(request).await;
         let source = result

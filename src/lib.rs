@@ -33,6 +33,7 @@ pub mod directive;
 pub mod dispatch;
 pub mod error;
 mod fs;
+pub mod hook;
 pub mod journal;
 mod maps;
 mod mount;
@@ -68,7 +69,8 @@ pub use session::directives::{
 };
 pub use session::events::{Event, EventKind, EventStream};
 pub use session::preview::{
-    apply_fn, reject_fn, ApplyFn, BoxFuture, PreviewInfo, RejectFn, ToolResult, CUSTOM_TOOL,
+    apply_fn, reject_fn, ApplyFn, BoxFuture, Origin, PreviewExtras, PreviewInfo, RejectFn,
+    ToolResult, CUSTOM_TOOL,
 };
 pub use session::{Session, StandingHandler, DEFAULT_MOUNT_DIR};
 

@@ -5,9 +5,11 @@
 //!
 //! The protocol, one JSON object per line:
 //! 1. the producer writes `{"label": "...", "sourceTool": "...", "deadlineMs": 30000}`
-//!    (`sourceTool` defaults to `external`, `deadlineMs` is optional; see
-//!    [`StageRequest::parse`] for what each may be), as the one line of one
-//!    write;
+//!    (`sourceTool` defaults to `external`; `deadlineMs`, `detail` (any JSON
+//!    value: the full request, shown as `pending/<id>/detail`), `sessionId`
+//!    and `toolUseId` (the agent call it answers, kept in the journal) are
+//!    optional; see [`StageRequest::parse`] for what each may be), as the
+//!    one line of one write;
 //! 2. it reads `{"event": "staged", "id": "pending-action:<tool>:<seq>"}`;
 //! 3. it reads (blocking) `{"event": "apply", "reason": "...", "extra": ...}`,
 //!    `{"event": "discard", "reason": "..."}` or `{"event": "withdrawn", "why": "..."}`;
@@ -31,7 +33,7 @@ use crate::error::{CallbackError, Error};
 use crate::safe_text::{
     describe_char, is_source_tool_char, is_unprintable, MAX_LABEL_BYTES, MAX_SOURCE_TOOL,
 };
-use crate::session::preview::{apply_fn, reject_fn, ToolResult};
+use crate::session::preview::{apply_fn, reject_fn, Origin, PreviewExtras, ToolResult};
 use crate::session::Session;
 
 /// The source tool of an external producer that names none.
@@ -56,6 +58,16 @@ pub struct StageRequest {
     /// Withdraw the preview if no decision has come after this long.
     #[serde(default)]
     pub deadline_ms: Option<u64>,
+    /// The full request the preview stands for, shown as pretty JSON in
+    /// `pending/<id>/detail`.
+    #[serde(default)]
+    pub detail: Option<Value>,
+    /// The agent session the preview answers, for the journal.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// The agent's tool call the preview answers, for the journal.
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
 }
 
 fn external_tool() -> String {
@@ -66,8 +78,10 @@ impl StageRequest {
     /// Parses the first line a producer writes, and checks its fields:
     /// `label` is one line of printable text of at most
     /// [`MAX_LABEL_BYTES`] bytes, `sourceTool` is `[A-Za-z0-9_.-]{1,64}`,
-    /// `deadlineMs` is from 1 to [`MAX_DEADLINE`]. A broken rule is
-    /// `EINVAL`, with a message naming it.
+    /// `deadlineMs` is from 1 to [`MAX_DEADLINE`], `detail` is at most
+    /// [`MAX_DETAIL_BYTES`] of JSON, `sessionId` and `toolUseId` are one
+    /// line of printable text of at most [`MAX_ORIGIN_BYTES`]. A broken rule
+    /// is `EINVAL`, with a message naming it.
     pub fn parse(line: &str) -> Result<StageRequest, Error> {
         let request: StageRequest =
             serde_json::from_str(line.trim()).map_err(|err| bad_request(format!("{err}.")))?;
@@ -76,8 +90,67 @@ impl StageRequest {
         if let Some(millis) = request.deadline_ms {
             check_deadline(millis)?;
         }
+        if let Some(detail) = &request.detail {
+            check_detail(detail)?;
+        }
+        check_origin_field("sessionId", request.session_id.as_deref())?;
+        check_origin_field("toolUseId", request.tool_use_id.as_deref())?;
         Ok(request)
     }
+
+    /// The detail and origin the staged preview carries.
+    pub fn extras(&self) -> PreviewExtras {
+        let origin = Origin {
+            session_id: self.session_id.clone(),
+            tool_use_id: self.tool_use_id.clone(),
+        };
+        PreviewExtras {
+            detail: self.detail.as_ref().map(render_detail),
+            origin: (!origin.is_empty()).then_some(origin),
+        }
+    }
+}
+
+/// The most a stage request's `detail` may take, as compact JSON: half a
+/// message, so that a label and the rest of the line always fit beside it.
+pub const MAX_DETAIL_BYTES: usize = 32 * 1024;
+
+/// The longest `sessionId` or `toolUseId`, in bytes (agents' ids are UUIDs
+/// or `toolu_...` strings, far shorter).
+pub const MAX_ORIGIN_BYTES: usize = 256;
+
+/// A detail as the `detail` file shows it: pretty JSON and a newline.
+fn render_detail(detail: &Value) -> String {
+    let pretty = serde_json::to_string_pretty(detail).unwrap_or_else(|_| detail.to_string());
+    format!("{pretty}\n")
+}
+
+fn check_detail(detail: &Value) -> Result<(), Error> {
+    let size = detail.to_string().len();
+    if size > MAX_DETAIL_BYTES {
+        return Err(bad_request(format!(
+            "detail must be at most {MAX_DETAIL_BYTES} bytes of JSON; it has {size} bytes (shorten its long strings)."
+        )));
+    }
+    Ok(())
+}
+
+/// An id the journal quotes: one line of printable text, not empty.
+fn check_origin_field(name: &str, value: Option<&str>) -> Result<(), Error> {
+    let Some(value) = value else {
+        return Ok(());
+    };
+    let rule = format!("{name} must be 1 to {MAX_ORIGIN_BYTES} bytes of printable text");
+    let broken = if value.is_empty() {
+        "it is empty".to_string()
+    } else if value.len() > MAX_ORIGIN_BYTES {
+        format!("it has {} bytes", value.len())
+    } else if let Some(c) = value.chars().find(|c| is_unprintable(*c)) {
+        format!("it contains {}", describe_char(c))
+    } else {
+        return Ok(());
+    };
+    Err(bad_request(format!("{rule}; {broken}.")))
 }
 
 /// The longest deadline a stage request may ask for: 7 days. Longer is
@@ -357,7 +430,7 @@ impl Producer {
         });
         link.send(ProducerMessage::Staged { id: id.clone() });
         let (on_apply, on_discard) = (Arc::clone(&link), Arc::clone(&link));
-        session.register_pending(
+        session.register_pending_with(
             &id,
             request.label.clone(),
             request.source_tool.clone(),
@@ -365,6 +438,7 @@ impl Producer {
             Some(reject_fn(move |reason, _| {
                 Arc::clone(&on_discard).discard(reason)
             })),
+            request.extras(),
         );
         if let Some(deadline) = request.deadline_ms {
             let weak = Arc::downgrade(&link);
@@ -570,6 +644,39 @@ mod tests {
             assert_eq!(request.deadline_ms, Some(millis));
         }
         assert_eq!(MAX_DEADLINE.as_millis(), u128::from(week));
+    }
+
+    #[test]
+    fn a_detail_and_the_agent_call_are_carried_within_limits() {
+        let line = serde_json::json!({"label": "Bash: ls", "detail": {"command": "ls"},
+            "sessionId": "s-1", "toolUseId": "toolu_1"})
+        .to_string();
+        let extras = StageRequest::parse(&line).expect("request").extras();
+        assert_eq!(
+            extras.detail.as_deref(),
+            Some("{\n  \"command\": \"ls\"\n}\n")
+        );
+        let origin = extras.origin.expect("origin");
+        assert_eq!(origin.session_id.as_deref(), Some("s-1"));
+        assert_eq!(origin.tool_use_id.as_deref(), Some("toolu_1"));
+        assert!(request("x").extras().is_empty());
+
+        let big = "x".repeat(MAX_DETAIL_BYTES);
+        assert_eq!(
+            refusal(serde_json::json!({"label": "x", "detail": big})),
+            format!("Bad stage request: detail must be at most {MAX_DETAIL_BYTES} bytes of JSON; it has {} bytes (shorten its long strings).", MAX_DETAIL_BYTES + 2)
+        );
+        for (field, value, broken) in [
+            ("sessionId", "", "it is empty."),
+            ("toolUseId", "a\nb", "it contains U+000A."),
+        ] {
+            assert_eq!(
+                refusal(serde_json::json!({"label": "x", field: value})),
+                format!(
+                    "Bad stage request: {field} must be 1 to 256 bytes of printable text; {broken}"
+                )
+            );
+        }
     }
 
     #[tokio::test]

@@ -670,6 +670,7 @@ async fn details_carry_every_field_and_source_details_only_when_returned() {
             source_tool_name: "edit".into(),
             label: "edit a.rs".into(),
             source_result_details: Some(json!({"diff": "+1 -0"})),
+            origin: None,
         }
     );
     assert_eq!(

@@ -20,7 +20,8 @@ Examples:
   xdev stage --label 'edit main.rs' -- git apply fix.patch   # terminal 2
   xdev resolve 'tests pass'                      # terminal 3: apply it
   echo 'tests pass' > /xdev/resolve              # ... or the same with a shell
-  xdev run -- ./agent.sh                         # private mount for one command";
+  xdev run -- ./agent.sh                         # private mount for one command
+  xdev hook < event.json                         # an agent's permission hook";
 
 /// Finalize an AI coding agent's staged work by writing a file.
 #[derive(Parser)]
@@ -201,6 +202,44 @@ enum Command {
         #[command(flatten)]
         target: MountArg,
     },
+    /// Decide a coding agent's tool call through the devices (a command hook).
+    ///
+    /// Reads one hook event as JSON on stdin (Claude Code `PreToolUse` or
+    /// `PermissionRequest`, Codex `PermissionRequest` or `PreToolUse`),
+    /// stages the call as a preview labelled with what it does (`Bash: rm
+    /// -rf build/`; the full tool input is `pending/<id>/detail`) and waits:
+    /// `resolve` prints the agent's allow with the reason, `reject` its deny
+    /// with the reason as the message the model reads. `ExitPlanMode` goes to
+    /// the plan desk when the mount has one (`xdev plan approve|refine`).
+    ///
+    /// Always exits 0. With no decision by the deadline, no mount, a mount
+    /// error or bad input it prints nothing (the agent asks as usual) and
+    /// one line on stderr; `--on-timeout deny` and `--strict` deny instead.
+    /// Killing it withdraws its preview.
+    Hook {
+        /// The agent, when the input does not tell (Codex inputs carry
+        /// `turn_id`) [default: claude].
+        #[arg(long, value_enum, value_name = "AGENT")]
+        agent: Option<xdev::hook::Agent>,
+        /// How long to wait for a decision; a little under the agents'
+        /// default hook timeout of 600 s (set the hook's `timeout` above it).
+        #[arg(long, value_name = "DURATION", default_value = "590s", value_parser = humantime::parse_duration)]
+        deadline: Duration,
+        /// What to answer when the deadline passes: `ask` prints nothing
+        /// (the agent's own prompt decides), `deny` denies.
+        #[arg(long, value_enum, value_name = "WHAT", default_value = "ask")]
+        on_timeout: xdev::hook::OnTimeout,
+        /// Deny the call when the mount cannot be asked (no mount, a stale
+        /// one, any error) instead of printing nothing.
+        #[arg(long)]
+        strict: bool,
+        /// Where to write an `ExitPlanMode` plan as `<slug>-plan.md`
+        /// [default: the plan desk's directory].
+        #[arg(long, value_name = "DIR")]
+        plan_dir: Option<PathBuf>,
+        #[command(flatten)]
+        target: MountArg,
+    },
     /// Run CMD with a private mount, then unmount.
     ///
     /// Mounts at DIR (or a private temporary directory), runs CMD with
@@ -311,9 +350,12 @@ fn execute(command: Command) -> Result<u8, ClientError> {
             target,
         } => {
             let options = client::StageOptions {
-                label,
-                source_tool,
-                deadline,
+                preview: client::PreviewRequest {
+                    label,
+                    source_tool,
+                    deadline,
+                    ..client::PreviewRequest::default()
+                },
                 on_reject,
                 command,
             };
@@ -362,6 +404,24 @@ fn execute(command: Command) -> Result<u8, ClientError> {
             };
             answer(client::plan_control(&dir, &command)?)
         }
+        Command::Hook {
+            agent,
+            deadline,
+            on_timeout,
+            strict,
+            plan_dir,
+            target,
+        } => {
+            let options = xdev::hook::HookOptions {
+                mount: client::mount_dir(target.mount.as_deref()),
+                agent,
+                deadline,
+                on_timeout,
+                strict,
+                plan_dir,
+            };
+            hook(&options)
+        }
         Command::Run {
             mount,
             serve,
@@ -371,6 +431,29 @@ fn execute(command: Command) -> Result<u8, ClientError> {
             Ok(u8::try_from(code).unwrap_or(client::EXIT_ERROR))
         }
     }
+}
+
+/// `xdev hook`: stdout carries the agent's answer and nothing else; the
+/// exit code is always 0, so the agent never takes a failed hook for a
+/// verdict.
+fn hook(options: &xdev::hook::HookOptions) -> Result<u8, ClientError> {
+    let mut stdin = Vec::new();
+    let run = match std::io::stdin().read_to_end(&mut stdin) {
+        Ok(_) => xdev::hook::run(options, &stdin),
+        Err(error) => xdev::hook::HookRun {
+            stdout: None,
+            stderr: vec![format!(
+                "xdev hook: cannot read stdin: {error}; printing nothing"
+            )],
+        },
+    };
+    for line in &run.stderr {
+        announce(std::io::stderr(), line);
+    }
+    if let Some(answer) = &run.stdout {
+        announce(std::io::stdout(), answer);
+    }
+    Ok(0)
 }
 
 /// `resolve` or `reject`, of the head or of one item.

@@ -158,10 +158,7 @@ impl XdevFs {
         let Some(node) = self.shared.inodes.node(ino) else {
             return self.shared.drafts.get(ino).map(|_| Node::Draft);
         };
-        match &node {
-            Node::Item(id, _) if !self.shared.session.is_pending(id) => None,
-            _ => Some(node),
-        }
+        self.shared.exists(&node).then_some(node)
     }
 
     fn attr(&self, ino: INodeNo, node: &Node) -> fuser::FileAttr {
@@ -169,7 +166,8 @@ impl XdevFs {
             return draft.attr();
         }
         let size = match node {
-            Node::Text(_) | Node::Item(_, ItemFile::Label | ItemFile::Source) => {
+            Node::Text(_)
+            | Node::Item(_, ItemFile::Label | ItemFile::Source | ItemFile::Detail) => {
                 self.shared.text(node).map_or(0, |text| text.len() as u64)
             }
             Node::Log => self.shared.journal.byte_len() as u64,
@@ -502,9 +500,24 @@ impl Shared {
             .into_iter()
             .map(|(draft, name)| (draft, name, Node::Draft));
         dots.into_iter()
-            .chain(self.inodes.entries(dir, pending_ids))
+            .chain(
+                self.inodes
+                    .entries(dir, pending_ids)
+                    .into_iter()
+                    .filter(|(_, _, node)| self.exists(node)),
+            )
             .chain(drafts)
             .collect()
+    }
+
+    /// Whether a node of the table exists right now: a pending item's files
+    /// while it is pending, and its `detail` only when it carries one.
+    fn exists(&self, node: &Node) -> bool {
+        match node {
+            Node::Item(id, ItemFile::Detail) => self.session.has_detail(id),
+            Node::Item(id, _) => self.session.is_pending(id),
+            _ => true,
+        }
     }
 
     /// The process of `req` reads `target` now: it no longer sees the size
@@ -606,6 +619,9 @@ impl Shared {
                 .session
                 .preview(id)
                 .map(|info| format!("{}\n", crate::safe_text::one_line(&info.source_tool))),
+            // Pretty JSON, many lines by design: JSON escapes every control
+            // character inside its strings, so nothing in it can forge a line.
+            Node::Item(id, ItemFile::Detail) => self.session.detail(id),
             _ => None,
         }
     }
@@ -647,6 +663,12 @@ impl Filesystem for XdevFs {
         let (Some(dir), Some(name)) = (self.node(parent), name.to_str()) else {
             return reply.error(Errno::ENOENT);
         };
+        // Asked before the table counts a lookup the kernel would never forget.
+        if let Node::Item(id, ItemFile::Dir) = &dir {
+            if name == "detail" && !shared.session.has_detail(id) {
+                return reply.error(Errno::ENOENT);
+            }
+        }
         let found = shared
             .inodes
             .lookup(

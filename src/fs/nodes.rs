@@ -5,7 +5,8 @@
 //!       status status.json last reminder read-only status
 //!       log events                       journal, and its live stream
 //!       stage                            external producers stage here
-//!       pending/<id>/{label,source,resolve,reject}
+//!       pending/<id>/{label,source,resolve,reject,detail}
+//!                                        (detail only when the preview has one)
 //!       plan/{ctl,status}                only with a plan desk
 //! ```
 //!
@@ -36,15 +37,19 @@ pub(crate) enum ItemFile {
     Source,
     Resolve,
     Reject,
+    /// The full request, for previews that carry one.
+    Detail,
 }
 
 /// An item's files in listing order, each at its offset from the item's
-/// directory inode.
-const ITEM_FILES: [(&str, ItemFile); 4] = [
+/// directory inode. `detail` exists only for previews that carry one (see
+/// `fs::XdevFs::node`), so it comes last and its absence shifts nothing.
+const ITEM_FILES: [(&str, ItemFile); 5] = [
     ("label", ItemFile::Label),
     ("source", ItemFile::Source),
     ("resolve", ItemFile::Resolve),
     ("reject", ItemFile::Reject),
+    ("detail", ItemFile::Detail),
 ];
 
 /// What an inode is.
@@ -698,7 +703,7 @@ mod tests {
         assert_eq!(inodes.len(), fresh);
 
         inodes.entries(&Node::PendingDir, || vec![id.to_string()]);
-        assert_eq!(inodes.len(), fresh + 5, "listed: its five inodes");
+        assert_eq!(inodes.len(), fresh + 6, "listed: its six inodes");
         inodes.entries(&Node::PendingDir, none);
         assert_eq!(
             inodes.len(),

@@ -16,6 +16,7 @@ use crate::dispatch::{BeforeDecision, Details, Resolution};
 use crate::error::{errno_name, Error};
 use crate::maps::remove_and_shrink;
 use crate::session::events::{Event, EventKind};
+use crate::session::preview::Origin;
 use crate::session::Session;
 pub use crate::who::{Who, WhoCache};
 
@@ -44,6 +45,10 @@ pub struct Record {
     pub text: Option<String>,
     /// The errno name of a failed decision.
     pub errno: Option<String>,
+    /// The agent call the preview answers (`sessionId`, `toolUseId`), when
+    /// its producer named one; absent otherwise.
+    #[serde(flatten)]
+    pub origin: Option<Origin>,
     /// Who caused it, when known.
     #[serde(flatten)]
     pub who: Option<Who>,
@@ -73,6 +78,7 @@ impl Record {
                 "{bytes} bytes written after the message were ignored (one message per open)"
             )),
             errno: None,
+            origin: None,
             who,
         }
     }
@@ -104,6 +110,7 @@ impl Record {
                 .error
                 .as_ref()
                 .map(|error| error.errno_name().to_string()),
+            origin: details.and_then(|details| details.origin.clone()),
             who,
         }
     }
@@ -123,6 +130,7 @@ impl Record {
             outcome: "started".to_string(),
             text: None,
             errno: None,
+            origin: details.origin.clone(),
             who,
         }
     }
@@ -165,6 +173,7 @@ impl Record {
             outcome: outcome.to_string(),
             text: event.text.clone(),
             errno: errno.map(|errno| errno_name(errno).to_string()),
+            origin: event.origin.clone(),
             who,
         })
     }
@@ -227,6 +236,7 @@ impl Losses {
                 self.count
             )),
             errno: None,
+            origin: None,
             who: None,
         })
     }
@@ -493,6 +503,7 @@ mod tests {
             text: Some("text".into()),
             ok,
             abandoned,
+            origin: None,
             time: SystemTime::now(),
         }
     }

@@ -53,6 +53,9 @@ pub struct Event {
     /// it finished: this event is the only report of its outcome.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub abandoned: bool,
+    /// The agent call the preview answers, when its producer named one.
+    #[serde(flatten)]
+    pub origin: Option<crate::session::preview::Origin>,
     /// When it happened.
     #[serde(skip)]
     pub time: SystemTime,

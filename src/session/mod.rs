@@ -19,7 +19,9 @@ use abort::{AbortSignal, AbortWaiter};
 use directives::{Directive, DirectiveId, DirectiveQueue, QueueInvoker, ToolChoice, TurnEnd};
 use events::{Event, EventKind, EventStream, Subscribers};
 use pending::PendingStack;
-use preview::{next_preview_id, ApplyFn, Preview, PreviewInfo, RejectFn, CUSTOM_TOOL};
+use preview::{
+    next_preview_id, ApplyFn, Preview, PreviewExtras, PreviewInfo, RejectFn, CUSTOM_TOOL,
+};
 
 /// The handler a mode installs for the whole session; the resolve *tool*
 /// falls back to it when nothing is pending.
@@ -88,6 +90,7 @@ fn event(
         text: text.map(str::to_string),
         ok,
         abandoned: false,
+        origin: preview.origin(),
         time: SystemTime::now(),
     }
 }
@@ -216,12 +219,36 @@ impl Session {
         apply: ApplyFn,
         reject: Option<RejectFn>,
     ) {
+        self.register_pending_with(
+            id,
+            label,
+            source_tool,
+            apply,
+            reject,
+            PreviewExtras::default(),
+        );
+    }
+
+    /// [`Session::register_pending`] for a preview that carries `extras`:
+    /// the full request it stands for (the mount shows it as
+    /// `pending/<id>/detail`) and the agent call it answers (the journal
+    /// names it in the preview's records).
+    pub fn register_pending_with(
+        &self,
+        id: &str,
+        label: impl Into<String>,
+        source_tool: impl Into<String>,
+        apply: ApplyFn,
+        reject: Option<RejectFn>,
+        extras: PreviewExtras,
+    ) {
         let preview = Arc::new(Preview {
             id: Arc::from(id),
             label: label.into(),
             source_tool: safe_source_tool(source_tool.into()),
             apply,
             reject,
+            extras: (!extras.is_empty()).then(|| Arc::new(extras)),
         });
         let mut state = self.shared.state.lock();
         state.pending.register(Arc::clone(&preview));
@@ -324,6 +351,24 @@ impl Session {
             .pending
             .get(id)
             .map(|preview| PreviewInfo::from(&**preview))
+    }
+
+    /// The `detail` text of the preview staged under this id (waiting or in
+    /// progress), when it carries one.
+    pub fn detail(&self, id: &str) -> Option<String> {
+        let state = self.shared.state.lock();
+        let preview = state.pending.get(id)?;
+        preview.extras.as_ref()?.detail.clone()
+    }
+
+    /// Whether the preview staged under this id carries a `detail`.
+    pub fn has_detail(&self, id: &str) -> bool {
+        let state = self.shared.state.lock();
+        state
+            .pending
+            .get(id)
+            .and_then(|preview| preview.extras.as_ref())
+            .is_some_and(|extras| extras.detail.is_some())
     }
 
     // ----- claims, used by dispatch -------------------------------------

@@ -94,6 +94,44 @@ pub(crate) fn next_preview_id(source_tool: &str) -> String {
     format!("pending-action:{source_tool}:{seq}")
 }
 
+/// Which agent call a preview answers: a coding agent's hook names its
+/// session and its tool call, and the journal keeps both with every record
+/// of the preview, so a decision can be matched to the agent's transcript.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Origin {
+    /// The agent's session id (Claude Code's and Codex's `session_id`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The agent's id of the tool call (Claude Code's `tool_use_id`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
+}
+
+impl Origin {
+    /// Whether it names nothing.
+    pub fn is_empty(&self) -> bool {
+        self.session_id.is_none() && self.tool_use_id.is_none()
+    }
+}
+
+/// What a preview may carry beside its label: the whole request it stands
+/// for (shown as `pending/<id>/detail`) and the agent call it answers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PreviewExtras {
+    /// The full request, as the text of the `detail` file (pretty JSON).
+    pub detail: Option<String>,
+    /// The agent call it answers.
+    pub origin: Option<Origin>,
+}
+
+impl PreviewExtras {
+    /// Whether it carries nothing.
+    pub fn is_empty(&self) -> bool {
+        self.detail.is_none() && self.origin.as_ref().is_none_or(Origin::is_empty)
+    }
+}
+
 /// A staged preview: what it is, and how to apply or discard it.
 pub struct Preview {
     /// `pending-action:<sourceTool>:<seq>`.
@@ -104,6 +142,17 @@ pub struct Preview {
     pub source_tool: String,
     pub(crate) apply: ApplyFn,
     pub(crate) reject: Option<RejectFn>,
+    /// Its detail and origin, when it carries any.
+    pub(crate) extras: Option<Arc<PreviewExtras>>,
+}
+
+impl Preview {
+    /// The agent call it answers, if known.
+    pub(crate) fn origin(&self) -> Option<Origin> {
+        self.extras
+            .as_ref()
+            .and_then(|extras| extras.origin.clone())
+    }
 }
 
 impl std::fmt::Debug for Preview {

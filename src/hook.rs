@@ -1,0 +1,993 @@
+//! `xdev hook`: a coding agent's permission hook that asks the devices.
+//!
+//! Claude Code and Codex run a command hook before a tool call (or before
+//! their approval prompt) with one JSON event on stdin, and read the hook's
+//! decision as JSON on stdout. `xdev hook` stages the call as a preview
+//! through the mount's `stage` file, waits until someone writes `resolve`
+//! or `reject`, and answers the agent: allow with the reason, or deny with
+//! the reason as the message the model reads. An `ExitPlanMode` call goes to
+//! the plan desk instead, when the mount has one.
+//!
+//! A hook must never wedge its agent: whatever goes wrong (no mount, a bad
+//! event, no decision in time) ends with exit 0 and nothing on stdout, which
+//! both agents read as "no opinion" (their own approval flow goes on), plus
+//! one line on stderr naming the problem.
+//!
+//! The shapes, as checked against the agents themselves:
+//!
+//! - Claude Code 2.1.332 (npm `@anthropic-ai/claude-code-linux-x64`, the
+//!   zod schemas inside its `claude` binary): every hook input has
+//!   `session_id`, `transcript_path`, `cwd`; `PreToolUse` adds
+//!   `hook_event_name`, `tool_name`, `tool_input`, `tool_use_id`;
+//!   `PermissionRequest` adds `tool_name`, `tool_input`,
+//!   `permission_suggestions` and has no `tool_use_id`. Output
+//!   `hookSpecificOutput` for `PreToolUse`: `permissionDecision`
+//!   (allow/deny/ask/defer), `permissionDecisionReason`; for
+//!   `PermissionRequest`: `decision` is `{behavior: "allow", updatedInput?,
+//!   updatedPermissions?}` or `{behavior: "deny", message?, interrupt?}`
+//!   (so an allow carries no message). A command hook's timeout defaults to
+//!   600 s (`e.timeout ? e.timeout*1000 : 600000` in the same binary). The
+//!   `ExitPlanMode` input carries `plan` and `planFilePath`, "injected by
+//!   normalizeToolInput from disk" (same binary; `sdk-tools.d.ts` of
+//!   `@anthropic-ai/claude-code` 2.1.332 types the tool's own input).
+//! - Codex (openai/codex, `codex-rs/hooks/src/schema.rs` and
+//!   `schema/generated/permission-request.command.{input,output}.schema.json`):
+//!   `PermissionRequest` input has `session_id`, `turn_id`,
+//!   `transcript_path`, `cwd`, `hook_event_name`, `model`,
+//!   `permission_mode`, `tool_name` (`Bash`, ...), `tool_input`
+//!   (`command`, `description`) and no `tool_use_id`; `PreToolUse` input
+//!   adds `tool_use_id`. Output: `hookSpecificOutput.decision.behavior`
+//!   allow/deny with `message`; a deny without a non-empty message becomes
+//!   "PermissionRequest hook denied approval", and a `PreToolUse`
+//!   `permissionDecision: allow` without `updatedInput` is refused as
+//!   unsupported (`codex-rs/hooks/src/engine/output_parser.rs`), so an
+//!   allowed Codex `PreToolUse` prints nothing. Command hooks time out after
+//!   `timeout_sec.unwrap_or(600)` (`engine/discovery.rs`). Only Codex sends
+//!   `turn_id`: that is how the input tells the agent.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use thiserror::Error;
+
+use crate::client::{
+    check_mount, is_mount_gone, plan_control, read_text, write_device, ClientError, Decision,
+    PlanCommand, PreviewRequest, StagedPreview,
+};
+use crate::plan::PlanTitle;
+use crate::plan_desk::PLAN_READY;
+use crate::producer::{MAX_DETAIL_BYTES, MAX_ORIGIN_BYTES};
+use crate::safe_text::{is_unprintable, one_line, path_safe_source_tool, MAX_LABEL_BYTES};
+
+/// The default `--deadline`: a little under both agents' default hook
+/// timeout of 600 s, so the hook answers before it is killed.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(590);
+
+/// How long past the deadline the hook still waits for the mount's own
+/// withdrawal before it stops waiting by itself (a wedged mount).
+const GRACE: Duration = Duration::from_secs(1);
+
+/// How often an `async` plan review is looked at.
+const PLAN_POLL: Duration = Duration::from_millis(200);
+
+/// The agent whose hook protocol is spoken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Agent {
+    /// Claude Code.
+    Claude,
+    /// OpenAI Codex.
+    Codex,
+}
+
+/// The hook events `xdev hook` decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookEvent {
+    /// Before every tool call.
+    PreToolUse,
+    /// When the agent would show its approval prompt.
+    PermissionRequest,
+}
+
+impl HookEvent {
+    fn name(self) -> &'static str {
+        match self {
+            HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PermissionRequest => "PermissionRequest",
+        }
+    }
+}
+
+/// What to answer when no decision comes before the deadline.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnTimeout {
+    /// Print nothing: the agent falls back to its own approval prompt.
+    #[default]
+    Ask,
+    /// Deny the call.
+    Deny,
+}
+
+/// How `xdev hook` runs.
+#[derive(Debug, Clone)]
+pub struct HookOptions {
+    /// The mount to ask.
+    pub mount: PathBuf,
+    /// The agent, when the input does not tell.
+    pub agent: Option<Agent>,
+    /// How long to wait for a decision.
+    pub deadline: Duration,
+    /// What to answer when the deadline passes.
+    pub on_timeout: OnTimeout,
+    /// Deny, rather than stay quiet, when the mount cannot be asked.
+    pub strict: bool,
+    /// Where plans are written for the plan desk (default: the desk's own
+    /// plan directory, from `plan/status`).
+    pub plan_dir: Option<PathBuf>,
+}
+
+/// One hook event, as read from stdin.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookInput {
+    /// Whose protocol it is.
+    pub agent: Agent,
+    /// Which event.
+    pub event: HookEvent,
+    /// The agent's session.
+    pub session_id: Option<String>,
+    /// The agent's id of the tool call (absent for `PermissionRequest`).
+    pub tool_use_id: Option<String>,
+    /// The tool asked for (`Bash`, `Write`, `mcp__server__tool`, ...).
+    pub tool_name: String,
+    /// The tool's arguments.
+    pub tool_input: Value,
+    /// The agent's working directory (paths in labels are shown relative
+    /// to it).
+    pub cwd: Option<PathBuf>,
+}
+
+/// Why stdin is not a hook event `xdev hook` can decide.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum InputError {
+    /// Not JSON at all.
+    #[error("stdin is not JSON ({0})")]
+    NotJson(String),
+    /// JSON, but no object.
+    #[error("the hook input is not a JSON object")]
+    NotObject,
+    /// A field the decision needs is missing or of the wrong type.
+    #[error("the hook input has no {0}")]
+    Missing(&'static str),
+    /// An event this command does not decide.
+    #[error("hook_event_name {0:?} is not one xdev hook decides (PreToolUse, PermissionRequest)")]
+    Unsupported(String),
+}
+
+impl HookInput {
+    /// Parses one hook event. The agent is Codex when the input carries
+    /// `turn_id` (only Codex sends it), else `agent`, else Claude Code.
+    pub fn parse(stdin: &[u8], agent: Option<Agent>) -> Result<HookInput, InputError> {
+        let value: Value =
+            serde_json::from_slice(stdin).map_err(|err| InputError::NotJson(err.to_string()))?;
+        let fields = value.as_object().ok_or(InputError::NotObject)?;
+        let text = |key: &str| fields.get(key).and_then(Value::as_str);
+        let event = match text("hook_event_name") {
+            Some("PreToolUse") => HookEvent::PreToolUse,
+            Some("PermissionRequest") => HookEvent::PermissionRequest,
+            Some(other) => return Err(InputError::Unsupported(other.to_string())),
+            None => return Err(InputError::Missing("hook_event_name (a string)")),
+        };
+        let tool_name = text("tool_name").ok_or(InputError::Missing("tool_name (a string)"))?;
+        let tool_input = fields
+            .get("tool_input")
+            .cloned()
+            .ok_or(InputError::Missing("tool_input"))?;
+        let agent = if fields.contains_key("turn_id") {
+            Agent::Codex
+        } else {
+            agent.unwrap_or(Agent::Claude)
+        };
+        Ok(HookInput {
+            agent,
+            event,
+            session_id: text("session_id").and_then(journal_id),
+            tool_use_id: text("tool_use_id").and_then(journal_id),
+            tool_name: tool_name.to_string(),
+            tool_input,
+            cwd: text("cwd").map(PathBuf::from),
+        })
+    }
+
+    fn field(&self, key: &str) -> Option<&str> {
+        self.tool_input.get(key).and_then(Value::as_str)
+    }
+
+    /// A path from the tool input, relative to the agent's working
+    /// directory when it lies inside it.
+    fn shown_path(&self, key: &str) -> Option<String> {
+        let path = Path::new(self.field(key)?);
+        let relative = self
+            .cwd
+            .as_deref()
+            .and_then(|cwd| path.strip_prefix(cwd).ok())
+            .filter(|relative| !relative.as_os_str().is_empty());
+        Some(relative.unwrap_or(path).display().to_string())
+    }
+
+    /// The plan of an `ExitPlanMode` call: its `plan`, else the file its
+    /// `planFilePath` names.
+    pub fn plan(&self) -> Option<String> {
+        if self.tool_name != "ExitPlanMode" {
+            return None;
+        }
+        if let Some(plan) = self.field("plan").filter(|plan| !plan.trim().is_empty()) {
+            return Some(plan.to_string());
+        }
+        let file = self.field("planFilePath")?;
+        std::fs::read_to_string(file)
+            .ok()
+            .filter(|plan| !plan.trim().is_empty())
+    }
+}
+
+/// An id the journal may quote (see the stage protocol's rules); an agent's
+/// id that breaks them is left out rather than failing the hook.
+fn journal_id(id: &str) -> Option<String> {
+    let fits = !id.is_empty() && id.len() <= MAX_ORIGIN_BYTES && !id.chars().any(is_unprintable);
+    fits.then(|| id.to_string())
+}
+
+// ----- what a person sees -------------------------------------------------
+
+/// The preview's label: the tool and what it would do, in one line a
+/// person takes in at once (`Bash: rm -rf build/`, `Write: src/main.rs (42
+/// lines)`), escaped and cut to the stage protocol's rules.
+pub fn label(input: &HookInput) -> String {
+    let summary = summary(input).unwrap_or_default();
+    let summary = summary.trim();
+    let text = if summary.is_empty() {
+        input.tool_name.clone()
+    } else {
+        format!("{}: {summary}", input.tool_name)
+    };
+    fit_label(&one_line(text.trim()))
+}
+
+/// What the call would do, for the common tools of both agents; for any
+/// other tool its first telling argument, else its arguments as JSON.
+fn summary(input: &HookInput) -> Option<String> {
+    let lines = |text: &str| text.lines().count();
+    match input.tool_name.as_str() {
+        "Bash" | "NetworkAccess" => input.field("command").map(str::to_string),
+        "Write" => {
+            let path = input.shown_path("file_path")?;
+            let count = lines(input.field("content").unwrap_or_default());
+            let unit = if count == 1 { "line" } else { "lines" };
+            Some(format!("{path} ({count} {unit})"))
+        }
+        "MultiEdit" => {
+            let path = input.shown_path("file_path")?;
+            let edits = input
+                .tool_input
+                .get("edits")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            Some(format!("{path} ({edits} edits)"))
+        }
+        "Edit" | "Read" => input.shown_path("file_path"),
+        "NotebookEdit" => input.shown_path("notebook_path"),
+        "ExitPlanMode" => input.plan().as_deref().map(plan_heading),
+        _ => [
+            "command",
+            "file_path",
+            "path",
+            "url",
+            "query",
+            "pattern",
+            "description",
+        ]
+        .iter()
+        .find_map(|key| input.field(key).map(str::to_string))
+        .or_else(|| Some(input.tool_input.to_string())),
+    }
+}
+
+/// A plan's first heading (or first line), without its `#`s.
+fn plan_heading(plan: &str) -> String {
+    let lines = || plan.lines().map(str::trim).filter(|line| !line.is_empty());
+    let heading = lines()
+        .find(|line| line.starts_with('#'))
+        .or_else(|| lines().next());
+    heading
+        .unwrap_or_default()
+        .trim_start_matches('#')
+        .trim()
+        .to_string()
+}
+
+/// Cuts a label to [`MAX_LABEL_BYTES`] on a character boundary, marking the
+/// cut with `…`.
+fn fit_label(label: &str) -> String {
+    if label.len() <= MAX_LABEL_BYTES {
+        return label.to_string();
+    }
+    const MARK: &str = "…";
+    let mut end = MAX_LABEL_BYTES - MARK.len();
+    while !label.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{MARK}", &label[..end])
+}
+
+/// The tool input as the preview's `detail`: whole when it fits the stage
+/// protocol's limit, else with its long strings cut (each saying how much
+/// was cut), else a note of its size.
+pub fn detail(tool_input: &Value) -> Value {
+    let fits = |value: &Value| value.to_string().len() <= MAX_DETAIL_BYTES;
+    if fits(tool_input) {
+        return tool_input.clone();
+    }
+    let mut keep = 8192;
+    while keep >= 64 {
+        let cut = cut_strings(tool_input, keep);
+        if fits(&cut) {
+            return cut;
+        }
+        keep /= 2;
+    }
+    serde_json::json!({
+        "xdev": format!("the tool input ({} bytes of JSON) is too large to show", tool_input.to_string().len())
+    })
+}
+
+fn cut_strings(value: &Value, keep: usize) -> Value {
+    match value {
+        Value::String(text) if text.len() > keep => {
+            let mut end = keep;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            Value::String(format!(
+                "{}… [{} more bytes]",
+                &text[..end],
+                text.len() - end
+            ))
+        }
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|item| cut_strings(item, keep)).collect())
+        }
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(key, item)| (key.clone(), cut_strings(item, keep)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// The stage request for a tool call: label, source tool (the tool's name
+/// made path-safe), the deadline, the tool input as detail and the agent
+/// call it answers.
+pub fn preview_request(input: &HookInput, deadline: Duration) -> PreviewRequest {
+    PreviewRequest {
+        label: label(input),
+        source_tool: Some(path_safe_source_tool(&input.tool_name).into_owned()),
+        deadline: Some(deadline),
+        detail: Some(detail(&input.tool_input)),
+        session_id: input.session_id.clone(),
+        tool_use_id: input.tool_use_id.clone(),
+    }
+}
+
+// ----- what the agent reads -----------------------------------------------
+
+/// What the hook answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Let the call run; the text is the reason.
+    Allow(String),
+    /// Refuse it; the text is what the model reads.
+    Deny(String),
+    /// Say nothing: the agent's own approval flow decides.
+    Quiet,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Answer {
+    hook_specific_output: Specific,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Specific {
+    #[serde(rename_all = "camelCase")]
+    PreToolUse {
+        hook_event_name: &'static str,
+        permission_decision: &'static str,
+        permission_decision_reason: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    PermissionRequest {
+        hook_event_name: &'static str,
+        decision: Behavior,
+    },
+}
+
+#[derive(Serialize)]
+struct Behavior {
+    behavior: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+}
+
+/// The JSON line the agent reads for `verdict`, or `None` when the hook
+/// prints nothing.
+pub fn render(input: &HookInput, verdict: &Verdict) -> Option<String> {
+    let hook_event_name = input.event.name();
+    let specific = match (input.event, verdict) {
+        (_, Verdict::Quiet) => return None,
+        // Codex refuses a PreToolUse allow without a rewritten input; its
+        // "no opinion" lets the call go on.
+        (HookEvent::PreToolUse, Verdict::Allow(_)) if input.agent == Agent::Codex => return None,
+        (HookEvent::PreToolUse, Verdict::Allow(reason) | Verdict::Deny(reason)) => {
+            Specific::PreToolUse {
+                hook_event_name,
+                permission_decision: if matches!(verdict, Verdict::Allow(_)) {
+                    "allow"
+                } else {
+                    "deny"
+                },
+                permission_decision_reason: reason.clone(),
+            }
+        }
+        (HookEvent::PermissionRequest, Verdict::Allow(_)) => Specific::PermissionRequest {
+            hook_event_name,
+            decision: Behavior {
+                behavior: "allow",
+                message: None,
+            },
+        },
+        (HookEvent::PermissionRequest, Verdict::Deny(message)) => Specific::PermissionRequest {
+            hook_event_name,
+            decision: Behavior {
+                behavior: "deny",
+                message: Some(message.clone()),
+            },
+        },
+    };
+    let answer = Answer {
+        hook_specific_output: specific,
+    };
+    serde_json::to_string(&answer).ok()
+}
+
+/// The reason an allow carries: the one written, or a plain statement (an
+/// empty reason is valid on the devices).
+fn allow_reason(reason: &str) -> String {
+    if reason.trim().is_empty() {
+        "Approved through xdev.".to_string()
+    } else {
+        reason.to_string()
+    }
+}
+
+/// The message a deny carries: never empty, since an empty one reads as no
+/// reason at all to the model (and Codex replaces it with its own).
+fn deny_message(reason: &str) -> String {
+    if reason.trim().is_empty() {
+        "Denied through xdev (no reason given).".to_string()
+    } else {
+        reason.to_string()
+    }
+}
+
+// ----- deciding -----------------------------------------------------------
+
+/// How the decision came out, before it is rendered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Decided {
+    Allowed(String),
+    Denied(String),
+    TimedOut,
+}
+
+/// What `xdev hook` prints: the answer for stdout, and lines for stderr.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HookRun {
+    /// The JSON line for the agent, if any.
+    pub stdout: Option<String>,
+    /// What went wrong, one line each (without a trailing newline).
+    pub stderr: Vec<String>,
+}
+
+/// Runs one hook event read from `stdin`: parses it, asks the mount, waits
+/// for the decision (at most `options.deadline`) and returns what to print.
+/// Never fails: every problem becomes a line for stderr and, unless
+/// `strict` or `--on-timeout deny` asks for a deny, an empty stdout.
+pub fn run(options: &HookOptions, stdin: &[u8]) -> HookRun {
+    let input = match HookInput::parse(stdin, options.agent) {
+        Ok(input) => input,
+        Err(error) => {
+            return HookRun {
+                stdout: None,
+                stderr: vec![format!(
+                    "xdev hook: bad hook input: {error}; printing nothing, so the agent decides as usual"
+                )],
+            }
+        }
+    };
+    let (verdict, problem) = match decide_in_time(options, &input) {
+        Ok(Decided::Allowed(reason)) => (Verdict::Allow(allow_reason(&reason)), None),
+        Ok(Decided::Denied(reason)) => (Verdict::Deny(deny_message(&reason)), None),
+        Ok(Decided::TimedOut) => timed_out(options),
+        Err(error) => unreachable_mount(options, &error),
+    };
+    HookRun {
+        stdout: render(&input, &verdict),
+        stderr: problem.into_iter().collect(),
+    }
+}
+
+fn timed_out(options: &HookOptions) -> (Verdict, Option<String>) {
+    let waited = humantime::format_duration(options.deadline);
+    match options.on_timeout {
+        OnTimeout::Ask => (
+            Verdict::Quiet,
+            Some(format!(
+                "xdev hook: no decision within {waited}; the preview was withdrawn and the agent asks as usual"
+            )),
+        ),
+        OnTimeout::Deny => (
+            Verdict::Deny(format!(
+                "No decision came through xdev within {waited}; denied."
+            )),
+            Some(format!(
+                "xdev hook: no decision within {waited}; the preview was withdrawn and the call denied (--on-timeout deny)"
+            )),
+        ),
+    }
+}
+
+fn unreachable_mount(options: &HookOptions, error: &ClientError) -> (Verdict, Option<String>) {
+    if options.strict {
+        (
+            Verdict::Deny(format!("xdev could not ask for a decision: {error}")),
+            Some(format!("xdev hook: {error}; denying (--strict)")),
+        )
+    } else {
+        (
+            Verdict::Quiet,
+            Some(format!(
+                "xdev hook: {error}; printing nothing, so the agent asks as usual"
+            )),
+        )
+    }
+}
+
+/// Decides on a worker thread, waiting at most the deadline (plus a
+/// moment for the mount's own withdrawal): a mount that hangs must not
+/// hold the agent. The worker is abandoned then; the process ends soon
+/// after, which closes its stage file and so withdraws its preview.
+fn decide_in_time(options: &HookOptions, input: &HookInput) -> Result<Decided, ClientError> {
+    let (sender, receiver) = mpsc::channel();
+    let (worker_options, worker_input) = (options.clone(), input.clone());
+    std::thread::spawn(move || {
+        let _ = sender.send(decide(&worker_options, &worker_input));
+    });
+    match receiver.recv_timeout(options.deadline + GRACE) {
+        Ok(decided) => decided,
+        Err(mpsc::RecvTimeoutError::Timeout) => Ok(Decided::TimedOut),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(ClientError::Protocol(
+            "the decision was lost (the worker stopped)".into(),
+        )),
+    }
+}
+
+fn decide(options: &HookOptions, input: &HookInput) -> Result<Decided, ClientError> {
+    check_mount(&options.mount)?;
+    if let Some(plan) = input.plan() {
+        if let Some(desk) = desk_status(&options.mount)? {
+            return decide_plan(options, &plan, &desk);
+        }
+    }
+    decide_preview(options, input)
+}
+
+/// Stages the call as a preview and waits for its decision. The result
+/// text (what `last` shows) says what was decided.
+fn decide_preview(options: &HookOptions, input: &HookInput) -> Result<Decided, ClientError> {
+    let request = preview_request(input, options.deadline);
+    let mut staged = StagedPreview::stage(&options.mount, &request)?;
+    tracing::debug!(id = staged.id(), "staged");
+    let label = &request.label;
+    match staged.next_decision()? {
+        Decision::Apply { reason } => {
+            report(&staged, &format!("Allowed: {label}. Reason: {reason}"));
+            Ok(Decided::Allowed(reason))
+        }
+        Decision::Discard { reason } => {
+            report(&staged, &format!("Denied: {label}. Reason: {reason}"));
+            Ok(Decided::Denied(reason))
+        }
+        Decision::Withdrawn { why } if why == "deadline" => Ok(Decided::TimedOut),
+        Decision::Withdrawn { why } => Err(ClientError::Protocol(format!(
+            "the preview {} was withdrawn: {why}",
+            staged.id()
+        ))),
+    }
+}
+
+/// Reports a decision's result text. The decision stands even if the
+/// report cannot be made (the mount stopped meanwhile).
+fn report(staged: &StagedPreview, text: &str) {
+    if let Err(error) = staged.report(true, text) {
+        if !is_mount_gone(&error) {
+            tracing::warn!(%error, id = staged.id(), "cannot report the result");
+        }
+    }
+}
+
+// ----- plans --------------------------------------------------------------
+
+/// The plan desk's status, as `plan/status` shows it.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DeskStatus {
+    plan_mode: bool,
+    plan_dir: String,
+    under_review: Option<Value>,
+    last_decision: Option<String>,
+}
+
+/// The plan desk's status, or `None` when the mount has none.
+fn desk_status(mount: &Path) -> Result<Option<DeskStatus>, ClientError> {
+    let path = mount.join("plan").join("status");
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = read_text(&path)?;
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|err| ClientError::Protocol(format!("unexpected {}: {err}", path.display())))
+}
+
+/// Writes the plan as `<slug>-plan.md`, proposes it (entering plan mode
+/// first when the desk is not in it: the agent is) and waits for `xdev
+/// plan approve` or `refine`.
+fn decide_plan(
+    options: &HookOptions,
+    plan: &str,
+    desk: &DeskStatus,
+) -> Result<Decided, ClientError> {
+    let dir = options
+        .plan_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(&desk.plan_dir));
+    let slug = plan_slug(plan);
+    write_plan(&dir.join(format!("{slug}-plan.md")), plan)?;
+    if !desk.plan_mode {
+        plan_control(&options.mount, &PlanCommand::Enter)?;
+    }
+    let answer = write_device(&options.mount.join("propose"), slug.as_bytes())?;
+    let decision = if answer == PLAN_READY {
+        wait_for_review(&options.mount, desk.last_decision.as_deref())?
+    } else {
+        answer
+    };
+    plan_decided(&decision)
+}
+
+/// The slug a plan is filed under: its heading under the plan-title rules,
+/// else `agent`.
+pub fn plan_slug(plan: &str) -> String {
+    let heading: String = plan_heading(plan).chars().take(60).collect();
+    PlanTitle::parse(&heading)
+        .map(|title| title.slug)
+        .ok()
+        .filter(|slug| !slug.is_empty())
+        .unwrap_or_else(|| "agent".to_string())
+}
+
+/// Writes the plan whole or not at all (the desk may read it any time).
+fn write_plan(path: &Path, plan: &str) -> Result<(), ClientError> {
+    let io = |what: &str, source| ClientError::Io {
+        what: format!("{what} {}", path.display()),
+        source,
+    };
+    let scratch = path.with_extension("md.xdev-hook");
+    std::fs::write(&scratch, plan).map_err(|err| io("cannot write the plan to", err))?;
+    std::fs::rename(&scratch, path).map_err(|err| io("cannot write the plan to", err))
+}
+
+/// Waits for an `async` review to end; its decision is the desk's latest,
+/// unless that is still the one from before (the review was cancelled).
+fn wait_for_review(mount: &Path, before: Option<&str>) -> Result<String, ClientError> {
+    loop {
+        std::thread::sleep(PLAN_POLL);
+        let Some(desk) = desk_status(mount)? else {
+            return Err(ClientError::Protocol("the plan desk went away".into()));
+        };
+        if desk.under_review.is_some() {
+            continue;
+        }
+        return match desk.last_decision {
+            Some(decision) if Some(decision.as_str()) != before => Ok(decision),
+            _ => Err(ClientError::Protocol(
+                "the plan review was cancelled (plan mode exited)".into(),
+            )),
+        };
+    }
+}
+
+/// Approve allows; refine denies with the reviewer's feedback (the lines
+/// after the desk's first sentence, which tells a device writer how to
+/// propose again and means nothing to the agent).
+fn plan_decided(decision: &str) -> Result<Decided, ClientError> {
+    if decision.starts_with("Plan approved") {
+        return Ok(Decided::Allowed(decision.to_string()));
+    }
+    if let Some(rest) = decision.strip_prefix("Plan refinement requested.") {
+        let feedback = rest
+            .split_once('\n')
+            .map_or("", |(_, feedback)| feedback.trim());
+        return Ok(Decided::Denied(if feedback.is_empty() {
+            "Plan refinement requested.".to_string()
+        } else {
+            feedback.to_string()
+        }));
+    }
+    Err(ClientError::Protocol(format!(
+        "unexpected plan decision: {decision}"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn input(event: &str, tool: &str, tool_input: Value) -> HookInput {
+        let line = json!({"session_id": "s-1", "transcript_path": "/t.jsonl", "cwd": "/work/app",
+            "hook_event_name": event, "tool_name": tool, "tool_input": tool_input,
+            "tool_use_id": "toolu_01"});
+        HookInput::parse(line.to_string().as_bytes(), None).expect("parses")
+    }
+
+    #[test]
+    fn inputs_tell_the_agent_and_the_event() {
+        let claude = input("PreToolUse", "Bash", json!({"command": "ls"}));
+        assert_eq!(claude.agent, Agent::Claude);
+        assert_eq!(claude.event, HookEvent::PreToolUse);
+        assert_eq!(claude.session_id.as_deref(), Some("s-1"));
+        assert_eq!(claude.tool_use_id.as_deref(), Some("toolu_01"));
+        let codex = json!({"session_id": "s", "turn_id": "t", "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash", "tool_input": {"command": "ls"}});
+        let codex =
+            HookInput::parse(codex.to_string().as_bytes(), Some(Agent::Claude)).expect("parses");
+        assert_eq!(
+            codex.agent,
+            Agent::Codex,
+            "turn_id tells, whatever --agent says"
+        );
+        assert_eq!(codex.tool_use_id, None);
+        let untold =
+            json!({"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {}});
+        let untold =
+            HookInput::parse(untold.to_string().as_bytes(), Some(Agent::Codex)).expect("parses");
+        assert_eq!(
+            untold.agent,
+            Agent::Codex,
+            "--agent when the input does not tell"
+        );
+    }
+
+    #[test]
+    fn bad_inputs_say_what_is_wrong() {
+        let refused = |text: &str| {
+            HookInput::parse(text.as_bytes(), None)
+                .map(|_| ())
+                .map_err(|err| err.to_string())
+        };
+        assert!(refused("not json").is_err_and(|err| err.starts_with("stdin is not JSON (")));
+        assert_eq!(
+            refused("[1]"),
+            Err("the hook input is not a JSON object".into())
+        );
+        assert_eq!(
+            refused(r#"{"tool_name": "Bash", "tool_input": {}}"#),
+            Err("the hook input has no hook_event_name (a string)".into())
+        );
+        assert_eq!(
+            refused(r#"{"hook_event_name": "PreToolUse", "tool_input": {}}"#),
+            Err("the hook input has no tool_name (a string)".into())
+        );
+        assert_eq!(
+            refused(r#"{"hook_event_name": "PreToolUse", "tool_name": "Bash"}"#),
+            Err("the hook input has no tool_input".into())
+        );
+        assert_eq!(
+            refused(r#"{"hook_event_name": "Stop", "tool_name": "x", "tool_input": {}}"#),
+            Err("hook_event_name \"Stop\" is not one xdev hook decides (PreToolUse, PermissionRequest)".into())
+        );
+    }
+
+    #[test]
+    fn labels_say_what_is_asked_in_one_line() {
+        let cases = [
+            (
+                "Bash",
+                json!({"command": "rm -rf build/", "description": "Clean"}),
+                "Bash: rm -rf build/",
+            ),
+            (
+                "Bash",
+                json!({"command": "echo a\necho b"}),
+                "Bash: echo a\\necho b",
+            ),
+            (
+                "Write",
+                json!({"file_path": "/work/app/src/main.rs", "content": "a\n".repeat(42)}),
+                "Write: src/main.rs (42 lines)",
+            ),
+            (
+                "Write",
+                json!({"file_path": "/etc/motd", "content": "hi"}),
+                "Write: /etc/motd (1 line)",
+            ),
+            (
+                "Edit",
+                json!({"file_path": "/work/app/src/lib.rs", "old_string": "a", "new_string": "b"}),
+                "Edit: src/lib.rs",
+            ),
+            (
+                "MultiEdit",
+                json!({"file_path": "/work/app/a.rs", "edits": [{}, {}]}),
+                "MultiEdit: a.rs (2 edits)",
+            ),
+            (
+                "WebFetch",
+                json!({"url": "https://example.com", "prompt": "x"}),
+                "WebFetch: https://example.com",
+            ),
+            (
+                "mcp__db__query",
+                json!({"sql": 1}),
+                "mcp__db__query: {\"sql\":1}",
+            ),
+            (
+                "ExitPlanMode",
+                json!({"plan": "\n# Add auth\n\nsteps"}),
+                "ExitPlanMode: Add auth",
+            ),
+            ("Bash", json!({}), "Bash"),
+        ];
+        for (tool, tool_input, shown) in cases {
+            assert_eq!(
+                label(&input("PreToolUse", tool, tool_input)),
+                shown,
+                "{tool}"
+            );
+        }
+        let long = label(&input(
+            "PreToolUse",
+            "Bash",
+            json!({"command": "é".repeat(2000)}),
+        ));
+        assert!(
+            long.len() <= MAX_LABEL_BYTES && long.ends_with('…'),
+            "{}",
+            long.len()
+        );
+        let escape = label(&input(
+            "PreToolUse",
+            "Bash",
+            json!({"command": "\u{1b}[2J"}),
+        ));
+        assert_eq!(escape, "Bash: \\x1b[2J");
+    }
+
+    #[test]
+    fn requests_carry_the_tool_the_detail_and_the_call() {
+        let asked = input("PreToolUse", "mcp__git hub", json!({"command": "ls"}));
+        let request = preview_request(&asked, Duration::from_secs(5));
+        assert_eq!(request.source_tool.as_deref(), Some("mcp__git_hub"));
+        assert_eq!(request.detail, Some(json!({"command": "ls"})));
+        assert_eq!(request.deadline, Some(Duration::from_secs(5)));
+        assert_eq!(request.tool_use_id.as_deref(), Some("toolu_01"));
+    }
+
+    #[test]
+    fn large_details_are_cut_to_fit() {
+        let big = json!({"file_path": "/a", "content": "x".repeat(100_000)});
+        let cut = detail(&big);
+        assert!(cut.to_string().len() <= MAX_DETAIL_BYTES);
+        assert_eq!(cut["file_path"], "/a");
+        let content = cut["content"].as_str().expect("string");
+        assert!(
+            content.ends_with(" more bytes]"),
+            "{}",
+            &content[content.len() - 30..]
+        );
+        let huge: Vec<String> = (0..2000).map(|n| format!("{n:060}")).collect();
+        let note = detail(&json!(huge));
+        assert!(note["xdev"]
+            .as_str()
+            .expect("note")
+            .contains("too large to show"));
+    }
+
+    #[test]
+    fn answers_are_each_agents_json() {
+        let pre = input("PreToolUse", "Bash", json!({"command": "ls"}));
+        let perm = input("PermissionRequest", "Bash", json!({"command": "ls"}));
+        let allow = Verdict::Allow("ok".into());
+        let deny = Verdict::Deny("no".into());
+        assert_eq!(
+            render(&pre, &allow).as_deref(),
+            Some(
+                r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"ok"}}"#
+            )
+        );
+        assert_eq!(
+            render(&pre, &deny).as_deref(),
+            Some(
+                r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}"#
+            )
+        );
+        assert_eq!(
+            render(&perm, &allow).as_deref(),
+            Some(
+                r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}"#
+            )
+        );
+        assert_eq!(
+            render(&perm, &deny).as_deref(),
+            Some(
+                r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"no"}}}"#
+            )
+        );
+        assert_eq!(render(&pre, &Verdict::Quiet), None);
+        let codex_pre = HookInput {
+            agent: Agent::Codex,
+            ..pre
+        };
+        assert_eq!(
+            render(&codex_pre, &allow),
+            None,
+            "Codex: allow is no opinion"
+        );
+        assert!(render(&codex_pre, &deny).is_some());
+        assert_eq!(deny_message(" "), "Denied through xdev (no reason given).");
+        assert_eq!(allow_reason(""), "Approved through xdev.");
+    }
+
+    #[test]
+    fn plans_are_filed_by_heading_and_decided_by_the_desk() {
+        assert_eq!(plan_slug("# Add auth: v2\nsteps"), "Add-auth-v2");
+        assert_eq!(plan_slug("# Release plan\n"), "Release");
+        assert_eq!(plan_slug("\n\n"), "agent");
+        let plan_decided = |text: &str| plan_decided(text).ok();
+        assert_eq!(
+            plan_decided(
+                "Plan approved at /p/a-plan.md. Plan mode exited; proceed with the implementation."
+            ),
+            Some(Decided::Allowed(
+                "Plan approved at /p/a-plan.md. Plan mode exited; proceed with the implementation."
+                    .into()
+            ))
+        );
+        assert_eq!(
+            plan_decided("Plan refinement requested. Update the plan file, then write a to /x/propose again when ready.\nadd tests"),
+            Some(Decided::Denied("add tests".into()))
+        );
+        assert_eq!(
+            plan_decided("Plan refinement requested. Update the plan file, then write a to /x/propose again when ready."),
+            Some(Decided::Denied("Plan refinement requested.".into()))
+        );
+        assert_eq!(plan_decided("something else"), None);
+    }
+}
