@@ -332,6 +332,33 @@ print(record['event'], record['label'], flush=True)
 }
 
 #[test]
+fn a_shell_read_loop_on_events_gets_whole_lines() {
+    let fx = Fixture::new();
+    // `read` takes the file a byte at a time (or a chunk it then seeks
+    // back from): every line must come whole, none lost to a short read.
+    let reader = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("n=0; while IFS= read -r line; do echo \"$line\"; n=$((n+1)); [ $n -eq 3 ] && break; done < \"$D/events\"")
+        .env("D", &fx.dir)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("sh reader");
+    std::thread::sleep(Duration::from_millis(300));
+    for label in ["one", "two", "three"] {
+        stage(&fx.session, label);
+    }
+    let out = reader.wait_with_output().expect("reader");
+    let labels: Vec<String> = stdout(&out)
+        .lines()
+        .map(|line| {
+            let record: serde_json::Value = serde_json::from_str(line).expect("a whole JSON line");
+            record["label"].as_str().unwrap_or_default().to_string()
+        })
+        .collect();
+    assert_eq!(labels, ["one", "two", "three"]);
+}
+
+#[test]
 fn nonblocking_reads_of_events_and_stage_get_eagain_when_nothing_is_queued() {
     let fx = Fixture::new();
     let out = fx.python(

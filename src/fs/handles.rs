@@ -13,7 +13,7 @@ use crate::fs::message::{Message, WriteStep};
 use crate::fs::nodes::Node;
 use crate::fs::stage::StageChannel;
 use crate::fs::target::Target;
-use crate::journal::{LogReader, Who};
+use crate::journal::{EventsAt, LogReader, Who};
 use crate::maps::remove_and_shrink;
 
 /// The state of one open descriptor.
@@ -45,8 +45,8 @@ pub(crate) enum Handle {
     Snapshot(Node, Option<Arc<[u8]>>),
     /// `log`: read live at any offset (see [`LogReader`]).
     Log(LogReader),
-    /// `events`: the next journal record this reader has not seen.
-    Events { next: usize },
+    /// `events`: where this reader is in the journal's records.
+    Events { at: EventsAt },
     /// `stage`: an external producer's conversation.
     Stage(StageChannel),
     /// A directory: what it listed at the start of the current pass.

@@ -33,7 +33,7 @@ use futures::FutureExt;
 
 use crate::dispatch::{DispatchHooks, Resolution};
 use crate::error::Error;
-use crate::journal::{Journal, LogReader, Record, Who, WhoCache};
+use crate::journal::{EventsAt, Journal, LogReader, Record, Who, WhoCache};
 use crate::plan_desk::PlanDesk;
 use crate::session::events::EventKind;
 use crate::session::Session;
@@ -105,7 +105,7 @@ enum ReadKind {
     /// `log`: what the read at the offset gets, right now.
     Log(Vec<u8>),
     /// `events`: the records after this one, waiting for one if none.
-    Events(usize),
+    Events(EventsAt),
     /// `stage`: the producer's next message.
     Stage(futures::future::BoxFuture<'static, Vec<u8>>),
     /// `stage` before anything is staged: why the request was refused.
@@ -114,7 +114,7 @@ enum ReadKind {
 
 /// A read that has to wait.
 enum Waiting {
-    Events(usize),
+    Events(EventsAt),
     Stage(futures::future::BoxFuture<'static, Vec<u8>>),
 }
 
@@ -346,9 +346,9 @@ impl XdevFs {
         self.answer_soon(async move {
             let _in_flight = in_flight;
             let bytes = match waiting {
-                Waiting::Events(next) => {
+                Waiting::Events(at) => {
                     tokio::select! {
-                        () = shared.journal.wait_beyond(next) => Ok(shared.take_events(fh, next, size)),
+                        () = shared.journal.wait_beyond(at.record) => Ok(shared.take_events(fh, at, size)),
                         error = cancel => Err(error),
                     }
                 }
@@ -626,13 +626,13 @@ impl Shared {
         }
     }
 
-    /// The journal lines after record `next` that fit in `size`, moving the
-    /// reader of `fh` past them.
-    fn take_events(&self, fh: FileHandle, next: usize, size: u32) -> Vec<u8> {
-        let (bytes, after) = self.journal.lines_from(next, size as usize);
+    /// What the reader of `fh`, at `at`, reads in `size` bytes, moving it
+    /// past them.
+    fn take_events(&self, fh: FileHandle, at: EventsAt, size: u32) -> Vec<u8> {
+        let (bytes, after) = self.journal.lines_from(at, size as usize);
         self.handles.with(fh, |handle| {
-            if let Handle::Events { next } = handle {
-                *next = after;
+            if let Handle::Events { at } = handle {
+                *at = after;
             }
         });
         bytes
@@ -804,7 +804,7 @@ impl Filesystem for XdevFs {
             _ if writing => return reply.error(Errno::EACCES),
             Node::Log => Some(Handle::Log(LogReader::default())),
             Node::Events => Some(Handle::Events {
-                next: self.shared.journal.len(),
+                at: EventsAt::record(self.shared.journal.len()),
             }),
             // The rest are text nodes; `node()` already refused a decided item.
             _ => Some(Handle::Snapshot(node.clone(), None)),
@@ -843,7 +843,7 @@ impl Filesystem for XdevFs {
             Handle::Log(reader) => Some(ReadKind::Log(
                 self.shared.journal.read_log(reader, offset, size),
             )),
-            Handle::Events { next } => Some(ReadKind::Events(*next)),
+            Handle::Events { at } => Some(ReadKind::Events(*at)),
             Handle::Stage(channel) => Some(match channel.read(size as usize) {
                 Some(read) => ReadKind::Stage(read.boxed()),
                 None => ReadKind::Refusal(channel.take_refusal(size as usize)),
@@ -852,12 +852,12 @@ impl Filesystem for XdevFs {
         });
         match kind.flatten() {
             Some(ReadKind::Log(bytes)) => reply.data(&bytes),
-            Some(ReadKind::Events(next)) if self.shared.journal.len() > next => {
-                reply.data(&self.shared.take_events(fh, next, size))
+            Some(ReadKind::Events(at)) if self.shared.journal.len() > at.record => {
+                reply.data(&self.shared.take_events(fh, at, size))
             }
             Some(ReadKind::Events(_)) if nonblocking => reply.error(Errno::EAGAIN),
-            Some(ReadKind::Events(next)) => {
-                self.read_when_ready(req, fh, size, Waiting::Events(next), reply)
+            Some(ReadKind::Events(at)) => {
+                self.read_when_ready(req, fh, size, Waiting::Events(at), reply)
             }
             Some(ReadKind::Stage(mut read)) if nonblocking => match read.as_mut().now_or_never() {
                 Some(bytes) => reply.data(&bytes),
@@ -1043,8 +1043,8 @@ impl Filesystem for XdevFs {
         let journal = &self.shared.journal;
         // What the file always is, and what it waits for to be readable.
         let waits = self.shared.handles.with(fh, |handle| match handle {
-            Handle::Events { next } => {
-                let (journal, next) = (journal.clone(), *next);
+            Handle::Events { at } => {
+                let (journal, next) = (journal.clone(), at.record);
                 let ready = async move { journal.wait_beyond(next).await };
                 Some((PollEvents::empty(), ready.boxed()))
             }

@@ -85,31 +85,59 @@ impl Memory {
         (self.copy(start, end), start)
     }
 
-    /// Whole records from record number `from` on (records no longer kept
-    /// are skipped), at most `max` bytes but at least one record (which may
-    /// be cut); returns them and the next record number.
-    pub(crate) fn lines_from(&self, from: usize, max: usize) -> (Vec<u8>, usize) {
-        let mut next = from.max(self.first);
-        let first_start = match self.starts.get(next - self.first) {
-            Some(start) => *start,
-            None => return (Vec::new(), next),
+    /// The records from `at` on (records no longer kept are skipped, and
+    /// with them `at.skip`), at most `max` bytes: whole lines where they
+    /// fit. When not even the rest of the first line fits, its next `max`
+    /// bytes, and the next read goes on inside it: a reader that takes one
+    /// byte at a time (a shell's `read`) loses nothing. Returns the bytes
+    /// and where the next read starts.
+    pub(crate) fn lines_from(&self, at: EventsAt, max: usize) -> (Vec<u8>, EventsAt) {
+        let at = if at.record < self.first {
+            EventsAt::record(self.first)
+        } else {
+            at
         };
-        let mut end = first_start;
-        while next - self.first < self.starts.len() {
-            let line_end = self
-                .starts
-                .get(next - self.first + 1)
+        let Some(line_start) = self.starts.get(at.record - self.first) else {
+            return (Vec::new(), at);
+        };
+        let start = line_start + at.skip as u64;
+        let line_end = |record: usize| {
+            self.starts
+                .get(record - self.first + 1)
                 .copied()
-                .unwrap_or(self.end());
-            if end > first_start && (line_end - first_start) as usize > max {
-                break;
-            }
-            end = line_end;
+                .unwrap_or(self.end())
+        };
+        let first_end = line_end(at.record);
+        if (first_end - start) as usize > max {
+            let part = EventsAt {
+                record: at.record,
+                skip: at.skip + max,
+            };
+            return (self.copy(start, start + max as u64), part);
+        }
+        let (mut end, mut next) = (first_end, at.record + 1);
+        while next - self.first < self.starts.len() && (line_end(next) - start) as usize <= max {
+            end = line_end(next);
             next += 1;
         }
-        let mut out = self.copy(first_start, end);
-        out.truncate(max);
-        (out, next)
+        (self.copy(start, end), EventsAt::record(next))
+    }
+}
+
+/// Where a reader of `events` is: a record number, and how many bytes of
+/// that record it has read already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EventsAt {
+    /// The record the next read starts in.
+    pub record: usize,
+    /// The bytes of it already read.
+    pub skip: usize,
+}
+
+impl EventsAt {
+    /// The start of record `record`.
+    pub fn record(record: usize) -> Self {
+        EventsAt { record, skip: 0 }
     }
 }
 
@@ -139,11 +167,22 @@ mod tests {
         assert_eq!(bytes, [line(7), line(8), line(9)].concat());
         assert_eq!(memory.read_at(88, 11), (line(8), 88));
         assert_eq!(memory.read_at(110, 11), (Vec::new(), 110));
-        let (events, next) = memory.lines_from(2, 1000);
-        assert_eq!(next, 10, "records dropped from memory are skipped");
+        let (events, next) = memory.lines_from(EventsAt::record(2), 1000);
+        assert_eq!(
+            next,
+            EventsAt::record(10),
+            "records dropped from memory are skipped"
+        );
         assert_eq!(events, [line(7), line(8), line(9)].concat());
-        assert_eq!(memory.lines_from(8, 15), (line(8), 9), "whole lines only");
-        assert_eq!(memory.lines_from(10, 15), (Vec::new(), 10));
+        assert_eq!(
+            memory.lines_from(EventsAt::record(8), 15),
+            (line(8), EventsAt::record(9)),
+            "whole lines where they fit"
+        );
+        assert_eq!(
+            memory.lines_from(EventsAt::record(10), 15),
+            (Vec::new(), EventsAt::record(10))
+        );
     }
 
     #[test]
@@ -152,6 +191,30 @@ mod tests {
         memory.push(&line(1));
         memory.push(&line(2));
         assert_eq!(memory.read_at(0, 100), (line(2), 11));
-        assert_eq!(memory.lines_from(0, 4), (line(2)[..4].to_vec(), 2));
+        let (part, at) = memory.lines_from(EventsAt::record(0), 4);
+        assert_eq!(
+            (part, at),
+            (line(2)[..4].to_vec(), EventsAt { record: 1, skip: 4 })
+        );
+        assert_eq!(
+            memory.lines_from(at, 100),
+            (line(2)[4..].to_vec(), EventsAt::record(2)),
+            "the next read goes on inside the line"
+        );
+    }
+
+    #[test]
+    fn a_reader_one_byte_at_a_time_gets_every_byte() {
+        let mut memory = Memory::new(1000);
+        for n in 0..3 {
+            memory.push(&line(n));
+        }
+        let (mut at, mut read) = (EventsAt::default(), Vec::new());
+        while at.record < 3 {
+            let (byte, next) = memory.lines_from(at, 1);
+            read.extend(byte);
+            at = next;
+        }
+        assert_eq!(read, [line(0), line(1), line(2)].concat());
     }
 }

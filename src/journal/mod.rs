@@ -184,7 +184,7 @@ mod memory;
 
 use file::JournalFile;
 use memory::Memory;
-pub use memory::{LOG_MEMORY_CAP, LOG_MEMORY_CAP_WITH_FILE};
+pub use memory::{EventsAt, LOG_MEMORY_CAP, LOG_MEMORY_CAP_WITH_FILE};
 
 /// How many lost records a `lost` record names (it counts them all).
 const LOST_NAMED: usize = 20;
@@ -465,11 +465,12 @@ impl Journal {
         bytes
     }
 
-    /// Whole lines from record `from` on, at most `max` bytes (but at least
-    /// one line, which may be cut); returns them and the next record index.
-    /// Records no longer kept in memory are skipped.
-    pub fn lines_from(&self, from: usize, max: usize) -> (Vec<u8>, usize) {
-        self.inner.lines.lock().memory.lines_from(from, max)
+    /// What a reader of `events` at `at` reads in at most `max` bytes:
+    /// whole lines where they fit, else the next part of one (see
+    /// the memory's `lines_from`); and where it is then. Records no
+    /// longer kept in memory are skipped.
+    pub fn lines_from(&self, at: EventsAt, max: usize) -> (Vec<u8>, EventsAt) {
+        self.inner.lines.lock().memory.lines_from(at, max)
     }
 
     /// Waits until there are more than `seen` records.
@@ -573,11 +574,11 @@ mod tests {
         journal.append(&record("two")).expect("append");
         let all = journal.bytes();
         assert_eq!(journal.read_at(5, 10), all[5..15].to_vec());
-        let (first, next) = journal.lines_from(0, all.len() / 2 + 1);
-        assert_eq!(next, 1);
+        let (first, next) = journal.lines_from(EventsAt::default(), all.len() / 2 + 1);
+        assert_eq!(next, EventsAt::record(1));
         assert!(String::from_utf8(first).expect("utf-8").contains("\"one\""));
-        let (rest, next) = journal.lines_from(1, 1 << 20);
-        assert_eq!(next, 2);
+        let (rest, next) = journal.lines_from(next, 1 << 20);
+        assert_eq!(next, EventsAt::record(2));
         assert!(String::from_utf8(rest).expect("utf-8").contains("\"two\""));
     }
 
@@ -620,7 +621,11 @@ mod tests {
         let second = journal.read_log(&mut early, one as u64, 10 * one as u32);
         assert_eq!(second, kept[one..].to_vec());
         assert!(journal.read_log(&mut early, 2 * one as u64, 100).is_empty());
-        let (events, next) = journal.lines_from(0, 1 << 20);
-        assert_eq!((events, next), (kept, 5), "events skip dropped records");
+        let (events, next) = journal.lines_from(EventsAt::default(), 1 << 20);
+        assert_eq!(
+            (events, next),
+            (kept, EventsAt::record(5)),
+            "events skip dropped records"
+        );
     }
 }
