@@ -22,7 +22,8 @@
 #   5. scripts/e2e/check.py asserts: MARK1 exists (and did not while its
 #      preview was pending), MARK2 does not, the model received the rejection
 #      reason in the second call's tool_result, and <mnt>/log holds one
-#      resolve and one reject record.
+#      resolve and one reject record, carrying Claude Code's session_id and
+#      tool_use_id; each preview's pending/<id>/detail showed its command.
 #
 # The permission mode is `default` with no allow rules, so the hook is the only
 # way a Bash call runs: a quiet hook (deadline, no mount) leaves the call to
@@ -213,6 +214,7 @@ decide() {
         if [ -n "$id" ] && [[ "$seen" != *" $id "* ]]; then
             [ "$count" = 1 ] || echo "decider: $count previews pending at once: $ids" >&2
             label=$(cat "$MNT/pending/$id/label" 2>/dev/null) || label="(unreadable)"
+            cat "$MNT/pending/$id/detail" >"$W/detail.$n" 2>/dev/null || rm -f "$W/detail.$n"
             if [ "$n" = 0 ]; then device=resolve reason=$RESOLVE_REASON; else device=reject reason=$REJECT_REASON; fi
             if [ -e "$MARK1" ]; then before=present; else before=absent; fi
             echo "decider: $id ($label): $device \"$reason\"" >&2
@@ -267,7 +269,9 @@ for line in open(sys.argv[1]):
     print(f"  {r['method']} {r['path']} -> {r['status']} {r['answer']}{what}")
 PY
 say "checks:"
-if "$PYTHON" "$E2E/check.py" "$W" "$MARK1" "$MARK2" "$RESOLVE_REASON" "$REJECT_REASON" >"$W/check.out"; then
+hook_kind=real
+[ "$stand_in" = 1 ] && hook_kind=stand-in
+if "$PYTHON" "$E2E/check.py" "$W" "$MARK1" "$MARK2" "$RESOLVE_REASON" "$REJECT_REASON" "$hook_kind" >"$W/check.out"; then
     sed 's/^/  /' "$W/check.out"
     hook_kind="xdev hook"
     [ "$stand_in" = 1 ] && hook_kind="the STAND-IN hook"

@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """The assertions of scripts/claude-code-e2e.sh, over the files its run left in WORK.
 
-Usage: check.py WORK MARK1 MARK2 RESOLVE_REASON REJECT_REASON
+Usage: check.py WORK MARK1 MARK2 RESOLVE_REASON REJECT_REASON [real|stand-in]
+
+With `real` (the default), also what only `xdev hook` does: the journal's
+decision records carry Claude Code's session and tool_use ids, and each
+preview's `pending/<id>/detail` held the tool input.
 
 Prints one `ok:` line per check that holds and one `FAIL:` line per check
 that does not; exits 1 when any failed.
@@ -12,6 +16,7 @@ import os
 import sys
 
 work, mark1, mark2, resolve_reason, reject_reason = sys.argv[1:6]
+real_hook = (sys.argv[6] if len(sys.argv) > 6 else "real") == "real"
 failures = []
 
 
@@ -148,8 +153,21 @@ if check(len(rejects) == 1, "the journal has one `reject` record", f"it has {len
     check(r.get("outcome") == "ok" and r.get("reason") == reject_reason and mark2 in (r.get("label") or ""),
           f"reject: {r.get('label')!r}, reason {r.get('reason')!r}, outcome {r.get('outcome')}",
           json.dumps(r))
-for r in resolves + rejects:
-    extra = {k: v for k, v in r.items() if "session" in k.lower() or "tool_use" in k.lower() or "tooluse" in k.lower()}
-    print(f"note: the {r.get('event')} record carries {extra if extra else 'no session or tool_use id'}")
+if real_hook:
+    session = result.get("session_id")
+    for records, tool_use_id in ((resolves, "toolu_e2e_step1"), (rejects, "toolu_e2e_step2")):
+        for r in records:
+            check(r.get("sessionId") == session and r.get("toolUseId") == tool_use_id,
+                  f"the {r.get('event')} record carries Claude Code's session_id {session} and tool_use_id {tool_use_id}",
+                  f"sessionId {r.get('sessionId')!r}, toolUseId {r.get('toolUseId')!r}")
+    for n, mark in ((0, mark1), (1, mark2)):
+        try:
+            detail = json.load(open(os.path.join(work, f"detail.{n}")))
+        except (OSError, ValueError) as e:
+            detail = None
+            fail(f"preview {n + 1}'s pending/<id>/detail was not readable JSON ({e})")
+        if detail is not None:
+            check(isinstance(detail, dict) and detail.get("command") == f"touch {mark}",
+                  f"preview {n + 1}'s pending/<id>/detail showed the tool input {json.dumps(detail)}")
 
 sys.exit(1 if failures else 0)
