@@ -1,0 +1,284 @@
+#!/usr/bin/env bash
+# End-to-end: the real Claude Code binary, gated by `xdev hook`, against a
+# scripted model server on 127.0.0.1, in a network namespace of its own.
+#
+#   scripts/claude-code-e2e.sh [--keep] [--stand-in-hook]
+#
+# What happens:
+#   1. Claude Code (npm @anthropic-ai/claude-code, pinned below) is installed
+#      once into ${XDEV_CLIENT_CACHE:-target/client-cache}; the xdev binary is
+#      built when missing (or taken from $XDEV_BIN).
+#   2. `xdev mount` serves a fresh mount in a temporary directory; a project
+#      directory holds .claude/settings.json with a PreToolUse hook (matcher
+#      Bash) running `xdev hook --mount <mnt>`, and HOME is a fresh directory.
+#   3. Inside `unshare --net` (only lo, brought up there), the scripted model
+#      server (scripts/e2e/model_server.py) starts on 127.0.0.1 and
+#      `claude -p ... --output-format json --permission-mode default` runs
+#      against it. The model asks for `touch MARK1`, then `touch MARK2`, then
+#      ends with text.
+#   4. A decider loop here watches <mnt>/pending: it resolves the first Bash
+#      preview (`echo "looks safe" > <mnt>/resolve`) and rejects the second
+#      (`echo "no touching MARK2: policy says so" > <mnt>/reject`).
+#   5. scripts/e2e/check.py asserts: MARK1 exists (and did not while its
+#      preview was pending), MARK2 does not, the model received the rejection
+#      reason in the second call's tool_result, and <mnt>/log holds one
+#      resolve and one reject record, carrying Claude Code's session_id and
+#      tool_use_id; each preview's pending/<id>/detail showed its command.
+#
+# The permission mode is `default` with no allow rules, so the hook is the only
+# way a Bash call runs: a quiet hook (deadline, no mount) leaves the call to
+# Claude Code's prompt, which `-p` cannot show, so the call is refused. (With
+# --dangerously-skip-permissions, which needs IS_SANDBOX=1 as root, a quiet
+# hook would let the command run; this script does not use it.)
+#
+# Not part of CI (scripts/test.sh, mount-tests/run.sh do not run it). Needs
+# root (unshare --net, FUSE), node/npm with the npm registry reachable for the
+# first install, python3, and iproute2.
+#
+# Options:
+#   --keep           keep the work directory (it is always kept on failure)
+#   --stand-in-hook  use scripts/e2e/stand_in_hook.py (which stages through
+#                    `xdev stage`) instead of `xdev hook`: for debugging this
+#                    harness only, not a test of xdev hook
+#
+# Environment: XDEV_BIN (default target/debug/xdev, built when missing),
+# XDEV_CLIENT_CACHE, E2E_TIMEOUT (seconds for the claude run, default 180).
+set -uo pipefail
+
+CLAUDE_CODE_VERSION=2.1.332
+RESOLVE_REASON="looks safe"
+REJECT_REASON="no touching MARK2: policy says so"
+PROMPT="Run the two scripted shell commands, one after the other."
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+E2E=$ROOT/scripts/e2e
+CACHE=${XDEV_CLIENT_CACHE:-$ROOT/target/client-cache}
+XDEV_BIN=${XDEV_BIN:-$ROOT/target/debug/xdev}
+TIMEOUT=${E2E_TIMEOUT:-180}
+if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=$(command -v python3); fi
+
+keep=0
+stand_in=0
+for arg in "$@"; do
+    case "$arg" in
+    --keep) keep=1 ;;
+    --stand-in-hook) stand_in=1 ;;
+    -h | --help)
+        sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "claude-code-e2e: unknown argument: $arg (see --help)" >&2
+        exit 2
+        ;;
+    esac
+done
+
+say() { printf 'claude-code-e2e: %s\n' "$*"; }
+W=
+xdev_pid=
+decider_pid=
+netns_pid=
+MNT=
+die() {
+    printf 'claude-code-e2e: FAIL: %s\n' "$*" >&2
+    [ -n "$W" ] && keep=1
+    exit 1
+}
+
+# shellcheck disable=SC2317 # run by the EXIT trap
+cleanup() {
+    local status=$?
+    [ -n "$netns_pid" ] && kill -TERM "$netns_pid" 2>/dev/null && wait "$netns_pid" 2>/dev/null
+    [ -n "$decider_pid" ] && kill -TERM "$decider_pid" 2>/dev/null && wait "$decider_pid" 2>/dev/null
+    if [ -n "$xdev_pid" ]; then
+        kill -TERM "$xdev_pid" 2>/dev/null
+        wait "$xdev_pid" 2>/dev/null
+    fi
+    if [ -n "$MNT" ] && mountpoint -q "$MNT" 2>/dev/null; then
+        fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
+    fi
+    if [ -n "$W" ]; then
+        if [ "$keep" = 1 ] || [ "$status" != 0 ]; then
+            say "work directory kept: $W"
+        else
+            rm -rf "$W"
+        fi
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# --- prerequisites --------------------------------------------------------------
+[ "$(id -u)" = 0 ] || die "run as root (unshare --net and the FUSE mount need it)"
+for tool in unshare ip npm node timeout flock mountpoint fusermount3; do
+    command -v "$tool" >/dev/null 2>&1 || die "$tool is missing (scripts/setup.sh installs what xdev needs; iproute2 gives ip)"
+done
+[ -n "$PYTHON" ] || die "python3 is missing"
+
+if [ ! -x "$XDEV_BIN" ]; then
+    say "building xdev (cargo build)"
+    (cd "$ROOT" && cargo build --quiet) || die "cargo build failed"
+    [ -x "$XDEV_BIN" ] || die "no xdev binary at $XDEV_BIN after cargo build"
+fi
+if [ "$stand_in" = 0 ] && ! "$XDEV_BIN" hook --help >/dev/null 2>&1; then
+    die "$XDEV_BIN has no \`hook\` subcommand (rebuild it from a tree that has xdev hook, or try --stand-in-hook to debug the harness)"
+fi
+
+# claude_bin: prints the path of a Claude Code binary in $CACHE whose
+# --version is the pinned one. The npm package's bin/claude.exe is replaced by
+# the native binary in its postinstall; if that did not run, the platform
+# package's binary is used directly.
+claude_bin() {
+    local arch candidate
+    case "$(uname -m)" in
+    x86_64) arch=x64 ;;
+    aarch64) arch=arm64 ;;
+    *) arch=$(uname -m) ;;
+    esac
+    for candidate in \
+        "$CACHE/node_modules/@anthropic-ai/claude-code/bin/claude.exe" \
+        "$CACHE/node_modules/@anthropic-ai/claude-code-linux-$arch/claude" \
+        "$CACHE/node_modules/@anthropic-ai/claude-code-linux-$arch-musl/claude"; do
+        if [ -x "$candidate" ] &&
+            [ "$(timeout 30 "$candidate" --version 2>/dev/null)" = "$CLAUDE_CODE_VERSION (Claude Code)" ]; then
+            printf '%s\n' "$candidate"
+            return 0
+        fi
+    done
+    return 1
+}
+
+CLAUDE=$(claude_bin)
+if [ -z "$CLAUDE" ]; then
+    say "installing @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION into $CACHE"
+    mkdir -p "$CACHE" || die "cannot create $CACHE"
+    log=$CACHE/npm-install-claude-code.log
+    # The same lock as mount-tests/lib.sh: one npm at a time in the cache.
+    flock -w 600 "$CACHE/.install.lock" \
+        npm install --prefix "$CACHE" --no-audit --no-fund --save-exact \
+        "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" >"$log" 2>&1 ||
+        die "npm could not install @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION (is the registry reachable?); the end of $log:
+$(tail -n 20 "$log")"
+    CLAUDE=$(claude_bin) || die "after npm install, no Claude Code $CLAUDE_CODE_VERSION binary runs from $CACHE (see $log)"
+fi
+
+# --- the work directory, the mount, the settings ----------------------------------
+W=$(mktemp -d "${TMPDIR:-/tmp}/xdev-claude-e2e.XXXXXX") || die "mktemp failed"
+MNT=$W/mnt
+PROJECT=$W/project
+HOME_DIR=$W/home
+# The marks live outside the project: Claude Code must not be able to treat a
+# write there as a harmless in-project edit; only the hook lets them happen.
+mkdir -p "$W/marks" "$PROJECT/.claude" "$HOME_DIR" || die "cannot create $W"
+MARK1=$W/marks/MARK1
+MARK2=$W/marks/MARK2
+
+"$XDEV_BIN" mount "$MNT" >"$W/xdev.out" 2>"$W/xdev.err" </dev/null &
+xdev_pid=$!
+for _ in $(seq 100); do
+    grep -q '^xdev: mounted' "$W/xdev.out" 2>/dev/null && break
+    kill -0 "$xdev_pid" 2>/dev/null || die "xdev mount exited: $(cat "$W/xdev.err")"
+    sleep 0.1
+done
+grep -q '^xdev: mounted' "$W/xdev.out" || die "xdev mount did not report its mount within 10 s"
+
+if [ "$stand_in" = 1 ]; then
+    hook_command="$(printf '%q %q %q %q' "$PYTHON" "$E2E/stand_in_hook.py" "$XDEV_BIN" "$MNT")"
+    say "using the STAND-IN hook (harness debugging; not a test of xdev hook)"
+else
+    hook_command="$(printf '%q hook --mount %q' "$XDEV_BIN" "$MNT")"
+fi
+"$PYTHON" - "$PROJECT/.claude/settings.json" "$hook_command" <<'PY' || die "cannot write the settings"
+import json, sys
+path, command = sys.argv[1:3]
+settings = {
+    "permissions": {"defaultMode": "default", "disableBypassPermissionsMode": "disable"},
+    "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}]},
+}
+with open(path, "w") as f:
+    json.dump(settings, f, indent=2)
+    f.write("\n")
+PY
+
+# --- the decider: resolve the first Bash preview, reject the second ----------------
+# One line per decision into decider.tsv: n, id, device, write status,
+# whether MARK1 existed before the write, label.
+decide() {
+    local n=0 seen=" " ids id label device reason rc before count
+    while [ "$n" -lt 2 ]; do
+        ids=$(ls -U "$MNT/pending" 2>/dev/null) || ids=
+        count=$(printf '%s' "$ids" | grep -c .)
+        id=$(printf '%s\n' "$ids" | head -n 1)
+        if [ -n "$id" ] && [[ "$seen" != *" $id "* ]]; then
+            [ "$count" = 1 ] || echo "decider: $count previews pending at once: $ids" >&2
+            label=$(cat "$MNT/pending/$id/label" 2>/dev/null) || label="(unreadable)"
+            cat "$MNT/pending/$id/detail" >"$W/detail.$n" 2>/dev/null || rm -f "$W/detail.$n"
+            if [ "$n" = 0 ]; then device=resolve reason=$RESOLVE_REASON; else device=reject reason=$REJECT_REASON; fi
+            if [ -e "$MARK1" ]; then before=present; else before=absent; fi
+            echo "decider: $id ($label): $device \"$reason\"" >&2
+            echo "$reason" >"$MNT/$device"
+            # shellcheck disable=SC2320 # echo's status is the device write's: 0 once the hook answered
+            rc=$?
+            echo "decider: write status $rc; last: $(cat "$MNT/last" 2>/dev/null)" >&2
+            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$id" "$device" "$rc" "$before" "$label" >>"$W/decider.tsv"
+            seen="$seen$id "
+            n=$((n + 1))
+        fi
+        sleep 0.05
+    done
+}
+: >"$W/decider.tsv"
+decide 2>"$W/decider.err" &
+decider_pid=$!
+
+# --- the agent, in a network namespace of its own -----------------------------------
+say "Claude Code $CLAUDE_CODE_VERSION, xdev $("$XDEV_BIN" --version 2>/dev/null | head -n 1), work dir $W"
+export E2E_WORK=$W E2E_PROJECT=$PROJECT E2E_HOME=$HOME_DIR E2E_MARK1=$MARK1 E2E_MARK2=$MARK2 \
+    E2E_CLAUDE=$CLAUDE E2E_PROMPT=$PROMPT E2E_TIMEOUT=$TIMEOUT E2E_PYTHON=$PYTHON \
+    E2E_SERVER=$E2E/model_server.py
+started=$EPOCHREALTIME
+unshare --net -- bash "$E2E/in_netns.sh" &
+netns_pid=$!
+wait "$netns_pid"
+netns_status=$?
+netns_pid=
+elapsed=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+[ "$netns_status" = 0 ] || die "the namespace run failed (status $netns_status); see $W"
+
+# The decider is done once both previews were decided; give it a moment.
+for _ in $(seq 20); do kill -0 "$decider_pid" 2>/dev/null || break; sleep 0.1; done
+kill -TERM "$decider_pid" 2>/dev/null
+wait "$decider_pid" 2>/dev/null
+decider_pid=
+
+cat "$MNT/log" >"$W/journal.jsonl" 2>/dev/null || die "cannot read $MNT/log"
+
+say "decider:"
+sed 's/^/  /' "$W/decider.err"
+say "server requests:"
+"$PYTHON" - "$W/requests.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    b = r.get("body")
+    what = ""
+    if isinstance(b, dict):
+        what = f" model={b.get('model')} stream={b.get('stream')} messages={len(b.get('messages') or [])} tools={len(b.get('tools') or [])}"
+    print(f"  {r['method']} {r['path']} -> {r['status']} {r['answer']}{what}")
+PY
+say "checks:"
+hook_kind=real
+[ "$stand_in" = 1 ] && hook_kind=stand-in
+if "$PYTHON" "$E2E/check.py" "$W" "$MARK1" "$MARK2" "$RESOLVE_REASON" "$REJECT_REASON" "$hook_kind" >"$W/check.out"; then
+    sed 's/^/  /' "$W/check.out"
+    hook_kind="xdev hook"
+    [ "$stand_in" = 1 ] && hook_kind="the STAND-IN hook"
+    say "PASS: Claude Code $CLAUDE_CODE_VERSION through $hook_kind: resolved Bash ran, rejected Bash did not, the model read the rejection reason, the journal has 1 resolve + 1 reject (${elapsed}s in the namespace)"
+    exit 0
+else
+    sed 's/^/  /' "$W/check.out"
+    keep=1
+    die "$(grep -c '^FAIL' "$W/check.out") check(s) failed; Claude Code's stderr: $(tail -n 5 "$W/claude.err" 2>/dev/null)"
+fi

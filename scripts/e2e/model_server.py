@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""A scripted stand-in for the Anthropic Messages API, for scripts/claude-code-e2e.sh.
+
+It listens on 127.0.0.1 and plays a fixed two-call script to any request that
+offers the model a `Bash` tool (the agent's main loop):
+
+  no tool_result in the conversation yet  -> tool_use Bash {"command": "touch MARK1"}
+  one tool_result                         -> tool_use Bash {"command": "touch MARK2"}
+  two or more                             -> text FINAL_TEXT, stop_reason end_turn
+
+Requests without a Bash tool (side queries such as a title or a topic
+check) get a short harmless text. `POST /v1/messages/count_tokens` answers a
+rough count. Anything else is a 404 in the API's error shape, which Claude
+Code tolerates for its optional calls.
+
+Both streaming (`"stream": true`, server-sent events: message_start,
+content_block_start, content_block_delta, content_block_stop,
+message_delta, message_stop) and plain JSON replies are served, as the
+request asks.
+
+Every request is appended to --log as one JSON line: method, path, the
+headers that matter, the parsed body (or the raw text), and what was
+answered. The port is written to --port-file once the socket listens.
+"""
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+FINAL_TEXT = "Both commands were handled: the first ran, the second was refused."
+SIDE_TEXT = "ok"
+MODEL = "claude-e2e-scripted"
+
+
+def count_tool_results(messages):
+    """How many tool_result blocks the user side of the conversation holds."""
+    n = 0
+    for message in messages or []:
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            n += sum(1 for block in content if isinstance(block, dict) and block.get("type") == "tool_result")
+    return n
+
+
+def offers_bash(body):
+    return any(isinstance(t, dict) and t.get("name") == "Bash" for t in body.get("tools") or [])
+
+
+class Script:
+    def __init__(self, args):
+        self.args = args
+        self.lock = threading.Lock()
+        self.seq = 0
+
+    def next_id(self, prefix):
+        with self.lock:
+            self.seq += 1
+            return f"{prefix}_e2e_{self.seq:04d}"
+
+    def reply_for(self, body):
+        """(content blocks, stop_reason, what) for a /v1/messages body."""
+        if not offers_bash(body):
+            return [{"type": "text", "text": SIDE_TEXT}], "end_turn", "side-text"
+        step = count_tool_results(body.get("messages"))
+        if step < len(self.args.command):
+            command = self.args.command[step]
+            block = {
+                "type": "tool_use",
+                "id": f"toolu_e2e_step{step + 1}",
+                "name": "Bash",
+                "input": {"command": command, "description": f"Scripted step {step + 1}"},
+            }
+            return [block], "tool_use", f"tool_use:{step + 1}"
+        return [{"type": "text", "text": FINAL_TEXT}], "end_turn", "final-text"
+
+
+def sse(event, data):
+    return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+def stream_events(message_id, model, blocks, stop_reason):
+    usage = {"input_tokens": 25, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    yield sse("message_start", {
+        "type": "message_start",
+        "message": {"id": message_id, "type": "message", "role": "assistant", "model": model,
+                    "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage},
+    })
+    yield sse("ping", {"type": "ping"})
+    for index, block in enumerate(blocks):
+        if block["type"] == "text":
+            yield sse("content_block_start", {"type": "content_block_start", "index": index,
+                                              "content_block": {"type": "text", "text": ""}})
+            yield sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                              "delta": {"type": "text_delta", "text": block["text"]}})
+        else:
+            start = dict(block, input={})
+            yield sse("content_block_start", {"type": "content_block_start", "index": index, "content_block": start})
+            text = json.dumps(block["input"])
+            half = len(text) // 2  # two partial_json pieces, as a real stream sends
+            for piece in (text[:half], text[half:]):
+                yield sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                  "delta": {"type": "input_json_delta", "partial_json": piece}})
+        yield sse("content_block_stop", {"type": "content_block_stop", "index": index})
+    yield sse("message_delta", {"type": "message_delta",
+                                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                                "usage": {"output_tokens": 20}})
+    yield sse("message_stop", {"type": "message_stop"})
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "xdev-e2e-model/1"
+
+    def log_message(self, fmt, *args):  # keep stderr quiet; the JSON log has it all
+        pass
+
+    def record(self, body, answer, status):
+        entry = {
+            "time": time.time(),
+            "method": self.command,
+            "path": self.path,
+            "headers": {k.lower(): v for k, v in self.headers.items()
+                        if k.lower() in ("user-agent", "anthropic-version", "anthropic-beta", "x-app",
+                                         "content-type", "accept", "x-stainless-helper-method")},
+            "body": body,
+            "status": status,
+            "answer": answer,
+        }
+        with self.server.log_lock, open(self.server.log_path, "a") as f:
+            f.write(json.dumps(entry) + "\n")
+
+    def read_body(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw.decode("utf-8", "replace")
+
+    def send_json(self, status, obj):
+        data = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("request-id", "req_e2e")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def not_found(self, body):
+        self.record(body, "404", 404)
+        self.send_json(404, {"type": "error", "error": {"type": "not_found_error",
+                                                         "message": f"scripted server: no {self.command} {self.path}"}})
+
+    def do_GET(self):
+        self.not_found(None)
+
+    def do_HEAD(self):
+        self.record(None, "200 (HEAD)", 200)
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_POST(self):
+        body = self.read_body()
+        path = self.path.split("?", 1)[0]
+        if path == "/v1/messages/count_tokens":
+            self.record(body, "count_tokens", 200)
+            self.send_json(200, {"input_tokens": 100})
+            return
+        if path != "/v1/messages" or not isinstance(body, dict):
+            self.not_found(body)
+            return
+        blocks, stop_reason, what = self.server.script.reply_for(body)
+        message_id = self.server.script.next_id("msg")
+        model = body.get("model") or MODEL
+        if body.get("stream"):
+            self.record(body, f"stream {what}", 200)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Connection", "close")
+            self.send_header("request-id", "req_e2e")
+            self.end_headers()
+            for chunk in stream_events(message_id, model, blocks, stop_reason):
+                self.wfile.write(chunk)
+                self.wfile.flush()
+            self.close_connection = True
+        else:
+            self.record(body, f"json {what}", 200)
+            self.send_json(200, {"id": message_id, "type": "message", "role": "assistant", "model": model,
+                                 "content": blocks, "stop_reason": stop_reason, "stop_sequence": None,
+                                 "usage": {"input_tokens": 25, "output_tokens": 20}})
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0, help="0: any free port (see --port-file)")
+    parser.add_argument("--port-file", required=True)
+    parser.add_argument("--log", required=True, help="JSON Lines file of every request")
+    parser.add_argument("--command", action="append", required=True,
+                        help="the Bash command of each scripted tool call, in order (give it once per call)")
+    args = parser.parse_args()
+
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server.daemon_threads = True
+    server.script = Script(args)
+    server.log_path = args.log
+    server.log_lock = threading.Lock()
+    tmp = args.port_file + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(f"{server.server_address[1]}\n")
+    os.replace(tmp, args.port_file)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
