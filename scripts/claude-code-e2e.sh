@@ -75,6 +75,9 @@ for arg in "$@"; do
 done
 
 say() { printf 'claude-code-e2e: %s\n' "$*"; }
+e2e_say() { say "$@"; }
+# shellcheck source=scripts/e2e/lib.sh
+. "$E2E/lib.sh"
 W=
 xdev_pid=
 decider_pid=
@@ -91,13 +94,7 @@ cleanup() {
     local status=$?
     [ -n "$netns_pid" ] && kill -TERM "$netns_pid" 2>/dev/null && wait "$netns_pid" 2>/dev/null
     [ -n "$decider_pid" ] && kill -TERM "$decider_pid" 2>/dev/null && wait "$decider_pid" 2>/dev/null
-    if [ -n "$xdev_pid" ]; then
-        kill -TERM "$xdev_pid" 2>/dev/null
-        wait "$xdev_pid" 2>/dev/null
-    fi
-    if [ -n "$MNT" ] && mountpoint -q "$MNT" 2>/dev/null; then
-        fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
-    fi
+    e2e_unmount "$MNT"
     if [ -n "$W" ]; then
         if [ "$keep" = 1 ] || [ "$status" != 0 ]; then
             say "work directory kept: $W"
@@ -117,52 +114,12 @@ for tool in unshare ip npm node timeout flock mountpoint fusermount3; do
 done
 [ -n "$PYTHON" ] || die "python3 is missing"
 
-if [ ! -x "$XDEV_BIN" ]; then
-    say "building xdev (cargo build)"
-    (cd "$ROOT" && cargo build --quiet) || die "cargo build failed"
-    [ -x "$XDEV_BIN" ] || die "no xdev binary at $XDEV_BIN after cargo build"
-fi
+e2e_xdev
 if [ "$stand_in" = 0 ] && ! "$XDEV_BIN" hook --help >/dev/null 2>&1; then
     die "$XDEV_BIN has no \`hook\` subcommand (rebuild it from a tree that has xdev hook, or try --stand-in-hook to debug the harness)"
 fi
 
-# claude_bin: prints the path of a Claude Code binary in $CACHE whose
-# --version is the pinned one. The npm package's bin/claude.exe is replaced by
-# the native binary in its postinstall; if that did not run, the platform
-# package's binary is used directly.
-claude_bin() {
-    local arch candidate
-    case "$(uname -m)" in
-    x86_64) arch=x64 ;;
-    aarch64) arch=arm64 ;;
-    *) arch=$(uname -m) ;;
-    esac
-    for candidate in \
-        "$CACHE/node_modules/@anthropic-ai/claude-code/bin/claude.exe" \
-        "$CACHE/node_modules/@anthropic-ai/claude-code-linux-$arch/claude" \
-        "$CACHE/node_modules/@anthropic-ai/claude-code-linux-$arch-musl/claude"; do
-        if [ -x "$candidate" ] &&
-            [ "$(timeout 30 "$candidate" --version 2>/dev/null)" = "$CLAUDE_CODE_VERSION (Claude Code)" ]; then
-            printf '%s\n' "$candidate"
-            return 0
-        fi
-    done
-    return 1
-}
-
-CLAUDE=$(claude_bin)
-if [ -z "$CLAUDE" ]; then
-    say "installing @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION into $CACHE"
-    mkdir -p "$CACHE" || die "cannot create $CACHE"
-    log=$CACHE/npm-install-claude-code.log
-    # The same lock as mount-tests/lib.sh: one npm at a time in the cache.
-    flock -w 600 "$CACHE/.install.lock" \
-        npm install --prefix "$CACHE" --no-audit --no-fund --save-exact \
-        "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" >"$log" 2>&1 ||
-        die "npm could not install @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION (is the registry reachable?); the end of $log:
-$(tail -n 20 "$log")"
-    CLAUDE=$(claude_bin) || die "after npm install, no Claude Code $CLAUDE_CODE_VERSION binary runs from $CACHE (see $log)"
-fi
+e2e_claude
 
 # --- the work directory, the mount, the settings ----------------------------------
 W=$(mktemp -d "${TMPDIR:-/tmp}/xdev-claude-e2e.XXXXXX") || die "mktemp failed"
@@ -175,14 +132,7 @@ mkdir -p "$W/marks" "$PROJECT/.claude" "$HOME_DIR" || die "cannot create $W"
 MARK1=$W/marks/MARK1
 MARK2=$W/marks/MARK2
 
-"$XDEV_BIN" mount "$MNT" >"$W/xdev.out" 2>"$W/xdev.err" </dev/null &
-xdev_pid=$!
-for _ in $(seq 100); do
-    grep -q '^xdev: mounted' "$W/xdev.out" 2>/dev/null && break
-    kill -0 "$xdev_pid" 2>/dev/null || die "xdev mount exited: $(cat "$W/xdev.err")"
-    sleep 0.1
-done
-grep -q '^xdev: mounted' "$W/xdev.out" || die "xdev mount did not report its mount within 10 s"
+e2e_mount "$MNT" "$W/xdev"
 
 if [ "$stand_in" = 1 ]; then
     hook_command="$(printf '%q %q %q %q' "$PYTHON" "$E2E/stand_in_hook.py" "$XDEV_BIN" "$MNT")"

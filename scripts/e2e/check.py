@@ -1,11 +1,20 @@
 #!/usr/bin/env python3
-"""The assertions of scripts/claude-code-e2e.sh, over the files its run left in WORK.
+"""The assertions of scripts/claude-code-e2e.sh and scripts/claude-code-write-e2e.sh,
+over the files a run left in WORK.
 
-Usage: check.py WORK MARK1 MARK2 RESOLVE_REASON REJECT_REASON [real|stand-in]
+Usage:
+  check.py WORK MARK1 MARK2 RESOLVE_REASON REJECT_REASON [real|stand-in]
+  check.py write WORK pending|none MNT CONTENT MARKER
+  check.py trace WORK MNT
 
-With `real` (the default), also what only `xdev hook` does: the journal's
-decision records carry Claude Code's session and tool_use ids, and each
-preview's `pending/<id>/detail` held the tool input.
+The first form checks a run of claude-code-e2e.sh. With `real` (the default),
+also what only `xdev hook` does: the journal's decision records carry Claude
+Code's session and tool_use ids, and each preview's `pending/<id>/detail`
+held the tool input.
+
+`write` checks one run of claude-code-write-e2e.sh: with a preview pending
+or with none. When WORK/strace.txt exists (its --strace), it also checks the
+Write's syscalls on MNT. `trace` prints those syscalls.
 
 Prints one `ok:` line per check that holds and one `FAIL:` line per check
 that does not; exits 1 when any failed.
@@ -13,10 +22,10 @@ that does not; exits 1 when any failed.
 
 import json
 import os
+import re
 import sys
 
-work, mark1, mark2, resolve_reason, reject_reason = sys.argv[1:6]
-real_hook = (sys.argv[6] if len(sys.argv) > 6 else "real") == "real"
+work = None
 failures = []
 
 
@@ -62,112 +71,334 @@ def text_of(content):
     return json.dumps(content)
 
 
-# --- the agent's network: loopback only ------------------------------------------
-try:
-    links = [line.split()[1] for line in open(os.path.join(work, "netns.txt")) if line.startswith("link ")]
-except OSError:
-    links = None
-check(links == ["lo"], "the agent's network namespace has no link but lo", f"links: {links}")
+def check_network():
+    """The agent's network namespace: loopback only."""
+    try:
+        links = [line.split()[1] for line in open(os.path.join(work, "netns.txt")) if line.startswith("link ")]
+    except OSError:
+        links = None
+    check(links == ["lo"], "the agent's network namespace has no link but lo", f"links: {links}")
 
-# --- Claude Code's own result -------------------------------------------------------
-try:
-    rc = int(open(os.path.join(work, "claude.rc")).read())
-except (OSError, ValueError):
-    rc = None
-check(rc == 0, "claude -p exited 0", f"exit status {rc}; its stderr is in {work}/claude.err")
-try:
-    result = json.load(open(os.path.join(work, "claude.json")))
-except (OSError, ValueError) as e:
-    result = {}
-    fail(f"claude.json is not Claude Code's JSON result: {e}")
-if result:
-    check(result.get("is_error") is False and result.get("subtype") == "success",
-          "Claude Code reports success", f"is_error={result.get('is_error')} subtype={result.get('subtype')}")
-    denied = [d.get("tool_use_id") for d in result.get("permission_denials") or []]
-    check(denied == ["toolu_e2e_step2"], "Claude Code lists exactly the second Bash call as denied",
-          f"permission_denials: {denied}")
 
-# --- the commands ran only when resolved ---------------------------------------------
-check(os.path.exists(mark1), f"MARK1 exists: the resolved `touch {mark1}` ran")
-check(not os.path.exists(mark2), f"MARK2 does not exist: the rejected `touch {mark2}` never ran")
+def check_claude_result():
+    """Claude Code exited 0 and reported success; returns its JSON result ({} if none)."""
+    try:
+        rc = int(open(os.path.join(work, "claude.rc")).read())
+    except (OSError, ValueError):
+        rc = None
+    check(rc == 0, "claude -p exited 0", f"exit status {rc}; its stderr is in {work}/claude.err")
+    try:
+        result = json.load(open(os.path.join(work, "claude.json")))
+    except (OSError, ValueError) as e:
+        result = {}
+        fail(f"claude.json is not Claude Code's JSON result: {e}")
+    if result:
+        check(result.get("is_error") is False and result.get("subtype") == "success",
+              "Claude Code reports success", f"is_error={result.get('is_error')} subtype={result.get('subtype')}")
+    return result
 
-decisions = []
-try:
-    for line in open(os.path.join(work, "decider.tsv")):
-        n, preview_id, device, write_rc, mark1_before, label = line.rstrip("\n").split("\t", 5)
-        decisions.append(dict(n=n, id=preview_id, device=device, rc=write_rc, mark1_before=mark1_before, label=label))
-except (OSError, ValueError) as e:
-    fail(f"cannot read the decider's record: {e}")
-check(len(decisions) == 2, "the decider saw exactly two Bash previews",
-      f"it decided {len(decisions)}; see {work}/decider.err")
-if len(decisions) >= 1:
-    d = decisions[0]
-    check(d["label"].startswith("Bash: ") and f"touch {mark1}" in d["label"],
-          f"the first preview is labelled {d['label']!r}", f"expected 'Bash: touch {mark1}'")
-    check(d["mark1_before"] == "absent", "MARK1 did not exist while its preview was pending (the hook held the command)")
-    check(d["device"] == "resolve" and d["rc"] == "0", "`echo ... > resolve` succeeded",
-          f"device {d['device']}, write status {d['rc']}")
-if len(decisions) >= 2:
-    d = decisions[1]
-    check(d["label"].startswith("Bash: ") and f"touch {mark2}" in d["label"],
-          f"the second preview is labelled {d['label']!r}", f"expected 'Bash: touch {mark2}'")
-    check(d["device"] == "reject" and d["rc"] == "0", "`echo ... > reject` succeeded",
-          f"device {d['device']}, write status {d['rc']}")
 
-# --- what the model received ----------------------------------------------------------
-requests = read_jsonl("requests.jsonl")
-main = [r for r in requests if isinstance(r.get("body"), dict)
-        and any(t.get("name") == "Bash" for t in r["body"].get("tools") or [])]
-check(len(main) == 3, "the model got three agent requests (tool call, tool call, final text)",
-      f"it got {len(main)}")
-results = {}
-for index, r in enumerate(main):
-    for message in r["body"].get("messages") or []:
-        if message.get("role") == "user" and isinstance(message.get("content"), list):
-            for block in message["content"]:
-                if isinstance(block, dict) and block.get("type") == "tool_result":
-                    results.setdefault(block.get("tool_use_id"), (index + 1, block))
-first = results.get("toolu_e2e_step1")
-second = results.get("toolu_e2e_step2")
-if check(first is not None, "the model received a tool_result for the first Bash call"):
-    check(not first[1].get("is_error"), "that tool_result is a success", text_of(first[1].get("content")))
-if check(second is not None, "the model received a tool_result for the second Bash call"):
-    content = text_of(second[1].get("content"))
-    check(second[1].get("is_error") is True and reject_reason in content,
-          f"request {second[0]} carries the rejection reason in the tool_result: {content!r}",
-          f"is_error={second[1].get('is_error')}, content {content!r}")
+def agent_requests(requests, tool):
+    """The requests of the agent's main loop: those that offer the model `tool`."""
+    return [r for r in requests if isinstance(r.get("body"), dict)
+            and any(t.get("name") == tool for t in r["body"].get("tools") or [])]
 
-# --- the xdev journal -------------------------------------------------------------------
-journal = read_jsonl("journal.jsonl")
-staged = [r for r in journal if r.get("event") == "staged"]
-resolves = [r for r in journal if r.get("event") == "resolve"]
-rejects = [r for r in journal if r.get("event") == "reject"]
-check(len(staged) == 2, "the journal has two `staged` records", f"it has {len(staged)}")
-if check(len(resolves) == 1, "the journal has one `resolve` record", f"it has {len(resolves)}"):
-    r = resolves[0]
-    check(r.get("outcome") == "ok" and r.get("reason") == resolve_reason and mark1 in (r.get("label") or ""),
-          f"resolve: {r.get('label')!r}, reason {r.get('reason')!r}, outcome {r.get('outcome')}",
-          json.dumps(r))
-if check(len(rejects) == 1, "the journal has one `reject` record", f"it has {len(rejects)}"):
-    r = rejects[0]
-    check(r.get("outcome") == "ok" and r.get("reason") == reject_reason and mark2 in (r.get("label") or ""),
-          f"reject: {r.get('label')!r}, reason {r.get('reason')!r}, outcome {r.get('outcome')}",
-          json.dumps(r))
-if real_hook:
-    session = result.get("session_id")
-    for records, tool_use_id in ((resolves, "toolu_e2e_step1"), (rejects, "toolu_e2e_step2")):
-        for r in records:
-            check(r.get("sessionId") == session and r.get("toolUseId") == tool_use_id,
-                  f"the {r.get('event')} record carries Claude Code's session_id {session} and tool_use_id {tool_use_id}",
-                  f"sessionId {r.get('sessionId')!r}, toolUseId {r.get('toolUseId')!r}")
-    for n, mark in ((0, mark1), (1, mark2)):
-        try:
-            detail = json.load(open(os.path.join(work, f"detail.{n}")))
-        except (OSError, ValueError) as e:
-            detail = None
-            fail(f"preview {n + 1}'s pending/<id>/detail was not readable JSON ({e})")
-        if detail is not None:
-            check(isinstance(detail, dict) and detail.get("command") == f"touch {mark}",
-                  f"preview {n + 1}'s pending/<id>/detail showed the tool input {json.dumps(detail)}")
 
-sys.exit(1 if failures else 0)
+def tool_results(main):
+    """tool_use_id -> (the 1-based number of the first request that carried it, its tool_result block)."""
+    results = {}
+    for index, r in enumerate(main):
+        for message in r["body"].get("messages") or []:
+            if message.get("role") == "user" and isinstance(message.get("content"), list):
+                for block in message["content"]:
+                    if isinstance(block, dict) and block.get("type") == "tool_result":
+                        results.setdefault(block.get("tool_use_id"), (index + 1, block))
+    return results
+
+
+def check_bash(argv):
+    """claude-code-e2e.sh: two Bash calls through the hook, the first resolved, the second rejected."""
+    global work
+    work, mark1, mark2, resolve_reason, reject_reason = argv[:5]
+    real_hook = (argv[5] if len(argv) > 5 else "real") == "real"
+    check_network()
+    result = check_claude_result()
+    if result:
+        denied = [d.get("tool_use_id") for d in result.get("permission_denials") or []]
+        check(denied == ["toolu_e2e_step2"], "Claude Code lists exactly the second Bash call as denied",
+              f"permission_denials: {denied}")
+
+    # --- the commands ran only when resolved ---------------------------------------------
+    check(os.path.exists(mark1), f"MARK1 exists: the resolved `touch {mark1}` ran")
+    check(not os.path.exists(mark2), f"MARK2 does not exist: the rejected `touch {mark2}` never ran")
+
+    decisions = []
+    try:
+        for line in open(os.path.join(work, "decider.tsv")):
+            n, preview_id, device, write_rc, mark1_before, label = line.rstrip("\n").split("\t", 5)
+            decisions.append(dict(n=n, id=preview_id, device=device, rc=write_rc, mark1_before=mark1_before, label=label))
+    except (OSError, ValueError) as e:
+        fail(f"cannot read the decider's record: {e}")
+    check(len(decisions) == 2, "the decider saw exactly two Bash previews",
+          f"it decided {len(decisions)}; see {work}/decider.err")
+    if len(decisions) >= 1:
+        d = decisions[0]
+        check(d["label"].startswith("Bash: ") and f"touch {mark1}" in d["label"],
+              f"the first preview is labelled {d['label']!r}", f"expected 'Bash: touch {mark1}'")
+        check(d["mark1_before"] == "absent", "MARK1 did not exist while its preview was pending (the hook held the command)")
+        check(d["device"] == "resolve" and d["rc"] == "0", "`echo ... > resolve` succeeded",
+              f"device {d['device']}, write status {d['rc']}")
+    if len(decisions) >= 2:
+        d = decisions[1]
+        check(d["label"].startswith("Bash: ") and f"touch {mark2}" in d["label"],
+              f"the second preview is labelled {d['label']!r}", f"expected 'Bash: touch {mark2}'")
+        check(d["device"] == "reject" and d["rc"] == "0", "`echo ... > reject` succeeded",
+              f"device {d['device']}, write status {d['rc']}")
+
+    # --- what the model received ----------------------------------------------------------
+    requests = read_jsonl("requests.jsonl")
+    main = agent_requests(requests, "Bash")
+    check(len(main) == 3, "the model got three agent requests (tool call, tool call, final text)",
+          f"it got {len(main)}")
+    results = tool_results(main)
+    first = results.get("toolu_e2e_step1")
+    second = results.get("toolu_e2e_step2")
+    if check(first is not None, "the model received a tool_result for the first Bash call"):
+        check(not first[1].get("is_error"), "that tool_result is a success", text_of(first[1].get("content")))
+    if check(second is not None, "the model received a tool_result for the second Bash call"):
+        content = text_of(second[1].get("content"))
+        check(second[1].get("is_error") is True and reject_reason in content,
+              f"request {second[0]} carries the rejection reason in the tool_result: {content!r}",
+              f"is_error={second[1].get('is_error')}, content {content!r}")
+
+    # --- the xdev journal -------------------------------------------------------------------
+    journal = read_jsonl("journal.jsonl")
+    staged = [r for r in journal if r.get("event") == "staged"]
+    resolves = [r for r in journal if r.get("event") == "resolve"]
+    rejects = [r for r in journal if r.get("event") == "reject"]
+    check(len(staged) == 2, "the journal has two `staged` records", f"it has {len(staged)}")
+    if check(len(resolves) == 1, "the journal has one `resolve` record", f"it has {len(resolves)}"):
+        r = resolves[0]
+        check(r.get("outcome") == "ok" and r.get("reason") == resolve_reason and mark1 in (r.get("label") or ""),
+              f"resolve: {r.get('label')!r}, reason {r.get('reason')!r}, outcome {r.get('outcome')}",
+              json.dumps(r))
+    if check(len(rejects) == 1, "the journal has one `reject` record", f"it has {len(rejects)}"):
+        r = rejects[0]
+        check(r.get("outcome") == "ok" and r.get("reason") == reject_reason and mark2 in (r.get("label") or ""),
+              f"reject: {r.get('label')!r}, reason {r.get('reason')!r}, outcome {r.get('outcome')}",
+              json.dumps(r))
+    if real_hook:
+        session = result.get("session_id")
+        for records, tool_use_id in ((resolves, "toolu_e2e_step1"), (rejects, "toolu_e2e_step2")):
+            for r in records:
+                check(r.get("sessionId") == session and r.get("toolUseId") == tool_use_id,
+                      f"the {r.get('event')} record carries Claude Code's session_id {session} and tool_use_id {tool_use_id}",
+                      f"sessionId {r.get('sessionId')!r}, toolUseId {r.get('toolUseId')!r}")
+        for n, mark in ((0, mark1), (1, mark2)):
+            try:
+                detail = json.load(open(os.path.join(work, f"detail.{n}")))
+            except (OSError, ValueError) as e:
+                detail = None
+                fail(f"preview {n + 1}'s pending/<id>/detail was not readable JSON ({e})")
+            if detail is not None:
+                check(isinstance(detail, dict) and detail.get("command") == f"touch {mark}",
+                      f"preview {n + 1}'s pending/<id>/detail showed the tool input {json.dumps(detail)}")
+
+
+def read_text(name):
+    try:
+        with open(os.path.join(work, name)) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def strace_calls(mnt):
+    """The syscalls of WORK/strace.txt that touch the mount, as (pid, name, args, result)
+    in order; None when there is no trace. A call strace split around another thread's
+    (`<unfinished ...>`, `<... name resumed>`) is joined again. Paths through an O_PATH
+    descriptor of the mount (`/proc/self/fd/N/resolve`, as Claude Code uses) count."""
+    text = read_text("strace.txt")
+    if text is None:
+        return None
+    line_re = re.compile(r"^(\d+) [\d:.]+ (.*)$")
+    unfinished = {}
+    calls = []
+    via_fd = re.compile(r'"/proc/self/fd/\d+/')
+    for line in text.splitlines():
+        m = line_re.match(line)
+        if not m:
+            continue
+        pid, rest = m.groups()
+        if rest.endswith("<unfinished ...>"):
+            unfinished[pid] = rest[: -len("<unfinished ...>")].rstrip()
+            continue
+        resumed = re.match(r"^<\.\.\. (\w+) resumed>(.*)$", rest)
+        if resumed:
+            rest = unfinished.pop(pid, resumed.group(1) + "(") + resumed.group(2)
+        call = re.match(r"^(\w+)\((.*)\) += (.*)$", rest)
+        if not call:
+            continue
+        name, args, result = call.groups()
+        if mnt in args or mnt in result or via_fd.search(args):
+            calls.append((int(pid), name, args, result))
+    return calls
+
+
+def check_write(argv):
+    """claude-code-write-e2e.sh, one run: Read then Write of MNT/resolve, with a
+    preview pending (`pending`) or with none (`none`)."""
+    global work
+    work, variant, mnt, content, marker = argv[:5]
+    resolve = os.path.join(mnt, "resolve")
+    reason = content.strip()
+    check_network()
+    result = check_claude_result()
+    if result:
+        denied = result.get("permission_denials") or []
+        check(denied == [], "Claude Code denied no tool call (the permissions let Read and Write run)",
+              f"permission_denials: {json.dumps(denied)}")
+    try:
+        claude_pid = int(read_text("claude.pid") or "")
+    except ValueError:
+        claude_pid = None
+
+    # --- what the model received ----------------------------------------------------
+    main = agent_requests(read_jsonl("requests.jsonl"), "Write")
+    check(len(main) == 3, "the model got three agent requests (Read, Write, final text)", f"it got {len(main)}")
+    results = tool_results(main)
+    read = results.get("toolu_e2e_step1")
+    write = results.get("toolu_e2e_step2")
+    if check(read is not None, "the model received a tool_result for the Read"):
+        text = text_of(read[1].get("content"))
+        check(not read[1].get("is_error") and "APPLY" in text,
+              f"the Read returned the device's usage line: {text.strip()!r}",
+              f"is_error={read[1].get('is_error')}, content {text!r}")
+    write_text = None
+    if check(write is not None, "the model received a tool_result for the Write"):
+        write_text = text_of(write[1].get("content"))
+        if variant == "pending":
+            check(not write[1].get("is_error") and not re.search(r"size|verif|mismatch|error", write_text, re.I),
+                  f"the Write's tool_result is a success: {write_text!r}",
+                  f"is_error={write[1].get('is_error')}, content {write_text!r}")
+        else:
+            check(write[1].get("is_error") is True and ("ENOENT" in write_text or "no such file" in write_text.lower()),
+                  f"the Write's tool_result is an error naming ENOENT: {write_text!r}",
+                  f"is_error={write[1].get('is_error')}, content {write_text!r}")
+
+    # --- the mount ------------------------------------------------------------------------
+    before, after = read_text("ls.before"), read_text("ls.after")
+    check(before is not None and before == after,
+          f"no draft is left in the mount (`ls -A` after the run is as before: {' '.join((after or '').split())})",
+          f"before: {before!r}, after: {after!r}")
+    journal = read_jsonl("journal.jsonl")
+    staged = [r for r in journal if r.get("event") == "staged"]
+    decisions = [r for r in journal if r.get("device") is not None or r.get("event") in ("resolve", "reject")]
+    resolves = [r for r in journal if r.get("event") == "resolve"]
+    try:
+        status = json.loads(read_text("status.json") or "")
+    except ValueError:
+        status = None
+    if variant == "pending":
+        stage_rc = (read_text("stage.rc") or "").strip()
+        check(stage_rc == "0", "the stager (`xdev stage ... -- sh -c 'echo applied; touch MARKER'`) exited 0 (applied)",
+              f"exit status {stage_rc!r}; its stderr: {read_text('stage.err')!r}")
+        check(os.path.exists(marker), f"the marker exists: the staged command ran ({marker})")
+        check(len(staged) == 1, "the journal has one `staged` record", f"it has {len(staged)}")
+        if check(len(resolves) == 1 and len(decisions) == 1, "the journal has exactly one decision, a `resolve`",
+                 f"decisions: {json.dumps(decisions)}"):
+            r = resolves[0]
+            check(r.get("outcome") == "ok" and r.get("reason") == reason and r.get("text") == "applied"
+                  and r.get("label") == "edit README",
+                  f"resolve: {r.get('label')!r}, reason {r.get('reason')!r}, outcome {r.get('outcome')}, result {r.get('text')!r}",
+                  json.dumps(r))
+            check(claude_pid is not None and r.get("pid") == claude_pid,
+                  f"the resolve record names the claude process: pid {r.get('pid')}, process {r.get('process')!r}",
+                  f"claude's pid {claude_pid}; record {json.dumps(r)}")
+    else:
+        check(not os.path.exists(marker), "nothing was applied (no marker)")
+        check(staged == [], "the journal has no `staged` record", f"it has {len(staged)}")
+        applied = [r for r in decisions if r.get("outcome") == "ok"]
+        check(applied == [], "the journal has no successful decision", json.dumps(applied))
+        for r in resolves:
+            check(r.get("errno") in ("ENOENT", 2) and r.get("pid") == claude_pid,
+                  f"the journal's resolve record: outcome {r.get('outcome')}, errno {r.get('errno')}, "
+                  f"reason {r.get('reason')!r}, process {r.get('process')!r} (claude)",
+                  json.dumps(r))
+    if status is not None:
+        check(status.get("pending") == 0 and status.get("inProgress") == 0,
+              f"nothing is pending afterwards (status.json: {json.dumps(status)})")
+    else:
+        fail(f"{work}/status.json is not the mount's status.json")
+
+    # --- the Write's syscalls (--strace) -----------------------------------------------------
+    calls = strace_calls(mnt)
+    if calls is None:
+        return
+    size = len(content.encode())
+    creates = [c for c in calls if c[1] == "openat" and "O_CREAT" in c[2] and not re.search(r'"[^"]*/resolve"', c[2])]
+    drafts = [re.search(r'"[^"]*/([^"/]+)"', c[2]).group(1) for c in creates]
+    check(len(creates) == 1 and "O_EXCL" in creates[0][2] and creates[0][3].split("<")[0].isdigit(),
+          f"strace: Claude Code made one draft beside the devices, O_CREAT|O_EXCL: {drafts}",
+          "; ".join(c[2] + " = " + c[3] for c in creates))
+    draft = drafts[0] if drafts else None
+    writes = [c for c in calls if c[1] == "write" and draft and f"/{draft}>" in c[2]]
+    check(len(writes) == 1 and writes[0][3] == str(size),
+          f"strace: one write(2) of {size} bytes to the draft", "; ".join(f"{c[2]} = {c[3]}" for c in writes))
+    renames = [c for c in calls if c[1] in ("rename", "renameat", "renameat2") and re.search(r'/resolve"', c[2])]
+    expect = "0" if variant == "pending" else "-1 ENOENT"
+    check(len(renames) == 1 and renames[0][3].startswith(expect) and draft and draft in renames[0][2],
+          f"strace: one rename(draft, resolve), which returned {expect}",
+          "; ".join(f"{c[1]}({c[2]}) = {c[3]}" for c in renames))
+    in_place = [c for c in calls if (c[1] == "openat" and re.search(r'/resolve"', c[2])
+                                     and re.search(r"O_WRONLY|O_RDWR|O_TRUNC", c[2])) or c[1] == "ftruncate"]
+    check(in_place == [], "strace: no in-place fallback (no open of resolve for writing, no ftruncate)",
+          "; ".join(f"{c[1]}({c[2]}) = {c[3]}" for c in in_place))
+    if renames:
+        later = calls[calls.index(renames[0]) + 1:]
+        stats = [c for c in later if c[1] in ("statx", "newfstatat") and re.search(r'/resolve[">]', c[2])]
+        if variant == "pending":
+            sizes = [re.search(r"(?:stx_size|st_size)=(\d+)", c[2]) for c in stats]
+            sizes = [int(m.group(1)) for m in sizes if m]
+            check(sizes != [] and sizes[0] == size,
+                  f"strace: Claude Code's stat of resolve after the rename shows the {size} bytes it delivered "
+                  f"(sizes seen after the rename: {sizes})", f"sizes {sizes}")
+        else:
+            unlinks = [c for c in later if c[1] == "unlink" and draft and draft in c[2]]
+            check(all(c[3].startswith("-1 ENOENT") for c in unlinks),
+                  f"strace: the draft was gone after the failed rename (xdev consumed it): Claude Code's "
+                  f"unlink of it: {'; '.join(c[3] for c in unlinks) or 'none'}",
+                  "; ".join(f"unlink({c[2]}) = {c[3]}" for c in unlinks))
+
+
+def print_trace(argv):
+    """Prints the syscalls of WORK/strace.txt that touch the mount's resolve device or a
+    draft, MNT shown as <mnt>, repeated calls folded."""
+    global work
+    work, mnt = argv[:2]
+    calls = strace_calls(mnt)
+    if calls is None:
+        print("(no strace.txt)")
+        return
+    out = []
+    for pid, name, args, result in calls:
+        if "O_PATH" in args or not re.search(r"resolve", args):
+            continue
+        args = re.sub(r"\{stx_mask=[^}]*?stx_mode=([^,]*), stx_size=(\d+), \.\.\.\}", r"{mode=\1, size=\2}", args)
+        args = re.sub(r"AT_FDCWD<[^>]*>, ", "", args).replace(mnt, "<mnt>")
+        line = f"{name}({args}) = {result.replace(mnt, '<mnt>')}"
+        if out and out[-1][1] == line:
+            out[-1][2] += 1
+        else:
+            out.append([pid, line, 1])
+    for pid, line, n in out:
+        print(f"{pid} {line}" + (f"  (x{n})" if n > 1 else ""))
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "write":
+        check_write(sys.argv[2:])
+    elif len(sys.argv) > 1 and sys.argv[1] == "trace":
+        print_trace(sys.argv[2:])
+    else:
+        check_bash(sys.argv[1:])
+    sys.exit(1 if failures else 0)

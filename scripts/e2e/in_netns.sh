@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
-# Runs inside the private network namespace of scripts/claude-code-e2e.sh
-# (`unshare --net`): brings up lo, starts the scripted model server on
-# 127.0.0.1, and runs Claude Code against it. Everything comes from the
-# environment the outer script exports (E2E_*). Not meant to be run by hand.
+# Runs inside the private network namespace of scripts/claude-code-e2e.sh and
+# scripts/claude-code-write-e2e.sh (`unshare --net`): brings up lo, starts the
+# scripted model server on 127.0.0.1, and runs Claude Code against it.
+# Everything comes from the environment the outer script exports (E2E_*):
+#   E2E_SCRIPT   bash (default): Bash calls `touch $E2E_MARK1`, `touch $E2E_MARK2`,
+#                under --permission-mode default;
+#                write: Read then Write of $E2E_FILE with $E2E_CONTENT, allowed by
+#                E2E_PERMISSIONS: rules (default): --permission-mode default with
+#                --allowedTools "Read(/$E2E_FILE)" "Edit(/$E2E_FILE)" (`//` is
+#                Claude Code's spelling of an absolute path); accept-edits:
+#                --permission-mode acceptEdits --add-dir "$(dirname "$E2E_FILE")"
+#   E2E_STRACE   if set, Claude Code runs under strace -f, which writes there
+# Claude Code's pid goes to $E2E_WORK/claude.pid, its exit status to claude.rc.
+# Not meant to be run by hand.
 set -uo pipefail
 
 W=$E2E_WORK
@@ -23,8 +33,34 @@ ip link set lo up || { echo "in_netns: cannot bring up lo" >&2; exit 90; }
 # What the agent can reach: one line per link, and the routes.
 { ip -o link show | awk -F': ' '{print "link " $2}'; ip route show table all | sed 's/^/route /'; } >"$W/netns.txt"
 
+case "${E2E_SCRIPT:-bash}" in
+bash)
+    script_args=(--command "touch $E2E_MARK1" --command "touch $E2E_MARK2")
+    claude_args=(--permission-mode default)
+    ;;
+write)
+    script_args=(--script write --file "$E2E_FILE" --content "$E2E_CONTENT")
+    case "${E2E_PERMISSIONS:-rules}" in
+    rules) claude_args=(--permission-mode default --allowedTools "Read(/$E2E_FILE)" "Edit(/$E2E_FILE)") ;;
+    accept-edits) claude_args=(--permission-mode acceptEdits --add-dir "$(dirname "$E2E_FILE")") ;;
+    *)
+        echo "in_netns: unknown E2E_PERMISSIONS: $E2E_PERMISSIONS" >&2
+        exit 93
+        ;;
+    esac
+    ;;
+*)
+    echo "in_netns: unknown E2E_SCRIPT: $E2E_SCRIPT" >&2
+    exit 93
+    ;;
+esac
+tracer=()
+if [ -n "${E2E_STRACE:-}" ]; then
+    tracer=(strace -f -qq -tt -y -s 256 -o "$E2E_STRACE" -e "trace=openat,rename,renameat2,statx,newfstatat,unlink,ftruncate,write")
+fi
+
 "$E2E_PYTHON" "$E2E_SERVER" --port-file "$W/port" --log "$W/requests.jsonl" \
-    --command "touch $E2E_MARK1" --command "touch $E2E_MARK2" 2>"$W/server.err" &
+    "${script_args[@]}" 2>"$W/server.err" &
 server_pid=$!
 for _ in $(seq 100); do
     [ -s "$W/port" ] && break
@@ -35,14 +71,19 @@ done
 port=$(cat "$W/port")
 
 cd "$E2E_PROJECT" || exit 92
+# Claude Code's pid (the journal names it): a shell writes its own pid, then
+# execs Claude Code in its place.
+# shellcheck disable=SC2016 # expanded by that sh
+record_pid='echo "$$" >"$0" && exec "$@"'
 # A clean environment: nothing of the caller's (no real key, no proxy) leaks in.
 env -i \
     PATH=/usr/local/bin:/usr/bin:/bin HOME="$E2E_HOME" USER=root LOGNAME=root SHELL=/bin/bash TERM=dumb LANG=C.UTF-8 \
     ANTHROPIC_BASE_URL="http://127.0.0.1:$port" ANTHROPIC_API_KEY=dummy \
     DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 \
     DISABLE_ERROR_REPORTING=1 CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1 \
-    timeout --kill-after=5 "$E2E_TIMEOUT" "$E2E_CLAUDE" -p "$E2E_PROMPT" \
-    --output-format json --permission-mode default \
+    timeout --kill-after=5 "$E2E_TIMEOUT" "${tracer[@]}" \
+    sh -c "$record_pid" "$W/claude.pid" "$E2E_CLAUDE" -p "$E2E_PROMPT" \
+    --output-format json "${claude_args[@]}" \
     >"$W/claude.json" 2>"$W/claude.err" </dev/null &
 claude_pid=$!
 wait "$claude_pid"

@@ -1,17 +1,25 @@
 #!/usr/bin/env python3
-"""A scripted stand-in for the Anthropic Messages API, for scripts/claude-code-e2e.sh.
+"""A scripted stand-in for the Anthropic Messages API, for scripts/claude-code-e2e.sh
+and scripts/claude-code-write-e2e.sh.
 
-It listens on 127.0.0.1 and plays a fixed two-call script to any request that
-offers the model a `Bash` tool (the agent's main loop):
+It listens on 127.0.0.1 and plays a fixed script, chosen with --script, to any
+request that offers the model the agent's tools (the agent's main loop):
 
-  no tool_result in the conversation yet  -> tool_use Bash {"command": "touch MARK1"}
-  one tool_result                         -> tool_use Bash {"command": "touch MARK2"}
-  two or more                             -> text FINAL_TEXT, stop_reason end_turn
+  --script bash (the default; give --command once per call):
+    no tool_result in the conversation yet  -> tool_use Bash {"command": COMMAND 1}
+    one tool_result                         -> tool_use Bash {"command": COMMAND 2}
+    as many tool_results as commands        -> text, stop_reason end_turn
 
-Requests without a Bash tool (side queries such as a title or a topic
-check) get a short harmless text. `POST /v1/messages/count_tokens` answers a
-rough count. Anything else is a 404 in the API's error shape, which Claude
-Code tolerates for its optional calls.
+  --script write (give --file and --content):
+    no tool_result yet                      -> tool_use Read {"file_path": FILE}
+    one tool_result                         -> tool_use Write {"file_path": FILE, "content": CONTENT}
+    two or more                             -> text, stop_reason end_turn
+
+The n-th tool call's id is toolu_e2e_step<n>. Requests without the script's
+tools (side queries such as a title or a topic check) get a short harmless
+text. `POST /v1/messages/count_tokens` answers a rough count. Anything else
+is a 404 in the API's error shape, which Claude Code tolerates for its
+optional calls.
 
 Both streaming (`"stream": true`, server-sent events: message_start,
 content_block_start, content_block_delta, content_block_stop,
@@ -31,7 +39,10 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-FINAL_TEXT = "Both commands were handled: the first ran, the second was refused."
+FINAL_TEXT = {
+    "bash": "Both commands were handled: the first ran, the second was refused.",
+    "write": "The reason was written to the device.",
+}
 SIDE_TEXT = "ok"
 MODEL = "claude-e2e-scripted"
 
@@ -48,8 +59,10 @@ def count_tool_results(messages):
     return n
 
 
-def offers_bash(body):
-    return any(isinstance(t, dict) and t.get("name") == "Bash" for t in body.get("tools") or [])
+def offers(body, names):
+    """Whether the request offers the model every tool in names."""
+    offered = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
+    return set(names) <= offered
 
 
 class Script:
@@ -63,21 +76,32 @@ class Script:
             self.seq += 1
             return f"{prefix}_e2e_{self.seq:04d}"
 
+    def steps(self):
+        """The script's tool calls, in order: (tool name, input)."""
+        if self.args.script == "write":
+            return [
+                ("Read", {"file_path": self.args.file}),
+                ("Write", {"file_path": self.args.file, "content": self.args.content}),
+            ]
+        return [("Bash", {"command": command, "description": f"Scripted step {n + 1}"})
+                for n, command in enumerate(self.args.command)]
+
     def reply_for(self, body):
         """(content blocks, stop_reason, what) for a /v1/messages body."""
-        if not offers_bash(body):
+        steps = self.steps()
+        if not offers(body, {name for name, _ in steps}):
             return [{"type": "text", "text": SIDE_TEXT}], "end_turn", "side-text"
         step = count_tool_results(body.get("messages"))
-        if step < len(self.args.command):
-            command = self.args.command[step]
+        if step < len(steps):
+            name, tool_input = steps[step]
             block = {
                 "type": "tool_use",
                 "id": f"toolu_e2e_step{step + 1}",
-                "name": "Bash",
-                "input": {"command": command, "description": f"Scripted step {step + 1}"},
+                "name": name,
+                "input": tool_input,
             }
-            return [block], "tool_use", f"tool_use:{step + 1}"
-        return [{"type": "text", "text": FINAL_TEXT}], "end_turn", "final-text"
+            return [block], "tool_use", f"tool_use:{step + 1}:{name}"
+        return [{"type": "text", "text": FINAL_TEXT[self.args.script]}], "end_turn", "final-text"
 
 
 def sse(event, data):
@@ -205,9 +229,17 @@ def main():
     parser.add_argument("--port", type=int, default=0, help="0: any free port (see --port-file)")
     parser.add_argument("--port-file", required=True)
     parser.add_argument("--log", required=True, help="JSON Lines file of every request")
-    parser.add_argument("--command", action="append", required=True,
-                        help="the Bash command of each scripted tool call, in order (give it once per call)")
+    parser.add_argument("--script", choices=sorted(FINAL_TEXT), default="bash",
+                        help="bash: one Bash call per --command; write: Read then Write of --file")
+    parser.add_argument("--command", action="append", default=[],
+                        help="bash: the command of each scripted tool call, in order (give it once per call)")
+    parser.add_argument("--file", help="write: the file_path of the Read and the Write")
+    parser.add_argument("--content", help="write: the content of the Write")
     args = parser.parse_args()
+    if args.script == "bash" and not args.command:
+        parser.error("--script bash needs --command (once per call)")
+    if args.script == "write" and (args.file is None or args.content is None):
+        parser.error("--script write needs --file and --content")
 
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True

@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# End-to-end: the real Claude Code binary's Write tool on an xdev device, against
+# a scripted model server on 127.0.0.1, in a network namespace of its own.
+#
+#   scripts/claude-code-write-e2e.sh [--keep] [--strace] [--permissions rules|accept-edits]
+#
+# Two runs, each on a fresh mount in a temporary directory, with a fresh HOME
+# and project directory:
+#
+#   pending  `xdev stage --mount <mnt> --label "edit README" -- sh -c 'echo
+#            applied; touch <marker>'` stages a preview first. The scripted
+#            model asks for Read of <mnt>/resolve (Claude Code writes only a
+#            file it has read; the read returns the device's usage line), then
+#            Write of <mnt>/resolve with "tests pass, ship it\n", then ends
+#            with text. Claude Code writes a draft beside the devices and
+#            renames it onto resolve, which applies the preview; it then checks
+#            the file's size, which for it is the bytes it delivered.
+#   none     the same with nothing pending: the rename fails with ENOENT.
+#
+# scripts/e2e/check.py (`write`) asserts, for `pending`: the stager exited 0
+# and the marker exists; the journal (<mnt>/log) has one staged and exactly
+# one decision, a resolve with reason "tests pass, ship it", outcome ok, naming
+# the claude process (its pid); the Write's tool_result is a success; for
+# `none`: the Write's tool_result is an error naming ENOENT, no marker, no
+# successful decision; for both: claude -p exited 0 with no permission denial,
+# the Read returned the usage line, `ls -A <mnt>` is the same before and after
+# (no draft left), nothing pending afterwards, and the agent's namespace has
+# only lo.
+#
+# Permissions, so that Read and Write run without a prompt (which `-p` cannot
+# show). Claude Code 2.1.332 refuses a Read outside the project ("Claude
+# requested permissions to read from <mnt>/resolve, but you haven't granted it
+# yet.") and, once the mount is an added directory, a Write in default mode
+# ("Claude requested permissions to write to ..."); allow rules in the
+# project's .claude/settings.json are ignored in an untrusted workspace
+# ("Ignoring 2 permissions.allow entries from .claude/settings.json: this
+# workspace has not been trusted"). So:
+#   --permissions rules         (default) --permission-mode default
+#                               --allowedTools "Read(/<mnt>/resolve)" "Edit(/<mnt>/resolve)":
+#                               only that one device (`//` starts an absolute
+#                               path in a rule; Edit rules cover Write)
+#   --permissions accept-edits  --permission-mode acceptEdits --add-dir <mnt>
+# No hook is involved.
+#
+# Not part of CI. Needs root (unshare --net, FUSE), node/npm with the npm
+# registry reachable for the first install, python3, iproute2, and strace for
+# --strace.
+#
+# Options:
+#   --keep         keep the work directory (it is always kept on failure)
+#   --strace       run Claude Code under `strace -f -e trace=openat,rename,
+#                  renameat2,statx,newfstatat,unlink,ftruncate,write`, print the
+#                  calls that touch resolve or a draft, and also assert: one
+#                  O_EXCL draft, one write of it, one rename onto resolve (0,
+#                  or ENOENT with nothing pending), no in-place fallback, and
+#                  Claude Code's stat of resolve after the rename shows the
+#                  bytes it delivered
+#   --permissions  see above
+#
+# Environment: XDEV_BIN (default target/debug/xdev, built when missing),
+# XDEV_CLIENT_CACHE, E2E_TIMEOUT (seconds for each claude run, default 180).
+set -uo pipefail
+
+CLAUDE_CODE_VERSION=2.1.332
+CONTENT=$'tests pass, ship it\n'
+LABEL="edit README"
+PROMPT="Write the scripted reason to the xdev device."
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+E2E=$ROOT/scripts/e2e
+CACHE=${XDEV_CLIENT_CACHE:-$ROOT/target/client-cache}
+XDEV_BIN=${XDEV_BIN:-$ROOT/target/debug/xdev}
+TIMEOUT=${E2E_TIMEOUT:-180}
+if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=$(command -v python3); fi
+
+keep=0
+trace=0
+permissions=rules
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --keep) keep=1 ;;
+    --strace) trace=1 ;;
+    --permissions)
+        [ $# -ge 2 ] || { echo "claude-code-write-e2e: --permissions needs rules or accept-edits" >&2; exit 2; }
+        permissions=$2
+        shift
+        ;;
+    --permissions=*) permissions=${1#--permissions=} ;;
+    -h | --help)
+        sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "claude-code-write-e2e: unknown argument: $1 (see --help)" >&2
+        exit 2
+        ;;
+    esac
+    shift
+done
+case "$permissions" in
+rules | accept-edits) ;;
+*)
+    echo "claude-code-write-e2e: --permissions is rules or accept-edits, not $permissions" >&2
+    exit 2
+    ;;
+esac
+
+say() { printf 'claude-code-write-e2e: %s\n' "$*"; }
+e2e_say() { say "$@"; }
+W=
+xdev_pid=
+stage_pid=
+netns_pid=
+MNT=
+die() {
+    printf 'claude-code-write-e2e: FAIL: %s\n' "$*" >&2
+    [ -n "$W" ] && keep=1
+    exit 1
+}
+# shellcheck source=scripts/e2e/lib.sh
+. "$E2E/lib.sh"
+
+# shellcheck disable=SC2317 # run by the EXIT trap and between runs
+stop_run() {
+    [ -n "$netns_pid" ] && kill -TERM "$netns_pid" 2>/dev/null && wait "$netns_pid" 2>/dev/null
+    netns_pid=
+    # Killing a waiting stager withdraws its preview.
+    [ -n "$stage_pid" ] && kill -TERM "$stage_pid" 2>/dev/null && wait "$stage_pid" 2>/dev/null
+    stage_pid=
+    e2e_unmount "$MNT"
+    MNT=
+}
+# shellcheck disable=SC2317 # run by the EXIT trap
+cleanup() {
+    local status=$?
+    stop_run
+    if [ -n "$W" ]; then
+        if [ "$keep" = 1 ] || [ "$status" != 0 ]; then
+            say "work directory kept: $W"
+        else
+            rm -rf "$W"
+        fi
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# --- prerequisites --------------------------------------------------------------
+[ "$(id -u)" = 0 ] || die "run as root (unshare --net and the FUSE mount need it)"
+for tool in unshare ip npm node timeout flock mountpoint fusermount3; do
+    command -v "$tool" >/dev/null 2>&1 || die "$tool is missing (scripts/setup.sh installs what xdev needs; iproute2 gives ip)"
+done
+[ "$trace" = 0 ] || command -v strace >/dev/null 2>&1 || die "--strace needs strace"
+[ -n "$PYTHON" ] || die "python3 is missing"
+e2e_xdev
+e2e_claude
+
+W=$(mktemp -d "${TMPDIR:-/tmp}/xdev-claude-write-e2e.XXXXXX") || die "mktemp failed"
+say "Claude Code $CLAUDE_CODE_VERSION, xdev $("$XDEV_BIN" --version 2>/dev/null | head -n 1), permissions: $permissions, work dir $W"
+
+# run_variant NAME: one run (pending or none) in $W/NAME; its checks go to
+# $W/NAME/check.out. Returns check.py's status.
+run_variant() {
+    local name=$1 R started elapsed netns_status
+    R=$W/$name
+    MNT=$R/mnt
+    local marker=$R/marker
+    mkdir -p "$R/project" "$R/home" || die "cannot create $R"
+    e2e_mount "$MNT" "$R/xdev"
+    ls -A "$MNT" >"$R/ls.before" || die "cannot list $MNT"
+
+    if [ "$name" = pending ]; then
+        "$XDEV_BIN" stage --mount "$MNT" --label "$LABEL" -- sh -c "echo applied; touch '$marker'" \
+            >"$R/stage.out" 2>"$R/stage.err" </dev/null &
+        stage_pid=$!
+        for _ in $(seq 100); do
+            [ -n "$(ls -A "$MNT/pending" 2>/dev/null)" ] && break
+            kill -0 "$stage_pid" 2>/dev/null || die "xdev stage exited early: $(cat "$R/stage.err")"
+            sleep 0.1
+        done
+        [ -n "$(ls -A "$MNT/pending")" ] || die "the preview was not pending within 10 s"
+        say "$name: staged $(head -n 1 "$R/stage.out") ($LABEL)"
+    else
+        say "$name: nothing pending"
+    fi
+
+    E2E_STRACE=
+    [ "$trace" = 1 ] && E2E_STRACE=$R/strace.txt
+    export E2E_WORK=$R E2E_PROJECT=$R/project E2E_HOME=$R/home E2E_CLAUDE=$CLAUDE E2E_PROMPT=$PROMPT \
+        E2E_TIMEOUT=$TIMEOUT E2E_PYTHON=$PYTHON E2E_SERVER=$E2E/model_server.py E2E_SCRIPT=write \
+        E2E_FILE=$MNT/resolve E2E_CONTENT=$CONTENT E2E_PERMISSIONS=$permissions E2E_STRACE
+    started=$EPOCHREALTIME
+    unshare --net -- bash "$E2E/in_netns.sh" &
+    netns_pid=$!
+    wait "$netns_pid"
+    netns_status=$?
+    netns_pid=
+    elapsed=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+    [ "$netns_status" = 0 ] || die "$name: the namespace run failed (status $netns_status); see $R"
+
+    if [ -n "$stage_pid" ]; then
+        # An applied stager exits at once; one still waiting is withdrawn.
+        for _ in $(seq 50); do kill -0 "$stage_pid" 2>/dev/null || break; sleep 0.1; done
+        if kill -0 "$stage_pid" 2>/dev/null; then
+            echo "still waiting after the run (killed)" >"$R/stage.rc"
+            kill -TERM "$stage_pid" 2>/dev/null
+            wait "$stage_pid" 2>/dev/null
+        else
+            wait "$stage_pid"
+            echo $? >"$R/stage.rc"
+        fi
+        stage_pid=
+    fi
+    ls -A "$MNT" >"$R/ls.after"
+    cat "$MNT/log" >"$R/journal.jsonl" 2>/dev/null || die "cannot read $MNT/log"
+    cat "$MNT/status.json" >"$R/status.json" 2>/dev/null
+    cat "$MNT/last" >"$R/last.txt" 2>/dev/null
+    local mnt=$MNT
+    e2e_unmount "$MNT"
+    MNT=
+
+    say "$name: server requests (${elapsed}s in the namespace):"
+    "$PYTHON" - "$R/requests.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    b = r.get("body")
+    what = ""
+    if isinstance(b, dict):
+        what = f" stream={b.get('stream')} messages={len(b.get('messages') or [])} tools={len(b.get('tools') or [])}"
+    print(f"  {r['method']} {r['path']} -> {r['status']} {r['answer']}{what}")
+PY
+    say "$name: journal:"
+    sed 's/^/  /' "$R/journal.jsonl"
+    say "$name: last: $(cat "$R/last.txt")"
+    if [ "$trace" = 1 ]; then
+        say "$name: Claude Code's syscalls on resolve and its draft (strace; <mnt> is $mnt):"
+        "$PYTHON" "$E2E/check.py" trace "$R" "$mnt" | sed 's/^/  /'
+    fi
+    say "$name: checks:"
+    "$PYTHON" "$E2E/check.py" write "$R" "$name" "$mnt" "$CONTENT" "$marker" >"$R/check.out"
+    local status=$?
+    sed 's/^/  /' "$R/check.out"
+    return "$status"
+}
+
+failed=0
+run_variant pending || failed=$((failed + 1))
+run_variant none || failed=$((failed + 1))
+if [ "$failed" = 0 ]; then
+    say "PASS: Claude Code $CLAUDE_CODE_VERSION's Write onto <mnt>/resolve applied the pending preview once (tool_result success), and with nothing pending its tool_result names ENOENT; no draft left"
+    exit 0
+fi
+keep=1
+die "$(cat "$W"/*/check.out | grep -c '^FAIL') check(s) failed in $failed run(s); see $W"

@@ -1,0 +1,83 @@
+# shellcheck shell=bash
+# Shared by scripts/claude-code-e2e.sh and scripts/claude-code-write-e2e.sh
+# (sourced). The caller sets CLAUDE_CODE_VERSION and CACHE and defines die.
+
+# e2e_claude_bin: prints the path of a Claude Code binary in $CACHE whose
+# --version is the pinned one. The npm package's bin/claude.exe is replaced by
+# the native binary in its postinstall; if that did not run, the platform
+# package's binary is used directly.
+e2e_claude_bin() {
+    local arch candidate
+    case "$(uname -m)" in
+    x86_64) arch=x64 ;;
+    aarch64) arch=arm64 ;;
+    *) arch=$(uname -m) ;;
+    esac
+    for candidate in \
+        "$CACHE/node_modules/@anthropic-ai/claude-code/bin/claude.exe" \
+        "$CACHE/node_modules/@anthropic-ai/claude-code-linux-$arch/claude" \
+        "$CACHE/node_modules/@anthropic-ai/claude-code-linux-$arch-musl/claude"; do
+        if [ -x "$candidate" ] &&
+            [ "$(timeout 30 "$candidate" --version 2>/dev/null)" = "$CLAUDE_CODE_VERSION (Claude Code)" ]; then
+            printf '%s\n' "$candidate"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# shellcheck disable=SC2034 # CLAUDE is the caller's
+# e2e_claude: sets CLAUDE to the pinned Claude Code binary, installing it into
+# $CACHE first when it is not there (npm; the registry must be reachable).
+e2e_claude() {
+    local log
+    CLAUDE=$(e2e_claude_bin) && return 0
+    e2e_say "installing @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION into $CACHE"
+    mkdir -p "$CACHE" || die "cannot create $CACHE"
+    log=$CACHE/npm-install-claude-code.log
+    # The same lock as mount-tests/lib.sh: one npm at a time in the cache.
+    flock -w 600 "$CACHE/.install.lock" \
+        npm install --prefix "$CACHE" --no-audit --no-fund --save-exact \
+        "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" >"$log" 2>&1 ||
+        die "npm could not install @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION (is the registry reachable?); the end of $log:
+$(tail -n 20 "$log")"
+    CLAUDE=$(e2e_claude_bin) || die "after npm install, no Claude Code $CLAUDE_CODE_VERSION binary runs from $CACHE (see $log)"
+}
+
+# e2e_xdev: builds xdev when $XDEV_BIN is missing.
+e2e_xdev() {
+    if [ ! -x "$XDEV_BIN" ]; then
+        e2e_say "building xdev (cargo build)"
+        (cd "$ROOT" && cargo build --quiet) || die "cargo build failed"
+        [ -x "$XDEV_BIN" ] || die "no xdev binary at $XDEV_BIN after cargo build"
+    fi
+}
+
+# e2e_mount MNT LOGPREFIX: serves a fresh mount at MNT in the background
+# (stdout and stderr to LOGPREFIX.out and .err), sets xdev_pid, and waits for
+# it to report its mount.
+e2e_mount() {
+    local mnt=$1 logs=$2
+    "$XDEV_BIN" mount "$mnt" >"$logs.out" 2>"$logs.err" </dev/null &
+    xdev_pid=$!
+    for _ in $(seq 100); do
+        grep -q '^xdev: mounted' "$logs.out" 2>/dev/null && return 0
+        kill -0 "$xdev_pid" 2>/dev/null || die "xdev mount exited: $(cat "$logs.err")"
+        sleep 0.1
+    done
+    die "xdev mount did not report its mount within 10 s"
+}
+
+# e2e_unmount MNT: stops the mount started by e2e_mount (by its pid) and makes
+# sure MNT is no longer mounted.
+e2e_unmount() {
+    local mnt=$1
+    if [ -n "${xdev_pid:-}" ]; then
+        kill -TERM "$xdev_pid" 2>/dev/null
+        wait "$xdev_pid" 2>/dev/null
+        xdev_pid=
+    fi
+    if [ -n "$mnt" ] && mountpoint -q "$mnt" 2>/dev/null; then
+        fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null
+    fi
+}
