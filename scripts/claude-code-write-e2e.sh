@@ -134,25 +134,15 @@ stop_run() {
 cleanup() {
     local status=$?
     stop_run
-    if [ -n "$W" ]; then
-        if [ "$keep" = 1 ] || [ "$status" != 0 ]; then
-            say "work directory kept: $W"
-        else
-            rm -rf "$W"
-        fi
-    fi
+    e2e_leave_work_dir "$W" "$keep" "$status"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # --- prerequisites --------------------------------------------------------------
-[ "$(id -u)" = 0 ] || die "run as root (unshare --net and the FUSE mount need it)"
-for tool in unshare ip npm node timeout flock mountpoint fusermount3; do
-    command -v "$tool" >/dev/null 2>&1 || die "$tool is missing (scripts/setup.sh installs what xdev needs; iproute2 gives ip)"
-done
+e2e_require_tools
 [ "$trace" = 0 ] || command -v strace >/dev/null 2>&1 || die "--strace needs strace"
-[ -n "$PYTHON" ] || die "python3 is missing"
 e2e_xdev
 e2e_claude
 

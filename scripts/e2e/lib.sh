@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Shared by scripts/claude-code-e2e.sh and scripts/claude-code-write-e2e.sh
-# (sourced). The caller sets CLAUDE_CODE_VERSION and CACHE and defines die.
+# (sourced). The caller sets CLAUDE_CODE_VERSION, CACHE and PYTHON and defines
+# die and say.
 
 # e2e_claude_bin: prints the path of a Claude Code binary in $CACHE whose
 # --version is the pinned one. The npm package's bin/claude.exe is replaced by
@@ -79,5 +80,27 @@ e2e_unmount() {
     fi
     if [ -n "$mnt" ] && mountpoint -q "$mnt" 2>/dev/null; then
         fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null
+    fi
+}
+
+# e2e_require_tools: dies unless this is root with every tool both scripts
+# need (the caller sets PYTHON).
+e2e_require_tools() {
+    local tool
+    [ "$(id -u)" = 0 ] || die "run as root (unshare --net and the FUSE mount need it)"
+    for tool in unshare ip npm node timeout flock mountpoint fusermount3; do
+        command -v "$tool" >/dev/null 2>&1 || die "$tool is missing (scripts/setup.sh installs what xdev needs; iproute2 gives ip)"
+    done
+    [ -n "$PYTHON" ] || die "python3 is missing"
+}
+
+# e2e_leave_work_dir DIR KEEP STATUS: removes the work directory DIR, unless
+# KEEP is 1 or the run failed (STATUS not 0): then it says where it is.
+e2e_leave_work_dir() {
+    [ -n "$1" ] || return 0
+    if [ "$2" = 1 ] || [ "$3" != 0 ]; then
+        say "work directory kept: $1"
+    else
+        rm -rf "$1"
     fi
 }
