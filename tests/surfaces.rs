@@ -332,30 +332,34 @@ print(record['event'], record['label'], flush=True)
 }
 
 #[test]
-fn a_shell_read_loop_on_events_gets_whole_lines() {
+fn a_shell_read_loop_on_events_gets_every_record_whole() {
     let fx = Fixture::new();
-    // `read` takes the file a byte at a time (or a chunk it then seeks
-    // back from): every line must come whole, none lost to a short read.
-    let reader = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("n=0; while IFS= read -r line; do echo \"$line\"; n=$((n+1)); [ $n -eq 3 ] && break; done < \"$D/events\"")
+    // bash's `read` takes a block from a seekable file, keeps one line and
+    // seeks back over the rest; from a stream it takes a byte at a time.
+    // Either way every line must come, whole: records queued together
+    // (here 6 at once) were lost while `events` was seekable.
+    // `timeout`: a reader that lost a record would wait for it forever.
+    let reader = std::process::Command::new("timeout")
+        .args(["10", "bash", "-c"])
+        .arg("n=0; while IFS= read -r line; do echo \"$line\"; n=$((n+1)); [ $n -eq 6 ] && break; done < \"$D/events\"")
         .env("D", &fx.dir)
         .stdout(std::process::Stdio::piped())
         .spawn()
-        .expect("sh reader");
+        .expect("bash reader");
     std::thread::sleep(Duration::from_millis(300));
-    for label in ["one", "two", "three"] {
+    let labels: Vec<String> = (0..6).map(|n| format!("burst {n}")).collect();
+    for label in &labels {
         stage(&fx.session, label);
     }
     let out = reader.wait_with_output().expect("reader");
-    let labels: Vec<String> = stdout(&out)
+    let read: Vec<String> = stdout(&out)
         .lines()
         .map(|line| {
             let record: serde_json::Value = serde_json::from_str(line).expect("a whole JSON line");
             record["label"].as_str().unwrap_or_default().to_string()
         })
         .collect();
-    assert_eq!(labels, ["one", "two", "three"]);
+    assert_eq!(read, labels);
 }
 
 #[test]

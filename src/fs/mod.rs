@@ -64,6 +64,14 @@ const OPEN_FLAGS: FopenFlags = FopenFlags::FOPEN_DIRECT_IO
     .union(FopenFlags::FOPEN_PARALLEL_DIRECT_WRITES)
     .union(FopenFlags::FOPEN_NOFLUSH);
 
+/// `events` and `stage` are streams, read in order whatever the offset: a
+/// reader must not be able to seek, or a shell's `read` loop (which reads a
+/// block, keeps one line and seeks back over the rest) would lose records.
+/// With no seeking, `read` takes one byte at a time, which `events` serves.
+const STREAM_OPEN_FLAGS: FopenFlags = OPEN_FLAGS
+    .union(FopenFlags::FOPEN_STREAM)
+    .union(FopenFlags::FOPEN_NONSEEKABLE);
+
 /// A draft's descriptor: direct I/O (no stale page cache) and no flush.
 const DRAFT_OPEN_FLAGS: FopenFlags = FopenFlags::FOPEN_DIRECT_IO.union(FopenFlags::FOPEN_NOFLUSH);
 
@@ -813,7 +821,13 @@ impl Filesystem for XdevFs {
             Some(handle) if open_write == OpenWrite::Wait => {
                 self.open_when_free(req, ino, handle, reply)
             }
-            Some(handle) => reply.opened(self.shared.handles.insert(handle), OPEN_FLAGS),
+            Some(handle) => {
+                let flags = match node {
+                    Node::Events | Node::Stage => STREAM_OPEN_FLAGS,
+                    _ => OPEN_FLAGS,
+                };
+                reply.opened(self.shared.handles.insert(handle), flags)
+            }
             None => reply.error(Errno::ENOENT),
         }
     }
