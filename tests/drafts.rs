@@ -192,6 +192,11 @@ fn bad_drafts_are_refused_before_dispatch_and_kept() {
         ]
     );
     assert_eq!(calls.applied() + calls.rejected(), 0, "nothing dispatched");
+    assert_eq!(
+        fx.read("last"),
+        "The message must be UTF-8 text.\n",
+        "the refusal's message, as for a write"
+    );
     assert!(fx.session.is_pending(&id));
     assert_eq!(listing(&fx.dir), own_names());
 }
@@ -356,6 +361,22 @@ fn drafts_are_bounded_per_uid() {
          \x20       os.unlink(D + '/' + name)\n",
     );
     assert_eq!(out, ["64 EDQUOT", "32 EDQUOT"], "64 drafts, 2 MiB");
+    // A draft removed while open lets go of its bytes: descriptors of
+    // nameless drafts cannot hold memory past the bounds.
+    let out = py(
+        &fx,
+        "fd = os.open(D + '/gone.tmp', os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)\n\
+         os.write(fd, b'x' * 65536)\n\
+         os.unlink(D + '/gone.tmp')\n\
+         st = os.fstat(fd)\n\
+         print(st.st_size, st.st_nlink, os.pread(fd, 10, 0))\n\
+         try:\n\
+         \x20   os.write(fd, b'more')\n\
+         except OSError as e:\n\
+         \x20   print(err(e))\n\
+         os.close(fd)\n",
+    );
+    assert_eq!(out, ["0 0 b''", "ENOENT"]);
     assert_eq!(listing(&fx.dir), own_names());
 }
 

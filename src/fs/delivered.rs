@@ -25,6 +25,8 @@ const PRUNE_AT: usize = 256;
 #[derive(Debug, Default)]
 pub(crate) struct Delivered {
     recent: Mutex<HashMap<(String, u32), (u64, Instant)>>,
+    /// When the newest delivery was: none is shown once it is old.
+    newest: Mutex<Option<Instant>>,
 }
 
 impl Delivered {
@@ -39,6 +41,7 @@ impl Delivered {
             recent.clear();
         }
         recent.insert((device, pid), (bytes, now));
+        *self.newest.lock() = Some(now);
     }
 
     /// Process `pid` opened `device` to read it: from now on it sees the
@@ -48,10 +51,12 @@ impl Delivered {
         self.recent.lock().remove(&(device.to_string(), pid));
     }
 
-    /// Whether any delivery is remembered (a cheap check before finding
-    /// out who asks).
+    /// Whether no delivery is shown any more (a cheap check before finding
+    /// out who asks, which reads `/proc`).
     pub(crate) fn is_empty(&self) -> bool {
-        self.recent.lock().is_empty()
+        self.newest
+            .lock()
+            .is_none_or(|newest| newest.elapsed() >= SHOWN_FOR)
     }
 
     /// The size process `pid` delivered to `device` lately, if it did.

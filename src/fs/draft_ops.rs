@@ -8,6 +8,8 @@ use std::time::SystemTime;
 
 use fuser::{Errno, INodeNo, RenameFlags, Request, TimeOrNow};
 
+use crate::error::Error;
+
 use super::drafts::{Created, Creator, Draft, MetaChange, Place};
 use super::message::message_text;
 use super::nodes::{Inodes, Node};
@@ -25,6 +27,9 @@ pub(super) enum Renaming {
         text: String,
         bytes: u64,
     },
+    /// It breaks a message's rules (`error`): nothing is dispatched, the
+    /// draft is kept, and `target`'s result says why, as for a write.
+    Refused { target: Target, error: Error },
 }
 
 /// The file-type and permission bits a create asks for, less the umask.
@@ -237,7 +242,10 @@ impl Shared {
             }
         }
         let bytes = draft.bytes();
-        let text = message_text(&bytes).map_err(|error| super::errno_of(&error))?;
+        let text = match message_text(&bytes) {
+            Ok(text) => text,
+            Err(error) => return Ok(Renaming::Refused { target, error }),
+        };
         self.drafts.remove(source);
         Ok(Renaming::Deliver {
             target,

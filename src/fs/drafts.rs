@@ -76,6 +76,10 @@ pub(crate) struct Draft {
 #[derive(Debug)]
 struct DraftFile {
     bytes: Vec<u8>,
+    /// Its name is gone (unlinked, delivered, dropped): it holds nothing,
+    /// and writes to a descriptor still open on it fail, so that no uid can
+    /// keep bytes past its bounds through descriptors of nameless drafts.
+    detached: bool,
     perm: u16,
     uid: u32,
     gid: u32,
@@ -103,6 +107,13 @@ impl Draft {
     /// Whether `uid` may see and open it: only its creator's uid may.
     pub(crate) fn is_visible_to(&self, uid: u32) -> bool {
         self.creator.uid == uid
+    }
+
+    /// Its name is gone: it lets go of its bytes.
+    fn detach(&self) {
+        let mut file = self.file.lock();
+        file.detached = true;
+        file.bytes = Vec::new();
     }
 
     /// Its bytes at `offset`, at most `size` of them.
@@ -151,7 +162,7 @@ impl Draft {
             crtime: file.ctime,
             kind: FileType::RegularFile,
             perm: file.perm,
-            nlink: 1,
+            nlink: u32::from(!file.detached),
             uid: file.uid,
             gid: file.gid,
             rdev: 0,
@@ -253,7 +264,9 @@ impl Drafts {
             .map(|(held, _)| held.clone())
             .collect();
         for held in &gone {
-            table.remove(held);
+            if let Some(draft) = table.remove(held) {
+                draft.detach();
+            }
         }
         if table.of_uid(place.uid).count() >= MAX_DRAFTS_PER_UID {
             return Err(Errno::EDQUOT);
@@ -264,6 +277,7 @@ impl Drafts {
             creator,
             file: Mutex::new(DraftFile {
                 bytes: Vec::new(),
+                detached: false,
                 perm: perm & 0o7777,
                 uid: creator.uid,
                 gid: creator.gid,
@@ -302,10 +316,13 @@ impl Drafts {
         listed
     }
 
-    /// Takes the draft at `place` away (an unlink, or its delivery): open
-    /// descriptors of it keep reading and writing what it held.
+    /// Takes the draft at `place` away (an unlink, or its delivery): its
+    /// bytes go at once (take them first to deliver them); descriptors
+    /// still open on it read nothing and cannot write (`ENOENT`).
     pub(crate) fn remove(&self, place: &Place) -> Option<Arc<Draft>> {
-        self.table.lock().remove(place)
+        let draft = self.table.lock().remove(place)?;
+        draft.detach();
+        Some(draft)
     }
 
     /// Renames the draft at `from` to `to` (same uid), replacing a draft
@@ -353,6 +370,9 @@ impl Drafts {
     ) -> Result<(), Errno> {
         let table = self.table.lock();
         let mut file = draft.file.lock();
+        if file.detached {
+            return Err(Errno::ENOENT);
+        }
         let before = file.bytes.len();
         let after = new_len(before);
         if after > MAX_MESSAGE.max(before) {

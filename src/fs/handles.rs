@@ -51,8 +51,8 @@ pub(crate) enum Handle {
     Stage(StageChannel),
     /// A directory: what it listed at the start of the current pass.
     Directory(Option<Arc<Listing>>),
-    /// A draft: its content, which stays readable and writable through the
-    /// descriptor after the draft is renamed onto a device or removed.
+    /// A draft. Once its name is gone (renamed onto a device, removed) it
+    /// holds nothing and refuses writes (see `Drafts::remove`).
     Draft(Arc<Draft>),
 }
 
@@ -189,6 +189,17 @@ impl Handles {
             Handle::Draft(draft) => Some(Arc::clone(draft)),
             _ => None,
         }
+    }
+
+    /// A draft numbered `ino` that a descriptor still holds open, though
+    /// its name may be gone (the kernel asks for the attributes of an open
+    /// file by inode). Scans the open descriptors: only asked for an inode
+    /// no name leads to.
+    pub(crate) fn open_draft(&self, ino: INodeNo) -> Option<Arc<Draft>> {
+        self.open.lock().values().find_map(|handle| match handle {
+            Handle::Draft(draft) if draft.ino() == ino => Some(Arc::clone(draft)),
+            _ => None,
+        })
     }
 
     /// Runs `f` on the handle of `fh`, if it is open.

@@ -110,8 +110,8 @@ struct Delivery {
 
 /// How a read of a handle that is not answered from the handle itself is served.
 enum ReadKind {
-    /// `log`: what the read at the offset gets, right now.
-    Log(Vec<u8>),
+    /// `log` or a draft: what the read at the offset gets, right now.
+    Ready(Vec<u8>),
     /// `events`: the records after this one, waiting for one if none.
     Events(EventsAt),
     /// `stage`: the producer's next message.
@@ -170,8 +170,10 @@ impl XdevFs {
     }
 
     fn attr(&self, ino: INodeNo, node: &Node) -> fuser::FileAttr {
-        if let Some(draft) = self.shared.drafts.get(ino).filter(|_| *node == Node::Draft) {
-            return draft.attr();
+        if *node == Node::Draft {
+            if let Some(draft) = self.shared.drafts.get(ino) {
+                return draft.attr();
+            }
         }
         let size = match node {
             Node::Text(_)
@@ -705,17 +707,17 @@ impl Filesystem for XdevFs {
             .forget(ino, nlookup, |id| session.is_pending(id));
     }
 
-    fn getattr(&self, req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
-        // A draft's descriptor still works once its name is gone.
-        if let Some(draft) = fh.and_then(|fh| self.shared.handles.draft(fh)) {
-            return reply.attr(&FRESH_TTL, &draft.attr());
-        }
+    fn getattr(&self, req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
         match self.node(ino) {
             Some(node) => {
                 let (attr, ttl) = self.attr_for(req, ino, &node);
                 reply.attr(&ttl, &attr)
             }
-            None => reply.error(Errno::ENOENT),
+            // A draft whose name is gone, still open (an `fstat`).
+            None => match self.shared.handles.open_draft(ino) {
+                Some(draft) => reply.attr(&FRESH_TTL, &draft.attr()),
+                None => reply.error(Errno::ENOENT),
+            },
         }
     }
 
@@ -737,9 +739,14 @@ impl Filesystem for XdevFs {
         _flags: Option<BsdFileFlags>,
         reply: ReplyAttr,
     ) {
-        let draft = fh
-            .and_then(|fh| self.shared.handles.draft(fh))
-            .or_else(|| self.shared.drafts.get(ino));
+        let node = self.node(ino);
+        // A draft, named or (through its descriptor) not.
+        let draft = match node {
+            Some(Node::Draft) | None => fh
+                .and_then(|fh| self.shared.handles.draft(fh))
+                .or_else(|| self.shared.drafts.get(ino)),
+            Some(_) => None,
+        };
         if let Some(draft) = draft {
             let changed = self
                 .shared
@@ -749,7 +756,7 @@ impl Filesystem for XdevFs {
                 Err(errno) => reply.error(errno),
             };
         }
-        let Some(node) = self.node(ino) else {
+        let Some(node) = node else {
             return reply.error(Errno::ENOENT);
         };
         // A truncate carries times of its own; only a truncate to 0 of a
@@ -843,9 +850,6 @@ impl Filesystem for XdevFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        if let Some(draft) = self.shared.handles.draft(fh) {
-            return reply.data(&draft.read(offset, size));
-        }
         let nonblocking = flags.0 & libc::O_NONBLOCK != 0;
         self.shared
             .handles
@@ -854,9 +858,10 @@ impl Filesystem for XdevFs {
             return reply.data(&bytes);
         }
         let kind = self.shared.handles.with(fh, |handle| match handle {
-            Handle::Log(reader) => Some(ReadKind::Log(
+            Handle::Log(reader) => Some(ReadKind::Ready(
                 self.shared.journal.read_log(reader, offset, size),
             )),
+            Handle::Draft(draft) => Some(ReadKind::Ready(draft.read(offset, size))),
             Handle::Events { at } => Some(ReadKind::Events(*at)),
             Handle::Stage(channel) => Some(match channel.read(size as usize) {
                 Some(read) => ReadKind::Stage(read.boxed()),
@@ -865,7 +870,7 @@ impl Filesystem for XdevFs {
             _ => None,
         });
         match kind.flatten() {
-            Some(ReadKind::Log(bytes)) => reply.data(&bytes),
+            Some(ReadKind::Ready(bytes)) => reply.data(&bytes),
             Some(ReadKind::Events(at)) if self.shared.journal.len() > at.record => {
                 reply.data(&self.shared.take_events(fh, at, size))
             }
@@ -1157,6 +1162,10 @@ impl Filesystem for XdevFs {
                 text,
                 bytes,
             }) => self.deliver_draft(req, target, text, bytes, reply),
+            Ok(Renaming::Refused { target, error }) => {
+                let who = self.shared.who.who(req.uid(), req.pid());
+                reply.error(self.shared.refuse(&target, None, error, who))
+            }
             Err(errno) => reply.error(errno),
         }
     }
