@@ -641,6 +641,8 @@ struct DeskStatus {
     plan_dir: String,
     under_review: Option<Value>,
     last_decision: Option<String>,
+    #[serde(default)]
+    decisions: u64,
 }
 
 /// The plan desk's status, or `None` when the mount has none.
@@ -674,7 +676,7 @@ fn decide_plan(
     }
     let answer = write_device(&options.mount.join("propose"), slug.as_bytes())?;
     let decision = if answer == PLAN_READY {
-        wait_for_review(&options.mount, desk.last_decision.as_deref())?
+        wait_for_review(&options.mount, desk.decisions)?
     } else {
         answer
     };
@@ -704,8 +706,9 @@ fn write_plan(path: &Path, plan: &str) -> Result<(), ClientError> {
 }
 
 /// Waits for an `async` review to end; its decision is the desk's latest,
-/// unless that is still the one from before (the review was cancelled).
-fn wait_for_review(mount: &Path, before: Option<&str>) -> Result<String, ClientError> {
+/// unless the desk has made no decision since `before` (counted: two
+/// decisions may read the same), when the review was cancelled.
+fn wait_for_review(mount: &Path, before: u64) -> Result<String, ClientError> {
     loop {
         std::thread::sleep(PLAN_POLL);
         let Some(desk) = desk_status(mount)? else {
@@ -715,7 +718,7 @@ fn wait_for_review(mount: &Path, before: Option<&str>) -> Result<String, ClientE
             continue;
         }
         return match desk.last_decision {
-            Some(decision) if Some(decision.as_str()) != before => Ok(decision),
+            Some(decision) if desk.decisions > before => Ok(decision),
             _ => Err(ClientError::Protocol(
                 "the plan review was cancelled (plan mode exited)".into(),
             )),

@@ -135,6 +135,9 @@ pub struct PlanStatus {
     pub under_review: Option<PlanUnderReview>,
     /// The text of the latest decision, if any.
     pub last_decision: Option<String>,
+    /// How many decisions the desk has made: a waiter tells a new decision
+    /// by this, since two decisions may read the same.
+    pub decisions: u64,
 }
 
 /// A plan file found for a proposal.
@@ -161,6 +164,15 @@ struct DeskState {
     review: Option<Review>,
     next_review: u64,
     last_decision: Option<String>,
+    decisions: u64,
+}
+
+impl DeskState {
+    /// Records the text of a decision the desk made.
+    fn decided(&mut self, text: &str) {
+        self.last_decision = Some(text.to_string());
+        self.decisions += 1;
+    }
 }
 
 struct Inner {
@@ -301,6 +313,7 @@ impl PlanDesk {
                 path: review.plan.path.display().to_string(),
             }),
             last_decision: state.last_decision.clone(),
+            decisions: state.decisions,
         }
     }
 
@@ -323,7 +336,7 @@ fn take_review(state: &mut DeskState) -> Result<Review, Error> {
 
 /// Records a decision and hands it to the waiting write, if any.
 fn decide(state: &mut DeskState, review: Review, text: String) -> String {
-    state.last_decision = Some(text.clone());
+    state.decided(&text);
     if let Some(waiting) = review.decide {
         // The writer may be gone already; the decision stands either way.
         let _ = waiting.send(text.clone());
@@ -474,7 +487,7 @@ fn submit(desk: &Arc<Inner>, proposal: &PlanProposal) -> Result<Proposed, Error>
             let target = desk.execute_with.as_deref().unwrap_or(DEFAULT_TARGET);
             let text = format!("Plan approved. Implementing now with {target}.");
             desk.leave_plan_mode(&mut state);
-            state.last_decision = Some(text.clone());
+            state.decided(&text);
             Ok(Proposed::Answered(text))
         }
         PlanHandlerKind::Async => {

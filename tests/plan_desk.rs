@@ -129,6 +129,16 @@ async fn yolo_approves_at_once_and_leaves_plan_mode() {
     let again = propose(&session, "auth").await;
     assert_eq!(again.errno(), libc::EPERM);
     assert_eq!(again.text, not_in_plan_mode());
+
+    // The same plan approved again reads the same: the count tells them apart.
+    assert_eq!(desk.status().decisions, 1);
+    desk.enter();
+    assert!(propose(&session, "auth").await.is_ok());
+    let status = desk.status();
+    assert_eq!(
+        (status.last_decision.as_deref(), status.decisions),
+        (Some(text), 2)
+    );
 }
 
 #[tokio::test]
@@ -541,6 +551,7 @@ async fn status_serializes_in_camel_case() {
             "planDir": plan_dir,
             "underReview": null,
             "lastDecision": null,
+            "decisions": 0,
         })
     );
 
@@ -553,6 +564,7 @@ async fn status_serializes_in_camel_case() {
             "planDir": plan_dir,
             "underReview": {"slug": "auth", "path": path_of(&dir, "auth-plan.md")},
             "lastDecision": null,
+            "decisions": 0,
         })
     );
 }
