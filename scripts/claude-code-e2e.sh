@@ -5,7 +5,7 @@
 #   scripts/claude-code-e2e.sh [--keep] [--stand-in-hook]
 #
 # What happens:
-#   1. Claude Code (npm @anthropic-ai/claude-code, pinned below) is installed
+#   1. Claude Code (npm @anthropic-ai/claude-code, pinned in scripts/e2e/lib.sh) is installed
 #      once into ${XDEV_CLIENT_CACHE:-target/client-cache}; the xdev binary is
 #      built when missing (or taken from $XDEV_BIN).
 #   2. `xdev mount` serves a fresh mount in a temporary directory; a project
@@ -45,17 +45,12 @@
 # XDEV_CLIENT_CACHE, E2E_TIMEOUT (seconds for the claude run, default 180).
 set -uo pipefail
 
-CLAUDE_CODE_VERSION=2.1.332
 RESOLVE_REASON="looks safe"
 REJECT_REASON="no touching MARK2: policy says so"
 PROMPT="Run the two scripted shell commands, one after the other."
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-E2E=$ROOT/scripts/e2e
-CACHE=${XDEV_CLIENT_CACHE:-$ROOT/target/client-cache}
-XDEV_BIN=${XDEV_BIN:-$ROOT/target/debug/xdev}
-TIMEOUT=${E2E_TIMEOUT:-180}
-if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=$(command -v python3); fi
+# shellcheck source=scripts/e2e/lib.sh
+. "$(dirname "$0")/e2e/lib.sh"
 
 keep=0
 stand_in=0
@@ -76,8 +71,6 @@ done
 
 say() { printf 'claude-code-e2e: %s\n' "$*"; }
 e2e_say() { say "$@"; }
-# shellcheck source=scripts/e2e/lib.sh
-. "$E2E/lib.sh"
 W=
 xdev_pid=
 decider_pid=

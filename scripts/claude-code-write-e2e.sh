@@ -61,17 +61,12 @@
 # XDEV_CLIENT_CACHE, E2E_TIMEOUT (seconds for each claude run, default 180).
 set -uo pipefail
 
-CLAUDE_CODE_VERSION=2.1.332
 CONTENT=$'tests pass, ship it\n'
 LABEL="edit README"
 PROMPT="Write the scripted reason to the xdev device."
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-E2E=$ROOT/scripts/e2e
-CACHE=${XDEV_CLIENT_CACHE:-$ROOT/target/client-cache}
-XDEV_BIN=${XDEV_BIN:-$ROOT/target/debug/xdev}
-TIMEOUT=${E2E_TIMEOUT:-180}
-if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=$(command -v python3); fi
+# shellcheck source=scripts/e2e/lib.sh
+. "$(dirname "$0")/e2e/lib.sh"
 
 keep=0
 trace=0
@@ -117,8 +112,6 @@ die() {
     [ -n "$W" ] && keep=1
     exit 1
 }
-# shellcheck source=scripts/e2e/lib.sh
-. "$E2E/lib.sh"
 
 # shellcheck disable=SC2317 # run by the EXIT trap and between runs
 stop_run() {

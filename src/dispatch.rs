@@ -21,7 +21,7 @@ use crate::session::Session;
 use crate::texts;
 
 /// Apply or discard.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Action {
     /// Make the staged change.

@@ -96,6 +96,15 @@ fn staged_id(fixture: &Fixture) -> String {
     fixture.session.pending_head().expect("a head").id
 }
 
+/// Runs the hook on `input`, waits for its preview, answers it by writing
+/// `reason` to `device`, and returns what the hook did.
+fn decide_hook(fixture: &Fixture, input: &[u8], device: &str, reason: &str) -> Ran {
+    let hook = spawn_hook(&fixture.dir, &[], input);
+    staged_id(fixture);
+    write_device(&fixture.path(device), reason);
+    finish(hook)
+}
+
 fn write_device(path: &Path, reason: &str) {
     std::fs::write(path, reason).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
 }
@@ -213,10 +222,7 @@ fn claude_permission_request_is_allowed_or_denied() {
         "PermissionRequest carries no tool_use_id: {decided}"
     );
 
-    let hook = spawn_hook(&fixture.dir, &[], &input);
-    staged_id(&fixture);
-    write_device(&fixture.path("reject"), "not that file");
-    let ran = finish(hook);
+    let ran = decide_hook(&fixture, &input, "reject", "not that file");
     assert_eq!(
         (ran.code, ran.stdout),
         (
@@ -245,11 +251,8 @@ fn codex_permission_request_is_allowed_or_denied() {
         "019a-codex-session"
     );
 
-    let hook = spawn_hook(&fixture.dir, &[], &input);
-    staged_id(&fixture);
     // An empty reason is valid on the devices; the model still reads why.
-    write_device(&fixture.path("reject"), "\n");
-    let ran = finish(hook);
+    let ran = decide_hook(&fixture, &input, "reject", "\n");
     assert_eq!(
         (ran.code, ran.stdout),
         (

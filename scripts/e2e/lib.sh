@@ -1,7 +1,17 @@
 # shellcheck shell=bash
 # Shared by scripts/claude-code-e2e.sh and scripts/claude-code-write-e2e.sh
-# (sourced). The caller sets CLAUDE_CODE_VERSION, CACHE and PYTHON and defines
-# die and say.
+# (sourced first). It sets what both use; the caller defines die and say
+# before calling the functions.
+
+# The pinned Claude Code, and where things are.
+CLAUDE_CODE_VERSION=2.1.332
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+E2E=$ROOT/scripts/e2e
+CACHE=${XDEV_CLIENT_CACHE:-$ROOT/target/client-cache}
+XDEV_BIN=${XDEV_BIN:-$ROOT/target/debug/xdev}
+TIMEOUT=${E2E_TIMEOUT:-180}
+if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=$(command -v python3); fi
+export CLAUDE_CODE_VERSION ROOT E2E CACHE XDEV_BIN TIMEOUT PYTHON
 
 # e2e_claude_bin: prints the path of a Claude Code binary in $CACHE whose
 # --version is the pinned one. The npm package's bin/claude.exe is replaced by

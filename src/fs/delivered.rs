@@ -15,54 +15,65 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
+use crate::fs::target::Target;
+
 /// How long a delivery's size is shown to its writer.
 const SHOWN_FOR: Duration = Duration::from_secs(10);
 
 /// Past this many remembered deliveries, the expired ones go.
 const PRUNE_AT: usize = 256;
 
-/// Recent deliveries: (device path, thread group) → (bytes, when).
+/// Recent deliveries.
 #[derive(Debug, Default)]
 pub(crate) struct Delivered {
-    recent: Mutex<HashMap<(String, u32), (u64, Instant)>>,
+    inner: Mutex<Recent>,
+}
+
+#[derive(Debug, Default)]
+struct Recent {
+    /// (device, thread group) → (bytes, when).
+    by_writer: HashMap<(Target, u32), (u64, Instant)>,
     /// When the newest delivery was: none is shown once it is old.
-    newest: Mutex<Option<Instant>>,
+    newest: Option<Instant>,
 }
 
 impl Delivered {
-    /// Process `pid` just delivered `bytes` bytes to the device at `device`.
-    pub(crate) fn record(&self, device: String, pid: u32, bytes: u64) {
+    /// Process `pid` just delivered `bytes` bytes to `device`.
+    pub(crate) fn record(&self, device: Target, pid: u32, bytes: u64) {
         let now = Instant::now();
-        let mut recent = self.recent.lock();
-        if recent.len() >= PRUNE_AT {
-            recent.retain(|_, (_, when)| now.duration_since(*when) < SHOWN_FOR);
+        let mut recent = self.inner.lock();
+        if recent.by_writer.len() >= PRUNE_AT {
+            recent
+                .by_writer
+                .retain(|_, (_, when)| now.duration_since(*when) < SHOWN_FOR);
         }
-        if recent.len() >= PRUNE_AT {
-            recent.clear();
+        if recent.by_writer.len() >= PRUNE_AT {
+            recent.by_writer.clear();
         }
-        recent.insert((device, pid), (bytes, now));
-        *self.newest.lock() = Some(now);
+        recent.by_writer.insert((device, pid), (bytes, now));
+        recent.newest = Some(now);
     }
 
     /// Process `pid` opened `device` to read it: from now on it sees the
     /// device as everyone does (a reader sized by `fstat`, such as Node's
     /// `readFile`, must get the whole usage line or result).
-    pub(crate) fn forget(&self, device: &str, pid: u32) {
-        self.recent.lock().remove(&(device.to_string(), pid));
+    pub(crate) fn forget(&self, device: &Target, pid: u32) {
+        self.inner.lock().by_writer.remove(&(device.clone(), pid));
     }
 
     /// Whether no delivery is shown any more (a cheap check before finding
     /// out who asks, which reads `/proc`).
     pub(crate) fn is_empty(&self) -> bool {
-        self.newest
+        self.inner
             .lock()
+            .newest
             .is_none_or(|newest| newest.elapsed() >= SHOWN_FOR)
     }
 
     /// The size process `pid` delivered to `device` lately, if it did.
-    pub(crate) fn size_for(&self, device: &str, pid: u32) -> Option<u64> {
-        let recent = self.recent.lock();
-        let (bytes, when) = recent.get(&(device.to_string(), pid))?;
+    pub(crate) fn size_for(&self, device: &Target, pid: u32) -> Option<u64> {
+        let recent = self.inner.lock();
+        let (bytes, when) = recent.by_writer.get(&(device.clone(), pid))?;
         (when.elapsed() < SHOWN_FOR).then_some(*bytes)
     }
 }
@@ -70,27 +81,31 @@ impl Delivered {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dispatch::Device;
+
+    const RESOLVE: Target = Target::Device(Device::Resolve);
+    const REJECT: Target = Target::Device(Device::Reject);
 
     #[test]
     fn a_delivery_is_shown_to_its_process_only() {
         let delivered = Delivered::default();
         assert!(delivered.is_empty());
-        delivered.record("resolve".into(), 7, 42);
-        assert_eq!(delivered.size_for("resolve", 7), Some(42));
-        assert_eq!(delivered.size_for("resolve", 8), None);
-        assert_eq!(delivered.size_for("reject", 7), None);
-        delivered.record("resolve".into(), 7, 5);
-        assert_eq!(delivered.size_for("resolve", 7), Some(5), "the latest");
-        delivered.forget("resolve", 7);
-        assert_eq!(delivered.size_for("resolve", 7), None, "read since");
+        delivered.record(RESOLVE, 7, 42);
+        assert_eq!(delivered.size_for(&RESOLVE, 7), Some(42));
+        assert_eq!(delivered.size_for(&RESOLVE, 8), None);
+        assert_eq!(delivered.size_for(&REJECT, 7), None);
+        delivered.record(RESOLVE, 7, 5);
+        assert_eq!(delivered.size_for(&RESOLVE, 7), Some(5), "the latest");
+        delivered.forget(&RESOLVE, 7);
+        assert_eq!(delivered.size_for(&RESOLVE, 7), None, "read since");
     }
 
     #[test]
     fn the_memory_stays_bounded() {
         let delivered = Delivered::default();
         for pid in 0..10 * PRUNE_AT as u32 {
-            delivered.record("resolve".into(), pid, 1);
+            delivered.record(RESOLVE, pid, 1);
         }
-        assert!(delivered.recent.lock().len() <= PRUNE_AT);
+        assert!(delivered.inner.lock().by_writer.len() <= PRUNE_AT);
     }
 }

@@ -195,7 +195,7 @@ impl Handles {
     /// its name may be gone (the kernel asks for the attributes of an open
     /// file by inode). Scans the open descriptors: only asked for an inode
     /// no name leads to.
-    pub(crate) fn open_draft(&self, ino: INodeNo) -> Option<Arc<Draft>> {
+    pub(crate) fn draft_by_ino(&self, ino: INodeNo) -> Option<Arc<Draft>> {
         self.open.lock().values().find_map(|handle| match handle {
             Handle::Draft(draft) if draft.ino() == ino => Some(Arc::clone(draft)),
             _ => None,

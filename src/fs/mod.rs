@@ -208,7 +208,7 @@ impl XdevFs {
             return (attr, ttl);
         };
         let pid = self.shared.who.who(req.uid(), req.pid()).pid;
-        match self.shared.delivered.size_for(&target.name(), pid) {
+        match self.shared.delivered.size_for(&target, pid) {
             Some(size) => {
                 attr.size = size;
                 attr.blocks = size.div_ceil(512);
@@ -303,7 +303,7 @@ impl XdevFs {
                 bytes,
                 fh,
             } = delivery;
-            let (device, pid) = (target.name(), who.pid);
+            let (device, pid) = (target.clone(), who.pid);
             let resolution = Arc::clone(&shared)
                 .dispatch(target, text, fh, tid, Some(who))
                 .await;
@@ -535,7 +535,7 @@ impl Shared {
     fn forget_delivery(&self, req: &Request, target: &Target) {
         if !self.delivered.is_empty() {
             let pid = self.who.who(req.uid(), req.pid()).pid;
-            self.delivered.forget(&target.name(), pid);
+            self.delivered.forget(target, pid);
         }
     }
 
@@ -714,7 +714,7 @@ impl Filesystem for XdevFs {
                 reply.attr(&ttl, &attr)
             }
             // A draft whose name is gone, still open (an `fstat`).
-            None => match self.shared.handles.open_draft(ino) {
+            None => match self.shared.handles.draft_by_ino(ino) {
                 Some(draft) => reply.attr(&FRESH_TTL, &draft.attr()),
                 None => reply.error(Errno::ENOENT),
             },

@@ -12,7 +12,7 @@ use crate::plan_desk::PlanDesk;
 use crate::session::Session;
 
 /// A file whose message is dispatched.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Target {
     /// `resolve`, `reject`, `propose` at the root.
     Device(Device),
