@@ -31,8 +31,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use thiserror::Error;
 
+use crate::device::MAX_MESSAGE;
 use crate::error::{describe, errno_name};
-use crate::fs::MAX_MESSAGE;
 use crate::mount::{mount, Mount, MountError, MountOptions};
 use crate::mount_point::{probe_mount_point, MountPointState};
 use crate::plan_desk::{PlanDesk, PlanHandlerKind};

@@ -12,7 +12,8 @@ use std::task::Poll;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::{CallbackError, Error};
+use crate::device::Device;
+use crate::error::{errno_name, CallbackError, Error};
 use crate::plan::proposal_from_body;
 use crate::session::directives::QueueInvoker;
 use crate::session::events::EventKind;
@@ -137,38 +138,6 @@ impl Resolution {
             }
             Ok(result) => Resolution::ok(result.text, details),
             Err(error) => Resolution::failed(error, details),
-        }
-    }
-}
-
-/// The three device files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Device {
-    /// Apply the head preview.
-    Resolve,
-    /// Discard the head preview.
-    Reject,
-    /// Submit a plan for approval.
-    Propose,
-}
-
-impl Device {
-    /// The device's file name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Device::Resolve => "resolve",
-            Device::Reject => "reject",
-            Device::Propose => "propose",
-        }
-    }
-
-    /// The usage line read from the device before writing.
-    pub fn usage(self, dir: &str) -> String {
-        match self {
-            Device::Resolve => texts::resolve_usage(dir),
-            Device::Reject => texts::reject_usage(dir),
-            Device::Propose => texts::propose_usage(dir),
         }
     }
 }
@@ -619,4 +588,53 @@ pub async fn run_resolve_invocation(
     request: ResolveRequest,
 ) -> Resolution {
     decide_pending(session, id, request, None).await
+}
+
+/// The most recent device result, as the status files show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeviceResult {
+    /// Which device was written (`resolve`, `reject`, `propose`, or a
+    /// per-item path).
+    pub device: String,
+    /// Whether the handler succeeded.
+    pub ok: bool,
+    /// The result text.
+    pub text: String,
+    /// The errno name on failure (`ENOENT`), else `None`.
+    pub errno: Option<&'static str>,
+}
+
+impl DeviceResult {
+    /// The result of `resolution` on `device`; `withhold` the reason from
+    /// the default discard text (see [`without_reason`]).
+    pub(crate) fn new(device: String, resolution: &Resolution, withhold: bool) -> Self {
+        let text = if withhold {
+            without_reason(resolution)
+        } else {
+            resolution.text.clone()
+        };
+        DeviceResult {
+            device,
+            ok: resolution.is_ok(),
+            text,
+            errno: (!resolution.is_ok()).then(|| errno_name(resolution.errno())),
+        }
+    }
+}
+
+/// The result text as the status files show it to other users (a mount
+/// with `allow_other` whose journal is not shared): the default discard
+/// text, which quotes the reason written (reasons may hold secrets), shows
+/// it withheld. Only `log` and `events` (the owner's
+/// unless shared) and the writer's own descriptor carry reasons.
+fn without_reason(resolution: &Resolution) -> String {
+    match &resolution.details {
+        Some(details)
+            if !details.reason.is_empty()
+                && resolution.text == texts::discarded(&details.label, &details.reason) =>
+        {
+            texts::discarded(&details.label, texts::REASON_WITHHELD)
+        }
+        _ => resolution.text.clone(),
+    }
 }

@@ -29,6 +29,7 @@
 //! ```
 
 pub mod client;
+pub mod device;
 pub mod directive;
 pub mod dispatch;
 pub mod error;
@@ -47,6 +48,7 @@ mod supervised;
 pub mod texts;
 pub mod who;
 
+pub use device::{message_text, Device, MAX_MESSAGE};
 pub use directive::{
     ModelCallPlan, SoftRequirement, SoftRequirementTracker, ToolCall, ToolChoiceDirective,
     TurnVerdict,
@@ -54,11 +56,9 @@ pub use directive::{
 pub use dispatch::{
     decide_pending, decide_pending_with, dispatch_device_with, dispatch_resolution_device,
     dispatch_resolution_device_until, run_resolve_invocation, run_resolve_tool, Action,
-    BeforeDecision, Cancel, Details, Device, DispatchHooks, Resolution, ResolveRequest,
+    BeforeDecision, Cancel, Details, DeviceResult, DispatchHooks, Resolution, ResolveRequest,
 };
 pub use error::{errno_name, CallbackError, Error};
-pub use fs::status::DeviceResult;
-pub use fs::MAX_MESSAGE;
 pub use mount::{mount, use_one_heap, Mount, MountError, MountOptions};
 pub use mount_point::{is_stale_mount, probe_mount_point, MountPointState};
 pub use plan::{plan_handler, PlanHandler, PlanProposal, PlanTitle};

@@ -22,7 +22,7 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use crate::dispatch::Device;
+use crate::device::Device;
 use crate::error::describe;
 use crate::mount::{unmount_dir, MountError};
 

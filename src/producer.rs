@@ -515,7 +515,8 @@ impl Drop for Producer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dispatch::{dispatch_resolution_device, Device};
+    use crate::device::Device;
+    use crate::dispatch::dispatch_resolution_device;
 
     fn request(label: &str) -> StageRequest {
         StageRequest::parse(&format!("{{\"label\": \"{label}\"}}\n")).expect("valid request")

@@ -81,7 +81,7 @@ impl Delivered {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dispatch::Device;
+    use crate::device::Device;
 
     const RESOLVE: Target = Target::Device(Device::Resolve);
     const REJECT: Target = Target::Device(Device::Reject);

@@ -11,10 +11,10 @@ use fuser::{Errno, INodeNo, RenameFlags, Request, TimeOrNow};
 use crate::error::Error;
 
 use super::drafts::{Created, Creator, Draft, MetaChange, Place};
-use super::message::message_text;
 use super::nodes::{Inodes, Node};
 use super::target::Target;
 use super::Shared;
+use crate::device::message_text;
 
 /// What a rename of a draft does.
 #[derive(Debug)]

@@ -18,7 +18,7 @@ use std::time::SystemTime;
 use fuser::{Errno, FileAttr, FileType, INodeNo};
 use parking_lot::Mutex;
 
-use crate::fs::message::MAX_MESSAGE;
+use crate::device::MAX_MESSAGE;
 
 /// How many drafts one uid may hold at once.
 pub(crate) const MAX_DRAFTS_PER_UID: usize = 64;

@@ -295,7 +295,7 @@ mod tests {
     fn device_reads_usage_then_result() {
         let handles = Handles::default();
         let fh = handles.insert(Handle::target(Target::Device(
-            crate::dispatch::Device::Resolve,
+            crate::device::Device::Resolve,
         )));
         let usage = |target: &Target| format!("usage of {}", target.name());
         assert_eq!(handles.read(fh, 0, 6, usage), Some(b"usage ".to_vec()));

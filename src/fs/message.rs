@@ -1,10 +1,8 @@
 //! Turning the writes on one open device descriptor into one message
 //! (SPEC section 4). Pure logic: no FUSE, no session.
 
+use crate::device::message_text;
 use crate::error::Error;
-
-/// The largest message a device accepts.
-pub const MAX_MESSAGE: usize = 64 * 1024;
 
 /// The chunk size shells and stdio split long output into (the `stage`
 /// file's lines still arrive so).
@@ -26,18 +24,6 @@ pub(crate) enum WriteStep {
 /// line: a multiple of 4096 bytes not ending in a newline.
 pub(crate) fn is_full_chunk(data: &[u8]) -> bool {
     !data.is_empty() && data.len() % CHUNK == 0 && data.last() != Some(&b'\n')
-}
-
-/// The text of a message of these bytes (untrimmed), or why there is
-/// none: over [`MAX_MESSAGE`] or not UTF-8. A write and a draft's
-/// delivery obey the same rules.
-pub(crate) fn message_text(data: &[u8]) -> Result<String, Error> {
-    if data.len() > MAX_MESSAGE {
-        return Err(Error::MessageTooLong { limit: MAX_MESSAGE });
-    }
-    std::str::from_utf8(data)
-        .map(str::to_string)
-        .map_err(|_| Error::NotUtf8)
 }
 
 /// The one message of a device descriptor: its first write. Nothing is
@@ -81,6 +67,7 @@ impl Message {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::MAX_MESSAGE;
 
     #[test]
     fn the_first_write_is_the_message_whatever_its_size() {

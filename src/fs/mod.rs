@@ -31,6 +31,8 @@ use fuser::{
 };
 use futures::FutureExt;
 
+use crate::device::MAX_MESSAGE;
+use crate::dispatch::DeviceResult;
 use crate::dispatch::{DispatchHooks, Resolution};
 use crate::error::Error;
 use crate::journal::{EventsAt, Journal, LogReader, Record, Who, WhoCache};
@@ -48,10 +50,8 @@ use message::WriteStep;
 pub(crate) use nodes::Owner;
 use nodes::{Inodes, ItemFile, Node, FRESH_TTL};
 use poll::Pollers;
-use status::{DeviceResult, LastResult, Renders};
+use status::{LastResult, Renders};
 use target::Target;
-
-pub use message::MAX_MESSAGE;
 
 /// Turns a domain error into the errno of the reply.
 fn errno_of(error: &Error) -> Errno {

@@ -24,7 +24,8 @@ use std::time::{Duration, SystemTime};
 use fuser::{FileAttr, FileType, INodeNo};
 use parking_lot::Mutex;
 
-use crate::dispatch::{Action, Device};
+use crate::device::Device;
+use crate::dispatch::Action;
 use crate::fs::status::TextFile;
 use crate::fs::target::Target;
 use crate::maps::{remove_and_shrink, shrink_when_sparse};

@@ -1,8 +1,9 @@
 //! The `stage` file: an external producer's conversation, as lines of JSON
 //! (the protocol is described in [`crate::producer`]).
 
+use crate::device::MAX_MESSAGE;
 use crate::error::Error;
-use crate::fs::message::{is_full_chunk, MAX_MESSAGE};
+use crate::fs::message::is_full_chunk;
 use crate::journal::{Journal, Who};
 use crate::producer::{Producer, ProducerReport, StageRequest};
 use crate::session::Session;

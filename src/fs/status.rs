@@ -5,65 +5,14 @@
 use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
-use serde::Serialize;
 use serde_json::json;
 
-use crate::dispatch::Resolution;
-use crate::error::errno_name;
+use crate::dispatch::DeviceResult;
 use crate::journal::Journal;
 use crate::plan_desk::PlanDesk;
 use crate::safe_text::one_line;
 use crate::session::Session;
 use crate::texts;
-
-/// The most recent device result, as the status files show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DeviceResult {
-    /// Which device was written (`resolve`, `reject`, `propose`, or a
-    /// per-item path).
-    pub device: String,
-    /// Whether the handler succeeded.
-    pub ok: bool,
-    /// The result text.
-    pub text: String,
-    /// The errno name on failure (`ENOENT`), else `None`.
-    pub errno: Option<&'static str>,
-}
-
-impl DeviceResult {
-    /// The result of `resolution` on `device`; `withhold` the reason from
-    /// the default discard text (see [`without_reason`]).
-    pub(crate) fn new(device: String, resolution: &Resolution, withhold: bool) -> Self {
-        let text = if withhold {
-            without_reason(resolution)
-        } else {
-            resolution.text.clone()
-        };
-        DeviceResult {
-            device,
-            ok: resolution.is_ok(),
-            text,
-            errno: (!resolution.is_ok()).then(|| errno_name(resolution.errno())),
-        }
-    }
-}
-
-/// The result text as the status files show it to other users (a mount
-/// with `allow_other` whose journal is not shared): the default discard
-/// text, which quotes the reason written (reasons may hold secrets), shows
-/// it withheld. Only `log` and `events` (the owner's
-/// unless shared) and the writer's own descriptor carry reasons.
-fn without_reason(resolution: &Resolution) -> String {
-    match &resolution.details {
-        Some(details)
-            if !details.reason.is_empty()
-                && resolution.text == texts::discarded(&details.label, &details.reason) =>
-        {
-            texts::discarded(&details.label, texts::REASON_WITHHELD)
-        }
-        _ => resolution.text.clone(),
-    }
-}
 
 /// The last device result of a mount.
 #[derive(Debug, Default)]

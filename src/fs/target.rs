@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
+use crate::device::Device;
 use crate::dispatch::{
-    decide_pending_with, dispatch_device_with, Action, Device, DispatchHooks, Resolution,
-    ResolveRequest,
+    decide_pending_with, dispatch_device_with, Action, DispatchHooks, Resolution, ResolveRequest,
 };
 use crate::error::Error;
 use crate::plan_desk::PlanDesk;
