@@ -268,28 +268,9 @@ fn io_line(what: &str, source: &io::Error) -> String {
     }
 }
 
-/// The symbolic name of an errno: the names of SPEC section 4 (see
-/// [`crate::errno_name`]), a few more a client can meet, else `errno N`.
+/// The symbolic name of an errno (`EIO`), or `errno N`.
 pub fn errno_label(errno: i32) -> String {
-    let known = errno_name(errno);
-    if known != "E?" {
-        return known.to_string();
-    }
-    let name = match errno {
-        libc::ENOTCONN => "ENOTCONN",
-        libc::EBADF => "EBADF",
-        libc::EISDIR => "EISDIR",
-        libc::ENOTDIR => "ENOTDIR",
-        libc::EEXIST => "EEXIST",
-        libc::EAGAIN => "EAGAIN",
-        libc::ENOSYS => "ENOSYS",
-        libc::EROFS => "EROFS",
-        libc::ENXIO => "ENXIO",
-        libc::EPIPE => "EPIPE",
-        libc::ENOTEMPTY => "ENOTEMPTY",
-        _ => return format!("errno {errno}"),
-    };
-    name.to_string()
+    errno_name(errno)
 }
 
 // ----- devices and status files -------------------------------------------

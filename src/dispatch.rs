@@ -601,7 +601,7 @@ pub struct DeviceResult {
     /// The result text.
     pub text: String,
     /// The errno name on failure (`ENOENT`), else `None`.
-    pub errno: Option<&'static str>,
+    pub errno: Option<String>,
 }
 
 impl DeviceResult {

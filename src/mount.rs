@@ -1,15 +1,15 @@
 //! Mount lifecycle: checking the mount point, clearing a stale mount,
 //! mounting in the background, and unmounting without leaving anything behind.
 
-use std::ffi::CString;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fuser::{Config, MountOption, SessionACL};
+use nix::errno::Errno;
+use nix::mount::{umount2, MntFlags};
 use thiserror::Error;
 
 use crate::error::describe;
@@ -261,18 +261,17 @@ fn fuse_config(options: &MountOptions) -> Config {
 /// Unmounts `dir`: a plain unmount first, a lazy one if it is busy (or if
 /// `lazy`). Falls back to `fusermount3` where the caller is not root.
 pub(crate) fn unmount_dir(dir: &Path, lazy: bool) -> io::Result<()> {
-    let path = CString::new(dir.as_os_str().as_bytes())?;
-    let flags = if lazy { libc::MNT_DETACH } else { 0 };
-    // SAFETY: `path` is a valid NUL-terminated string for the whole call.
-    if unsafe { libc::umount2(path.as_ptr(), flags) } == 0 {
-        return Ok(());
-    }
-    let error = io::Error::last_os_error();
-    match error.raw_os_error() {
-        Some(libc::EBUSY) if !lazy => unmount_dir(dir, true),
-        Some(libc::EINVAL) => Ok(()), // not mounted (any more)
-        Some(libc::EPERM) => fusermount_unmount(dir, lazy),
-        _ => Err(error),
+    let flags = if lazy {
+        MntFlags::MNT_DETACH
+    } else {
+        MntFlags::empty()
+    };
+    match umount2(dir, flags) {
+        Ok(()) => Ok(()),
+        Err(Errno::EBUSY) if !lazy => unmount_dir(dir, true),
+        Err(Errno::EINVAL) => Ok(()), // not mounted (any more)
+        Err(Errno::EPERM) => fusermount_unmount(dir, lazy),
+        Err(errno) => Err(errno.into()),
     }
 }
 

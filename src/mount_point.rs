@@ -15,19 +15,19 @@
 //!
 //! [`MountOptions::create_dir`]: crate::MountOptions::create_dir
 
-use std::ffi::CString;
 use std::fmt;
 use std::io;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
+
+use nix::sys::statfs::{statfs, FsType, FUSE_SUPER_MAGIC};
+use nix::unistd::geteuid;
 
 use crate::device::Device;
 use crate::error::describe;
 use crate::mount::{unmount_dir, MountError};
 
-/// The `f_type` `statfs(2)` reports for every FUSE filesystem.
-const FUSE_SUPER_MAGIC: i64 = 0x6573_5546;
 /// The source (`FSName`) every xdev mount shows in `/proc/self/mountinfo`.
 const XDEV_SOURCE: &str = "xdev";
 /// The filesystem types an xdev mount shows there: `fuse` when mounted
@@ -127,17 +127,8 @@ pub fn is_stale_mount(dir: &Path) -> bool {
     matches!(probe_mount_point(dir), MountPointState::Stale)
 }
 
-fn statfs_type(dir: &Path) -> io::Result<i64> {
-    let path = CString::new(dir.as_os_str().as_bytes())?;
-    // SAFETY: `path` is a valid C string and `stats` a writable statfs.
-    unsafe {
-        let mut stats: libc::statfs = std::mem::zeroed();
-        if libc::statfs(path.as_ptr(), &mut stats) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        #[allow(clippy::unnecessary_cast)] // f_type's width differs by target
-        Ok(stats.f_type as i64)
-    }
+fn statfs_type(dir: &Path) -> io::Result<FsType> {
+    Ok(statfs(dir)?.filesystem_type())
 }
 
 /// The filesystem type and source `/proc/self/mountinfo` shows for the
@@ -289,8 +280,7 @@ pub(crate) fn fuse_device_problem(path: &str, source: &io::Error, as_root: bool)
 }
 
 fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
+    geteuid().is_root()
 }
 
 // ----- directories xdev created --------------------------------------------

@@ -17,7 +17,7 @@
 //!   SIGTERM to CMD's whole process group.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
@@ -40,8 +40,9 @@ impl Supervisor {
     /// alone (a background job it started may run on, as the caller chose).
     pub fn done(mut self) {
         if let Some(alive) = self.alive.take() {
-            // SAFETY: writing one byte from a valid buffer to an open pipe.
-            unsafe { libc::write(alive.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+            // A failed write leaves the pipe unwritten: the watcher then
+            // takes the stager for gone, which is the safe side.
+            let _ = nix::unistd::write(&alive, &[1u8]);
         }
     }
 }
@@ -52,8 +53,7 @@ impl Supervisor {
 pub fn supervise(command: &mut Command) -> io::Result<Supervisor> {
     warn_unless_main_thread();
     let (watch, alive) = pipe()?;
-    // SAFETY: getpid cannot fail.
-    let stager = unsafe { libc::getpid() };
+    let stager = nix::unistd::getpid().as_raw();
     let watch_fd = watch.as_raw_fd();
     command.process_group(0);
     // SAFETY: the closure runs in the forked child before exec and only
@@ -79,13 +79,7 @@ pub fn supervise(command: &mut Command) -> io::Result<Supervisor> {
 
 /// A pipe whose both ends close on exec.
 fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: pipe2 succeeded, so both descriptors are open and ours.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    Ok(nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?)
 }
 
 /// In the child before exec: forks the watcher of `group` (twice, so that
@@ -174,8 +168,7 @@ unsafe fn watch(group: libc::pid_t, watch_fd: i32) -> ! {
 /// PDEATHSIG follows the forking *thread*: from a short-lived thread it
 /// would fire as soon as that thread ended.
 fn warn_unless_main_thread() {
-    // SAFETY: gettid and getpid cannot fail.
-    let (thread, process) = unsafe { (libc::gettid(), libc::getpid()) };
+    let (thread, process) = (nix::unistd::gettid(), nix::unistd::getpid());
     if thread != process {
         tracing::warn!(
             "a supervised command is spawned from a thread other than the main one; \
@@ -190,8 +183,8 @@ mod tests {
     use std::time::{Duration, Instant};
 
     fn group_alive(group: i32) -> bool {
-        // SAFETY: signal 0 only checks that the group exists.
-        unsafe { libc::kill(-group, 0) == 0 }
+        // No signal: only checks that the group exists.
+        nix::sys::signal::killpg(nix::unistd::Pid::from_raw(group), None).is_ok()
     }
 
     #[test]

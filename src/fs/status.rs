@@ -126,7 +126,7 @@ fn render_status(session: &Session, last: Option<DeviceResult>, journal: Option<
         Some(last) => out.push_str(&format!(
             "last: {} error {}: {}\n",
             one_line(&last.device),
-            last.errno.unwrap_or("E?"),
+            last.errno.as_deref().unwrap_or("E?"),
             one_line(&last.text)
         )),
         None => out.push_str("last: none\n"),
