@@ -17,5 +17,6 @@ finally:
     os.close(fd)
 '
 assert_last "$NOTHING_TO_RESOLVE"
-assert_eq "$(status_json 's["last"]["device"], s["last"]["ok"]')" "('resolve', False)" "status.json last"
+assert_eq "$(status_json 's["last"]["device"], s["last"]["ok"], s["last"]["errno"]')" "('resolve', False, 'ENOENT')" "status.json last"
+assert_contains "$(cat "$D/status")" "last: resolve error ENOENT" "status after the failed resolve"
 note "ENOENT, last: $NOTHING_TO_RESOLVE"

@@ -13,7 +13,7 @@ stager=$BG_PID
 if ! err=$(echo "not needed" 2>&1 >"$D/reject"); then
     fail "'echo not needed > reject' failed: $err"
 fi
-assert_last "Discarded: edit README. Reason: not needed"
+assert_last "$(expected discarded label "edit README" reason "not needed")"
 wait_exit "$stager" 2000 "xdev stage after its preview was discarded"
 assert_eq "$EXIT_CODE" 3 "exit status of xdev stage after discard"
 [ ! -e "$marker" ] || fail "CMD ran although the preview was discarded"

@@ -20,13 +20,37 @@ if [ -z "${PYTHON:-}" ]; then
 fi
 SCENARIO=$(basename "$0" .sh)
 
+# expected KEY [NAME VALUE]...: the text KEY of mount-tests/expected-texts
+# (the one list of expected texts, read by the Rust tests too), with <dir>
+# as $D and each <NAME> as VALUE. Exits the scenario if KEY is unknown.
+EXPECTED_TEXTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/expected-texts
+expected() {
+    local want=$1 key text found=""
+    shift
+    while IFS=$'\t' read -r key text; do
+        if [ "$key" = "$want" ]; then
+            found=1
+            break
+        fi
+    done <"$EXPECTED_TEXTS"
+    if [ -z "$found" ]; then
+        printf '%s: FAIL: no text %s in %s\n' "$SCENARIO" "$want" "$EXPECTED_TEXTS" >&2
+        exit 1
+    fi
+    while [ $# -ge 2 ]; do
+        text=${text//"<$1>"/"$2"}
+        shift 2
+    done
+    printf '%s' "${text//"<dir>"/"$D"}"
+}
+
 # The exact texts of SPEC section 3, for this mount point.
-NOTHING_TO_RESOLVE="No pending action to resolve. Nothing to apply or discard."
-NOTHING_TO_REJECT="Nothing to reject; no pending action remains."
-NO_PLAN="No plan is awaiting approval — $D/propose only accepts a plan title while plan mode is active."
-USAGE_RESOLVE="Write a one-sentence reason as plain text to $D/resolve to APPLY the pending staged action (e.g. a tool preview)."
-USAGE_REJECT="Write a one-sentence reason as plain text to $D/reject to DISCARD the pending staged action (e.g. a tool preview)."
-USAGE_PROPOSE="Write your plan's <slug> (matching <slug>-plan.md) as plain text to $D/propose to submit the plan for approval. Valid only while plan mode is active."
+NOTHING_TO_RESOLVE=$(expected nothing-to-resolve) || exit 1
+NOTHING_TO_REJECT=$(expected nothing-to-reject) || exit 1
+NO_PLAN=$(expected no-plan) || exit 1
+USAGE_RESOLVE=$(expected usage-resolve) || exit 1
+USAGE_REJECT=$(expected usage-reject) || exit 1
+USAGE_PROPOSE=$(expected usage-propose) || exit 1
 export D NOTHING_TO_RESOLVE NOTHING_TO_REJECT NO_PLAN USAGE_RESOLVE USAGE_REJECT USAGE_PROPOSE
 
 # The entries of an idle mount: the devices and status files of SPEC §3-5,
@@ -409,6 +433,14 @@ stop_own_daemon() {
     wait_exit "$OWN_PID" 2000 "the scenario's own daemon (after SIGTERM)"
     assert_eq "$EXIT_CODE" 0 "exit status of the own daemon after SIGTERM"
     ! is_mounted "$OWN_DIR" || fail "$OWN_DIR is still mounted after its daemon exited"
+}
+
+# holds_open PATH: whether some process has PATH open now (per /proc/*/fd),
+# e.g. a reader started with bg has got as far as its open.
+holds_open() {
+    # (not a pipe into grep: under pipefail, find's complaints about
+    # processes that exit meanwhile would make it fail)
+    [ -n "$(find /proc/[0-9]*/fd -maxdepth 1 -lname "$1" -print -quit 2>/dev/null)" ]
 }
 
 # is_mounted DIR: whether DIR is a mount point now.
