@@ -104,8 +104,9 @@ assert_last() {
 }
 
 # py CODE [ARGS...]: runs Python with D and the texts above in the
-# environment; `import os, errno, json, sys` and a helper
-# `expect_errno(name, fn, *args)` are ready.
+# environment; `import os, errno, json, sys` and the helpers
+# `expect_errno(name, fn, *args)` and `note_pid(path)` (writes this
+# process's pid to path, for assert_decision) are ready.
 py() {
     local code=$1
     shift
@@ -122,7 +123,30 @@ def expect_errno(name, fn, *args):
                 fn.__name__, args, name, errno.errorcode.get(e.errno, e.errno), e.strerror))
         return e
     sys.exit('%s%r: expected %s, but it succeeded (returned %r)' % (fn.__name__, args, name, got))
+def note_pid(path):
+    with open(path, 'w') as f:
+        f.write(str(os.getpid()))
 $code" "$@" || fail "python check failed (see above)"
+}
+
+# assert_refused DEVICE ERRNO SHELL-ERROR LAST: `echo x > $D/DEVICE` fails
+# (the shell says SHELL-ERROR), and so does a raw write(2), with ERRNO (a
+# name: ENOENT); after each, `last` reads exactly LAST.
+assert_refused() {
+    local device=$1 errno_name=$2 shell_error=$3 last=$4 err
+    if err=$(echo x 2>&1 >"$D/$device"); then
+        fail "'echo x > $D/$device' succeeded"
+    fi
+    assert_contains "$err" "$shell_error" "the shell's error for 'echo x > $device'"
+    assert_last "$last"
+    py '
+fd = os.open(D + "/" + sys.argv[1], os.O_WRONLY | os.O_TRUNC)
+try:
+    expect_errno(sys.argv[2], os.write, fd, b"x\n")
+finally:
+    os.close(fd)
+' "$device" "$errno_name"
+    assert_last "$last"
 }
 
 # status_json_field EXPR: a Python expression over `s` (status.json parsed).
@@ -278,6 +302,17 @@ stage_bg() {
     pending-action:*:*) ;;
     *) fail "xdev stage ($name) printed $(printf '%q' "$ID") as its id" ;;
     esac
+}
+
+# stage_marked NAME STAGE-ARGS...: stage_bg a preview whose CMD only
+# creates $MARKER ($SCRATCH/applied), so a scenario can tell whether any
+# CMD ran.
+stage_marked() {
+    local name=$1
+    shift
+    scratch
+    MARKER=$SCRATCH/applied
+    stage_bg "$name" "$@" -- sh -c 'echo ran >"$1"' sh "$MARKER"
 }
 
 # stage_counted NAME LABEL: stage_bg a preview labelled LABEL whose CMD

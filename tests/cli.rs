@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{eventually, is_mounted, require_fuse};
+use common::{eventually, is_mounted, require_fuse, temp_mount_point, unmount_leftover, wait_exit};
 use serde_json::Value;
 
 /// Waiting for something that should happen soon, on a loaded machine.
@@ -23,19 +23,6 @@ fn xdev_bin() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_xdev"));
     command.env_remove("XDEV_DIR").stdin(Stdio::null());
     command
-}
-
-fn wait_exit(child: &mut Child, limit: Duration) -> Option<i32> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Ok(Some(status)) = child.try_wait() {
-            return Some(xdev::client::exit_code_of(status));
-        }
-        if Instant::now() > deadline {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 fn signal(pid: u32, signal: i32) {
@@ -110,13 +97,8 @@ impl Daemon {
     /// stderr piped, not waiting for anything.
     fn launch(args: &[&str]) -> Daemon {
         require_fuse();
-        let tmp = tempfile::Builder::new()
-            .prefix("xdev-cli-")
-            .tempdir()
-            .expect("temp dir");
-        let dir = tmp.path().join("mnt");
+        let (tmp, dir) = temp_mount_point("xdev-cli-");
         let plans = tmp.path().join("plans");
-        std::fs::create_dir(&dir).expect("mount dir");
         std::fs::create_dir(&plans).expect("plan dir");
         let mut command = xdev_bin();
         command.arg("mount").arg(&dir);
@@ -229,12 +211,7 @@ impl Daemon {
 impl Drop for Daemon {
     fn drop(&mut self) {
         self.terminate(Duration::from_secs(10));
-        if is_mounted(&self.dir) {
-            let _ = Command::new("fusermount3")
-                .args(["-u", "-z", "-q", "--"])
-                .arg(&self.dir)
-                .status();
-        }
+        unmount_leftover(&self.dir);
     }
 }
 

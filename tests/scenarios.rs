@@ -13,11 +13,11 @@ mod common;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{is_mounted, require_fuse, KillOnDrop};
+use common::{is_mounted, require_fuse, temp_mount_point, unmount_leftover, wait_exit, KillOnDrop};
 
 /// How long a scenario may take without a `# time limit:` line (run.sh's too).
 const DEFAULT_LIMIT_SECS: u64 = 20;
@@ -157,12 +157,7 @@ struct Daemon {
 impl Daemon {
     fn start() -> Daemon {
         require_fuse();
-        let tmp = tempfile::Builder::new()
-            .prefix("xdev-scenario-")
-            .tempdir()
-            .expect("temp dir");
-        let dir = tmp.path().join("mnt");
-        std::fs::create_dir(&dir).expect("mount dir");
+        let (tmp, dir) = temp_mount_point("xdev-scenario-");
         let stderr = std::fs::File::create(tmp.path().join("daemon.err")).expect("stderr file");
         let mut child = Command::new(env!("CARGO_BIN_EXE_xdev"))
             .arg("mount")
@@ -224,25 +219,7 @@ impl Daemon {
 
 impl Drop for Daemon {
     fn drop(&mut self) {
-        if is_mounted(&self.dir) {
-            let _ = Command::new("fusermount3")
-                .args(["-u", "-z", "-q", "--"])
-                .arg(&self.dir)
-                .status();
-        }
-    }
-}
-
-fn wait_exit(child: &mut Child, limit: Duration) -> Option<i32> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Ok(Some(status)) = child.try_wait() {
-            return Some(xdev::client::exit_code_of(status));
-        }
-        if Instant::now() > deadline {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(10));
+        unmount_leftover(&self.dir);
     }
 }
 

@@ -36,16 +36,22 @@ def line():
     return json.loads(data)
 "#;
 
-/// Runs a Python producer script (after [`PRODUCER_PRELUDE`]) with `args`.
+/// Runs a Python producer script (after [`PRODUCER_PRELUDE`]) with `args`,
+/// and waits until its preview is the one pending.
 fn python_producer(fx: &Fixture, script: &str, args: &[&str]) -> std::process::Child {
-    std::process::Command::new("python3")
+    let producer = std::process::Command::new("python3")
         .arg("-c")
         .arg(format!("{PRODUCER_PRELUDE}{script}"))
         .args(args)
         .env("D", &fx.dir)
         .stdout(std::process::Stdio::piped())
         .spawn()
-        .expect("python producer")
+        .expect("python producer");
+    assert!(
+        eventually(Duration::from_secs(10), || fx.session.pending_count() == 1),
+        "the producer staged nothing"
+    );
+    producer
 }
 
 /// A Python producer: stages, prints its id, waits for one decision,
@@ -72,10 +78,6 @@ fn spawn_producer(fx: &Fixture, label: &str, outcome: &str) -> std::process::Chi
 fn a_python_producer_is_applied_through_the_mount() {
     let fx = Fixture::new();
     let producer = spawn_producer(&fx, "py edit", "ok");
-    assert!(eventually(Duration::from_secs(5), || fx
-        .session
-        .pending_count()
-        == 1));
     let head = fx.session.pending_head().expect("head");
     assert_eq!(head.label, "py edit");
     assert_eq!(head.source_tool, "py");
@@ -91,10 +93,6 @@ fn a_python_producer_is_applied_through_the_mount() {
 fn a_failing_producer_keeps_its_preview_and_closing_withdraws_it() {
     let fx = Fixture::new();
     let producer = spawn_producer(&fx, "flaky", "fail");
-    assert!(eventually(Duration::from_secs(5), || fx
-        .session
-        .pending_count()
-        == 1));
     let id = fx.session.pending_head().expect("head").id;
     let fd = Fd::open(&fx.path("resolve"), libc::O_RDWR).expect("open");
     assert_eq!(fd.write(b"go\n"), Err(libc::EIO));
@@ -570,10 +568,6 @@ fn events_of(fx: &Fixture) -> Vec<(String, String)> {
 fn a_deadline_passing_during_an_apply_lets_the_apply_stand() {
     let fx = Fixture::new();
     let producer = slow_producer(&fx, 300, "0.6", "ok");
-    assert!(eventually(Duration::from_secs(5), || fx
-        .session
-        .pending_count()
-        == 1));
     let fd = Fd::open(&fx.path("resolve"), libc::O_RDWR).expect("open");
     assert_eq!(fd.write(b"go"), Ok(2));
     assert_eq!(fd.read_to_string(), "after 0.6\n");
@@ -594,10 +588,6 @@ fn a_deadline_passing_during_an_apply_lets_the_apply_stand() {
 fn a_failed_apply_after_the_deadline_is_withdrawn_not_offered_again() {
     let fx = Fixture::new();
     let producer = slow_producer(&fx, 300, "0.6", "fail");
-    assert!(eventually(Duration::from_secs(5), || fx
-        .session
-        .pending_count()
-        == 1));
     assert_eq!(write_once(&fx.path("resolve"), b"go"), Err(libc::EIO));
     let out = producer.wait_with_output().expect("producer");
     assert!(
@@ -618,10 +608,6 @@ fn a_failed_apply_after_the_deadline_is_withdrawn_not_offered_again() {
 fn a_producer_closing_after_a_discard_is_not_also_withdrawn() {
     let fx = Fixture::new();
     let producer = spawn_producer(&fx, "unwanted", "ok");
-    assert!(eventually(Duration::from_secs(5), || fx
-        .session
-        .pending_count()
-        == 1));
     assert!(fx.sh("echo not needed > \"$D/reject\"").status.success());
     producer.wait_with_output().expect("producer");
     std::thread::sleep(Duration::from_millis(100));

@@ -26,6 +26,44 @@ pub fn require_fuse() {
     );
 }
 
+/// A fresh temp dir (named `prefix...`, removed on drop) holding an empty
+/// directory `mnt` to mount on.
+pub fn temp_mount_point(prefix: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .expect("temp dir");
+    let dir = tmp.path().join("mnt");
+    std::fs::create_dir(&dir).expect("mount dir");
+    (tmp, dir)
+}
+
+/// Lazily unmounts `dir` if something is still mounted there (a daemon
+/// that a failing test left behind).
+pub fn unmount_leftover(dir: &Path) {
+    if is_mounted(dir) {
+        let _ = Command::new("fusermount3")
+            .args(["-u", "-z", "-q", "--"])
+            .arg(dir)
+            .status();
+    }
+}
+
+/// The exit code of `child` (128 + N for signal N) once it exits, or
+/// `None` if it is still running after `limit`.
+pub fn wait_exit(child: &mut std::process::Child, limit: Duration) -> Option<i32> {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(xdev::client::exit_code_of(status));
+        }
+        if std::time::Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// A session mounted in a fresh temp dir; unmounted on drop.
 pub struct Fixture {
     pub session: Session,
@@ -45,12 +83,7 @@ impl Fixture {
 
     pub fn with_session(session: Session, options: MountOptions) -> Fixture {
         require_fuse();
-        let tmp = tempfile::Builder::new()
-            .prefix("xdev-test-")
-            .tempdir()
-            .expect("temp dir");
-        let dir = tmp.path().join("mnt");
-        std::fs::create_dir(&dir).expect("mount dir");
+        let (tmp, dir) = temp_mount_point("xdev-test-");
         let mount = xdev::mount(&session, &dir, options).expect("mount");
         Fixture {
             session,
