@@ -52,4 +52,28 @@ if n != 8 or answer != b"version 1.2.0\n":
 wait_exit "$stager" 2000 "the second xdev stage"
 assert_eq "$EXIT_CODE" 0 "exit status of the second xdev stage"
 assert_eq "$(grep -c . "$runs")" 2 "CMD runs in total (once per applied preview)"
+# 3. The CLI: `xdev resolve WORDS...` joins its words into the reason,
+# prints the result on stdout and exits 0; the journal has the decision.
+stage_counted three "edit a"
+stager=$BG_PID
+third=$ID
+xdev resolve tests pass >"$SCRATCH/cli.out" 2>"$SCRATCH/cli.err"
+assert_eq "$?" 0 "exit status of xdev resolve (stderr: $(cat "$SCRATCH/cli.err"))"
+assert_content "$SCRATCH/cli.out" "applied: tests pass"
+assert_eq "$(cat "$SCRATCH/cli.err")" "" "stderr of xdev resolve"
+wait_exit "$stager" 2000 "the third xdev stage"
+assert_eq "$EXIT_CODE" 0 "exit status of the third xdev stage"
+assert_eq "$(runs_of "$third")" 1 "CMD runs for the third preview"
+assert_eq "$(log_records "r['id'] == '$third' and r['event'] == 'resolve'" |
+    "$PYTHON" -c 'import json, sys; r = json.loads(sys.stdin.readline()); print(r["reason"], "|", r["text"])')" \
+    "tests pass | applied: tests pass" "the journal's resolve record (reason | text)"
+
+# The decided id is gone: xdev resolve --id says so in one line.
+item=$D/pending/$third/resolve
+xdev resolve --id "$third" again >/dev/null 2>"$SCRATCH/cli.err" && fail "xdev resolve --id of a decided id succeeded"
+assert_eq "$(cat "$SCRATCH/cli.err")" \
+    "xdev: ENOENT: no such pending preview (already decided or withdrawn?); cannot open $item: No such file or directory" \
+    "xdev resolve --id of a decided id"
+assert_eq "$(runs_of "$third")" 1 "CMD runs for the third preview after resolve --id"
+
 note "stage -> resolve: CMD ran once, result '$(cat "$D/last")', stager exit 0"

@@ -60,7 +60,7 @@ still_running "$flaky_pid" "the stager of the failed preview"
 
 # reject discards it: the stager exits 3 and CMD never runs again.
 echo "give up" >"$D/reject" || fail "reject of the failing preview failed"
-assert_last "Discarded: flaky edit. Reason: give up"
+assert_last "$(expected discarded label "flaky edit" reason "give up")"
 wait_exit "$flaky_pid" 2000 "the failing preview's stager after reject"
 assert_eq "$EXIT_CODE" 3 "exit status of xdev stage after discard"
 assert_eq "$(grep -c . "$runs")" 2 "CMD runs after the reject"
@@ -71,4 +71,32 @@ echo "ok" >"$D/resolve" || fail "resolve of the newer preview failed"
 assert_last "newer"
 wait_exit "$newer_pid" 2000 "the newer preview's stager"
 assert_eq "$EXIT_CODE" 0 "exit status of the newer stager"
+# Through the CLI: exit 1 and `xdev: EIO: Apply failed: <stderr tail>`, or
+# the exit status when CMD printed nothing; a retry after the cause is
+# fixed applies it.
+flag=$SCRATCH/fixed
+stage_bg fragile --label fragile --source-tool patch -- sh -c \
+    'if [ -e "$1" ]; then echo fixed; else echo noise >&2; echo boom >&2; exit 2; fi' sh "$flag"
+fragile_pid=$BG_PID
+assert_contains "$ID" "pending-action:patch:" "the id with --source-tool patch"
+xdev resolve go >"$SCRATCH/cli.out" 2>"$SCRATCH/cli.err"
+assert_eq "$?:$(cat "$SCRATCH/cli.out")" "1:" "xdev resolve of a failing CMD (status:stdout)"
+assert_eq "$(cat "$SCRATCH/cli.err")" "xdev: EIO: Apply failed: noise"$'\n'"boom" "stderr of xdev resolve of a failing CMD"
+still_running "$fragile_pid" "the stager of the failed preview"
+assert_eq "$(status_json 's["pending"], s["head"]["id"]')" "(1, '$ID')" "the stack after the failed CLI resolve"
+touch "$flag"
+out=$(xdev resolve "go again") || fail "xdev resolve after the fix failed"
+assert_eq "$out" "fixed" "xdev resolve after the fix"
+wait_exit "$fragile_pid" 2000 "the fixed preview's stager"
+assert_eq "$EXIT_CODE" 0 "exit status of the fixed preview's stager"
+
+stage_bg quiet --label quiet -- sh -c 'exit 5'
+quiet_pid=$BG_PID
+xdev resolve go >/dev/null 2>"$SCRATCH/cli.err" && fail "xdev resolve of a CMD exiting 5 succeeded"
+assert_eq "$(cat "$SCRATCH/cli.err")" "xdev: EIO: Apply failed: exit status 5" "a CMD failing without stderr"
+out=$(xdev reject give up) || fail "xdev reject of the quiet preview failed"
+assert_eq "$out" "$(expected discarded label quiet reason "give up")" "xdev reject output"
+wait_exit "$quiet_pid" 2000 "the quiet preview's stager"
+assert_eq "$EXIT_CODE" 3 "exit status of the quiet preview's stager after discard"
+
 note "failing CMD: EIO, last ended '${last##*$'\n'}', the preview stayed at the head; reject: exit 3"

@@ -5,18 +5,16 @@
 # `timeout`. A resolve afterwards finds nothing to apply.
 . "$(dirname "$0")/lib.sh"
 need_xdev
-scratch
-marker=$SCRATCH/applied
 
 start=$(now_ms)
-stage_bg late --label "wait for me" --deadline 300ms -- sh -c 'echo ran >"$1"' sh "$marker"
+stage_marked late --label "wait for me" --deadline 300ms
 stager=$BG_PID
 wait_exit "$stager" 2000 "xdev stage --deadline 300ms"
 took=$(($(now_ms) - start))
 assert_eq "$EXIT_CODE" 4 "exit status of xdev stage when its deadline passed"
 [ "$took" -ge 250 ] || fail "xdev stage --deadline 300ms ended after only $took ms"
 assert_contains "$(cat "$SCRATCH/late.err")" "deadline passed" "xdev stage's stderr"
-[ ! -e "$marker" ] || fail "CMD ran although no decision came (a timeout must never apply)"
+[ ! -e "$MARKER" ] || fail "CMD ran although no decision came (a timeout must never apply)"
 pending_is 0 || fail "the preview is still pending after its deadline: $(cat "$D/status")"
 
 records=$(log_records "r['id'] == '$ID'")
@@ -33,5 +31,5 @@ if decisions:
 
 echo "too late" >"$D/resolve" 2>/dev/null && fail "a resolve after the deadline succeeded"
 assert_last "$NOTHING_TO_RESOLVE"
-[ ! -e "$marker" ] || fail "CMD ran after the deadline"
+[ ! -e "$MARKER" ] || fail "CMD ran after the deadline"
 note "deadline 300ms: exit 4 after $took ms, withdrawn record with outcome timeout"

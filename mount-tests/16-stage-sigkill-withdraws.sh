@@ -4,10 +4,8 @@
 # resolve afterwards applies nothing.
 . "$(dirname "$0")/lib.sh"
 need_xdev
-scratch
-marker=$SCRATCH/applied
 
-stage_bg doomed --label "doomed edit" -- sh -c 'echo ran >"$1"' sh "$marker"
+stage_marked doomed --label "doomed edit"
 stager=$BG_PID
 wait_until 2000 "the preview in status.json" pending_is 1
 [ -d "$D/pending/$ID" ] || fail "$D/pending/$ID is missing while staged"
@@ -19,9 +17,9 @@ wait_until 1000 "the killed stager's preview withdrawn (SPEC: within 1 s)" pendi
 took=$(($(now_ms) - start))
 
 [ ! -e "$D/pending/$ID" ] || fail "$D/pending/$ID still exists after the withdrawal"
-wait_until 1000 "a withdrawn record for $ID in the log" \
-    test -n "$(log_records "r['id'] == '$ID' and r['event'] == 'withdrawn'")"
+wait_until 1000 "a withdrawn record for $ID in the log (not a timeout)" \
+    test -n "$(log_records "r['id'] == '$ID' and r['event'] == 'withdrawn' and r['outcome'] != 'timeout'")"
 echo "go" >"$D/resolve" 2>/dev/null && fail "a resolve after the stager died succeeded"
 assert_last "$NOTHING_TO_RESOLVE"
-[ ! -e "$marker" ] || fail "CMD ran for a withdrawn preview"
+[ ! -e "$MARKER" ] || fail "CMD ran for a withdrawn preview"
 note "SIGKILL: withdrawn after $took ms"

@@ -63,7 +63,7 @@ assert_contains "$err" "xdev: ENOENT: " "xdev resolve --id of a decided id"
 
 # Reject the oldest by id with the CLI; the head stays.
 out=$(xdev reject --id "$older" "not this one") || fail "xdev reject --id $older failed"
-assert_eq "$out" "Discarded: older edit. Reason: not this one" "xdev reject --id output"
+assert_eq "$out" "$(expected discarded label "older edit" reason "not this one")" "xdev reject --id output"
 wait_exit "$older_pid" 2000 "the oldest preview's stager"
 assert_eq "$EXIT_CODE" 3 "exit status of the oldest preview's stager"
 assert_eq "$(ls -U "$D/pending" | tr '\n' ' ')" "$newer " "ls -U pending/ with only the head left"
@@ -74,4 +74,32 @@ assert_last "newer applied"
 wait_exit "$newer_pid" 2000 "the head's stager"
 assert_eq "$EXIT_CODE" 0 "exit status of the head's stager"
 assert_eq "$(ls -A "$D/pending")" "" "pending/ when nothing is pending"
+# By id with the CLI (the result on stdout, the head untouched), and
+# pending/<id>/reject on O_RDWR (the result read back on the descriptor).
+stage_bg a --label a -- echo "applied A"
+a=$ID
+a_pid=$BG_PID
+stage_bg b --label b -- sh -c 'echo ran >"$1"' sh "$SCRATCH/b-ran"
+b=$ID
+b_pid=$BG_PID
+out=$(xdev resolve --id "$a" "only a") || fail "xdev resolve --id $a failed"
+assert_eq "$out" "applied A" "xdev resolve --id output"
+wait_exit "$a_pid" 2000 "the stager of a"
+assert_eq "$EXIT_CODE" 0 "exit status of the stager of a"
+still_running "$b_pid" "the head's stager"
+assert_eq "$(status_json 's["head"]["id"]')" "$b" "head after xdev resolve --id"
+py '
+fd = os.open(D + "/pending/" + sys.argv[1] + "/reject", os.O_RDWR)
+try:
+    n = os.write(fd, b"not now\n")
+    answer = os.read(fd, 65536)
+finally:
+    os.close(fd)
+if n != 8 or answer != (sys.argv[2] + "\n").encode():
+    sys.exit("pending/<id>/reject via O_RDWR: write returned %r, read back %r" % (n, answer))
+' "$b" "$(expected discarded label b reason "not now")"
+wait_exit "$b_pid" 2000 "the stager of b"
+assert_eq "$EXIT_CODE" 3 "exit status of the stager of b after discard"
+[ ! -e "$SCRATCH/b-ran" ] || fail "CMD of b ran although it was discarded"
+
 note "pending/: head-first listing, middle applied by id, decided id ENOENT"

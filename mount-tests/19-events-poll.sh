@@ -53,7 +53,7 @@ finally:
 scratch
 bg head timeout 5 head -n 1 "$D/events"
 reader=$BG_PID
-sleep 0.3
+wait_until 2000 "head has $D/events open" holds_open "$D/events"
 still_running "$reader" "head -n 1 $D/events (it must block until the next record)"
 echo "$token for head" >"$D/reject" || fail "reject failed"
 wait_exit "$reader" 2000 "head -n 1 $D/events after a new record"

@@ -5,19 +5,22 @@
 #   - `xdev plan enter` turns it on; a plan that is not there fails ENOENT
 #     with `Plan file not found at <path>. Write the finalized plan to
 #     <path> before requesting approval.` and is never swapped for another;
+#   - in plan mode, resolve and reject with nothing pending add the hint to
+#     write the plan's title to DIR/propose instead;
 #   - `echo auth > DIR/propose` with auth-plan.md present succeeds with
-#     `Plan approved. Implementing now with the current agent.` and plan
-#     mode ends, so the next propose is EPERM again.
+#     `Plan approved. Implementing now with <target>.` (the daemon's
+#     --execute-with) and plan mode ends, so the next propose is EPERM
+#     again; `xdev plan status` names the handler and the decision.
 # The shared mount is not touched (it stays out of plan mode).
 . "$(dirname "$0")/lib.sh"
 scratch
 plans=$SCRATCH/plans
 mkdir "$plans"
-start_own_daemon --plan-dir "$plans" --plan-handler yolo
+start_own_daemon --plan-dir "$plans" --plan-handler yolo --execute-with impl-bot
 P=$OWN_DIR
-no_plan="No plan is awaiting approval — $P/propose only accepts a plan title while plan mode is active."
-not_found="Plan file not found at $plans/auth-plan.md. Write the finalized plan to $plans/auth-plan.md before requesting approval."
-approved="Plan approved. Implementing now with the current agent."
+no_plan=$(expected no-plan dir "$P")
+not_found=$(expected plan-not-found path "$plans/auth-plan.md")
+approved=$(expected plan-approved-yolo target impl-bot)
 
 [ -d "$P/plan" ] || fail "$P/plan is missing on a mount with --plan-dir"
 assert_eq "$(D=$P status_json 's["planMode"]')" "False" "planMode at start"
@@ -32,6 +35,14 @@ assert_content "$P/last" "$no_plan"
 out=$(xdev plan enter --mount "$P") || fail "xdev plan enter failed"
 assert_eq "$out" "Plan mode entered." "xdev plan enter"
 assert_eq "$(D=$P status_json 's["planMode"]')" "True" "planMode after xdev plan enter"
+assert_contains "$(cat "$P/status")" "plan mode: on" "status in plan mode"
+
+# Nothing pending in plan mode: the texts point at propose.
+hint=$(expected plan-hint dir "$P")
+echo x >"$P/resolve" 2>/dev/null && fail "resolve with nothing pending succeeded in plan mode"
+assert_content "$P/last" "$NOTHING_TO_RESOLVE$hint"
+echo x >"$P/reject" || fail "reject with nothing pending failed in plan mode"
+assert_content "$P/last" "$NOTHING_TO_REJECT$hint"
 
 # A named plan that is missing: ENOENT with the exact text, even though
 # another plan file exists.
@@ -53,6 +64,12 @@ if ! err=$(echo auth 2>&1 >"$P/propose"); then
 fi
 assert_content "$P/last" "$approved"
 assert_eq "$(D=$P status_json 's["planMode"]')" "False" "planMode after a yolo approval"
+plan_status=$(xdev plan status --mount "$P") || fail "xdev plan status failed"
+py '
+s = json.loads(sys.argv[1])
+if (s["handler"], s["lastDecision"]) != ("yolo", sys.argv[2]):
+    sys.exit("xdev plan status after the approval: %r" % s)
+' "$plan_status" "$approved"
 echo auth >"$P/propose" 2>/dev/null && fail "propose after the approval (plan mode over) succeeded"
 assert_content "$P/last" "$no_plan"
 

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # (u) Plan mode with the `review` handler, on a daemon of this scenario's
-# own: `echo auth > propose` blocks until a reviewer decides; meanwhile a
+# own started in plan mode (--plan-mode): `echo auth > propose` blocks until a reviewer decides; meanwhile a
 # second propose fails EBUSY and `xdev plan status` shows the plan under
 # review. `xdev plan approve --feedback` releases the writer with the
 # approval text plus the feedback and ends plan mode; `xdev plan refine`
 # releases it with the refinement text plus the feedback and keeps plan
-# mode on; killing a waiting proposer cancels its review.
+# mode on; killing a waiting proposer cancels its review, and so does
+# `xdev plan exit` (the proposer gets ECANCELED).
 . "$(dirname "$0")/lib.sh"
 scratch
 plans=$SCRATCH/plans
 mkdir "$plans"
-start_own_daemon --plan-dir "$plans" --plan-handler review
+start_own_daemon --plan-dir "$plans" --plan-handler review --plan-mode
 P=$OWN_DIR
 printf '# Auth\n\n1. Add a login endpoint\n' >"$plans/auth-plan.md"
 
@@ -18,7 +19,7 @@ under_review() { [ "$(D=$P status_json 's["planMode"]')" = True ] &&
     xdev plan status --mount "$P" | grep -q '"underReview":{"slug":"auth"'; }
 nothing_under_review() { xdev plan status --mount "$P" | grep -q '"underReview":null'; }
 
-xdev plan enter --mount "$P" >/dev/null || fail "xdev plan enter failed"
+assert_eq "$(D=$P status_json 's["planMode"]')" "True" "planMode of a daemon started with --plan-mode"
 
 # 1. approve with feedback.
 bg proposer sh -c 'echo auth > "$1/propose" && cat "$1/last"' sh "$P"
@@ -31,7 +32,7 @@ if err=$(echo auth 2>&1 >"$P/propose"); then
 fi
 assert_contains "$err" "Device or resource busy" "the shell's error for a second propose (EBUSY)"
 out=$(xdev plan approve --mount "$P" --feedback "ship it") || fail "xdev plan approve failed"
-approved="Plan approved at $plans/auth-plan.md. Plan mode exited; proceed with the implementation."
+approved=$(expected plan-approved-review path "$plans/auth-plan.md")
 assert_eq "$out" "$approved"$'\n\n'"Reviewer feedback: ship it" "xdev plan approve --feedback output"
 wait_exit "$proposer" 2000 "the proposer after the approval"
 assert_eq "$EXIT_CODE" 0 "exit status of the proposer after the approval"
@@ -44,7 +45,7 @@ bg refined "$XDEV_BIN" propose --mount "$P" auth
 proposer=$BG_PID
 wait_until 2000 "the plan under review" under_review
 out=$(xdev plan refine --mount "$P" "split step 1 in two") || fail "xdev plan refine failed"
-refine="Plan refinement requested. Update the plan file, then write auth to $P/propose again when ready."
+refine=$(expected plan-refine slug auth dir "$P")
 assert_contains "$out" "$refine" "xdev plan refine output"
 assert_contains "$out" "split step 1 in two" "xdev plan refine output"
 wait_exit "$proposer" 2000 "the proposer after the refinement"
@@ -63,6 +64,17 @@ if err=$(xdev plan approve --mount "$P" 2>&1); then
     fail "xdev plan approve with nothing under review succeeded: $err"
 fi
 assert_eq "$err" "xdev: ENOENT: No plan is under review." "xdev plan approve with nothing under review"
+
+# 4. leaving plan mode cancels the review of a waiting proposer.
+bg exiting "$XDEV_BIN" propose --mount "$P" auth
+proposer=$BG_PID
+wait_until 2000 "the plan under review" under_review
+out=$(xdev plan exit --mount "$P") || fail "xdev plan exit failed"
+assert_eq "$out" "Plan mode exited." "xdev plan exit"
+wait_exit "$proposer" 2000 "the proposer after xdev plan exit"
+assert_eq "$EXIT_CODE" 1 "exit status of xdev propose cancelled by xdev plan exit"
+assert_contains "$(cat "$SCRATCH/exiting.err")" "xdev: ECANCELED: " "stderr of the cancelled xdev propose"
+assert_eq "$(D=$P status_json 's["planMode"]')" "False" "planMode after xdev plan exit"
 
 stop_own_daemon
 note "review: blocked until approve (feedback), EBUSY meanwhile, refine keeps plan mode, kill cancels"

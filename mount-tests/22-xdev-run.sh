@@ -26,6 +26,12 @@ fi
 
 xdev run -- sh -c 'kill -TERM $$' 2>/dev/null
 assert_eq "$?" 143 "exit status of xdev run when CMD is killed by SIGTERM"
+xdev run -- sh -c 'kill -KILL $$' 2>/dev/null
+assert_eq "$?" 137 "exit status of xdev run when CMD is killed by SIGKILL"
+
+# xdev commands inside find the private mount through XDEV_DIR.
+out=$(xdev run -- "$XDEV_BIN" reject inside) || fail "xdev run -- xdev reject failed with status $?"
+assert_eq "$out" "$NOTHING_TO_REJECT" "xdev reject inside xdev run"
 
 where=$SCRATCH/run-here
 xdev run --mount "$where" -- sh -c 'test "$XDEV_DIR" = "$1" && test -f "$1/status" && grep -qF " $1 " /proc/self/mounts' sh "$where"

@@ -5,9 +5,12 @@
 #   - `xdev reject`: exit 0, the result text on stdout; TEXT or stdin;
 #   - `xdev propose` outside plan mode: exit 1, `xdev: EPERM: ...`;
 #   - `xdev status [--json]` prints `status` / `status.json`;
-#   - `xdev stage` refused (bad --source-tool): exit 1, `xdev: EINVAL: ...`;
+#   - `xdev plan enter` on a mount without a plan desk: exit 1, ENOENT;
+#   - `xdev stage` refused (bad --source-tool): exit 1, `xdev: EINVAL: ...`
+#     ending with the rule it broke;
 #   - the mount comes from --mount, else $XDEV_DIR; no mount there: exit 1
-#     and `xdev: no xdev mount at DIR: it is not a FUSE mount ...`.
+#     and `xdev: no xdev mount at DIR: it is not a FUSE mount ...` (or `it
+#     does not exist ...`, creating nothing).
 . "$(dirname "$0")/lib.sh"
 need_xdev
 scratch
@@ -40,13 +43,25 @@ run_cli status
 assert_eq "$RC" 0 "exit status of xdev status"
 assert_eq "$OUT" "$(cat "$D/status")" "xdev status prints the status file"
 assert_contains "$OUT" "pending: 0" "xdev status"
+assert_contains "$OUT" "plan mode: off" "xdev status"
 run_cli status --json
 assert_eq "$RC" 0 "exit status of xdev status --json"
-py 'json.loads(sys.argv[1])["stack"] == [] or sys.exit("stack: %r" % sys.argv[1])' "$OUT"
+py '
+s = json.loads(sys.argv[1])
+if s["stack"] != [] or s["pending"] != 0 or (s["last"]["device"], s["last"]["errno"]) != ("propose", "EPERM"):
+    sys.exit("xdev status --json: %r" % s)' "$OUT"
+
+run_cli plan enter
+assert_eq "$RC:$OUT" "1:" "xdev plan enter on a mount without a plan desk (status:stdout)"
+assert_contains "$ERR" "xdev: ENOENT: this mount has no plan desk" "stderr of xdev plan enter without a plan desk"
 
 run_cli stage --label x --source-tool "a:b" -- true
 assert_eq "$RC:$OUT" "1:" "xdev stage with a bad --source-tool (status:stdout)"
 assert_contains "$ERR" "xdev: EINVAL: " "stderr of xdev stage with a bad --source-tool"
+case "$ERR" in
+*"Bad stage request: sourceTool must be 1 to 64 characters of A-Z a-z 0-9 _ . -; it contains ':'.") ;;
+*) fail "stderr of xdev stage with a bad --source-tool does not end with the rule: $(printf '%q' "$ERR")" ;;
+esac
 pending_is 0 || fail "a refused stage left something pending"
 
 # Mount discovery: --mount beats XDEV_DIR; XDEV_DIR is used without it.
@@ -64,6 +79,15 @@ assert_contains "$ERR" "xdev: no xdev mount at $nowhere: " "stderr of xdev resol
 run_cli stage --mount "$nowhere" --label x -- true
 assert_eq "$RC" 1 "exit status of xdev stage --mount NOT-A-MOUNT"
 assert_contains "$ERR" "xdev: no xdev mount at $nowhere: " "stderr of xdev stage --mount NOT-A-MOUNT"
+missing=$SCRATCH/nothing-here
+run_cli status --mount "$missing"
+assert_eq "$RC:$OUT" "1:" "xdev status --mount MISSING-DIR (status:stdout)"
+assert_eq "$ERR" "xdev: no xdev mount at $missing: it does not exist (use --mount DIR or set XDEV_DIR, or start one with \`xdev mount DIR\`)" \
+    "stderr of xdev status --mount MISSING-DIR"
+XDEV_DIR=$missing run_cli stage --label x -- true
+assert_eq "$RC" 1 "exit status of xdev stage with XDEV_DIR missing"
+assert_contains "$ERR" "xdev: no xdev mount at $missing: " "stderr of xdev stage with XDEV_DIR missing"
+[ ! -e "$missing" ] || fail "a client created $missing"
 run_cli resolve --id pending-action:nope:999 x
 assert_eq "$RC" 1 "exit status of xdev resolve --id UNKNOWN"
 assert_contains "$ERR" "xdev: ENOENT: no such pending preview" "stderr of xdev resolve --id UNKNOWN"

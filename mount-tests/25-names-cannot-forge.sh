@@ -36,19 +36,44 @@ for fields, want in (
     ({"label": "x\nplan mode: on"}, label_rule + "; it contains the unprintable character U+000A."),
     ({"label": "x", "deadlineMs": 8 * 24 * 3600 * 1000},
      "deadlineMs must be from 1 to 604800000 (7 days); it is 691200000."),
+    ({"label": "x", "deadlineMs": 604800001},
+     "deadlineMs must be from 1 to 604800000 (7 days); it is 604800001."),
+    ({"label": "x", "deadlineMs": 0},
+     "deadlineMs must be from 1 to 604800000 (7 days); it is 0."),
 ):
     got = refused(json.dumps(fields).encode() + b"\n")
     if got != "Bad stage request: " + want + "\n":
         sys.exit("refusal of %r read back as %r" % (fields, got))
 
+def stagings():
+    with open(D + "/log") as f:
+        return [r for r in map(json.loads, filter(str.strip, f)) if r["event"] == "staged"]
+before = len(stagings())
 got = refused(b"{\"label\": \"one\"}\n{\"label\": \"two\"}\n")
-if "carries one line" not in got:
+if got != "Bad stage request: a write to stage carries one line, and this one has several; nothing was taken.\n":
     sys.exit("a two-line stage write was refused with %r" % got)
+if len(stagings()) != before:
+    sys.exit("the journal saw a staging from a refused request: %r" % stagings()[before:])
 got = refused(b"{\"label\": \"caf\xe9\"}\n")
 if got != "The message must be UTF-8 text.\n":
     sys.exit("a non-UTF-8 stage request was refused with %r" % got)
 ' "$TOOL_RULE" "$LABEL_RULE"
 pending_is 0 || fail "a refused request staged something: $(cat "$D/status")"
+
+# What is allowed: 7 days exactly, and one line with blank lines around it.
+# (Closing the stage file withdraws each again.)
+py '
+for request in (b"{\"label\": \"x\", \"deadlineMs\": 604800000}\n", b"\n{\"label\": \"one\"}\n\n"):
+    fd = os.open(D + "/stage", os.O_RDWR)
+    try:
+        n = os.write(fd, request)
+        answer = os.read(fd, 4096)
+    finally:
+        os.close(fd)
+    if n != len(request) or not answer.startswith(b"{\"event\":\"staged\""):
+        sys.exit("stage request %r: write returned %r, read back %r" % (request, n, answer))
+'
+wait_until 2000 "the allowed requests withdrawn after their stage file closed" pending_is 0
 note "stage file: bad sourceTool, labels, deadline, two lines, non-UTF-8 refused with the rule"
 
 # --- xdev stage ---------------------------------------------------------------
@@ -66,6 +91,7 @@ stage_refused "$TOOL_RULE" --label x --source-tool a/b
 stage_refused "$LABEL_RULE" --label "$(printf 'esc \033[2J')"
 stage_refused "$LABEL_RULE" --label "$(printf 'x\nplan mode: on')"
 stage_refused "deadlineMs must be from 1 to 604800000 (7 days)" --label x --deadline 8days
+stage_refused "deadlineMs must be from 1 to 604800000 (7 days)" --label x --deadline 0s
 pending_is 0 || fail "a refused xdev stage staged something: $(cat "$D/status")"
 listing=$(ls "$D/pending" 2>&1) || fail "ls pending failed: $listing"
 assert_eq "$listing" "" "ls pending after the refusals"

@@ -96,7 +96,7 @@ stage_counted discard "mcp reject"
 stager=$BG_PID
 mcp_call write_file '{"path": D + "/reject", "content": "not this one " + tok}'
 tool_result False 'text == "Successfully wrote to " + D + "/reject"' "write_file reject (pending)"
-assert_last "Discarded: mcp reject. Reason: not this one $tok"
+assert_last "$(expected discarded label "mcp reject" reason "not this one $tok")"
 wait_exit "$stager" 2000 "xdev stage after write_file onto reject"
 assert_eq "$EXIT_CODE" 3 "exit status of xdev stage after write_file onto reject"
 assert_eq "$(runs_of "$ID")" 0 "CMD runs for the discarded preview"

@@ -69,7 +69,7 @@ stage_counted discard "write-file-atomic reject"
 stager=$BG_PID
 wfa sync reject "discarded by write-file-atomic $tok"
 assert_eq "$WFA_RESULT" ok "writeFileAtomicSync onto reject with a preview pending"
-assert_last "Discarded: write-file-atomic reject. Reason: discarded by write-file-atomic $tok"
+assert_last "$(expected discarded label "write-file-atomic reject" reason "discarded by write-file-atomic $tok")"
 wait_exit "$stager" 2000 "xdev stage after writeFileAtomicSync onto reject"
 assert_eq "$EXIT_CODE" 3 "exit status of xdev stage after writeFileAtomicSync onto reject"
 assert_eq "$(runs_of "$ID")" 0 "CMD runs for the discarded preview"

@@ -25,8 +25,7 @@ stage_counted replace "tempfile replace"
 stager=$BG_PID
 py '
 import tempfile
-with open(sys.argv[1], "w") as f:
-    f.write(str(os.getpid()))
+note_pid(sys.argv[1])
 body = ("applied by os.replace " + sys.argv[2] + "\n").encode()
 with tempfile.NamedTemporaryFile(dir=D, delete=False) as tmp:
     tmp.write(body)
@@ -54,8 +53,7 @@ assert_no_drafts "after os.replace onto resolve"
 # 2. Nothing pending: FileNotFoundError, and the draft is consumed anyway.
 py '
 import tempfile
-with open(sys.argv[1], "w") as f:
-    f.write(str(os.getpid()))
+note_pid(sys.argv[1])
 with tempfile.NamedTemporaryFile(dir=D, delete=False) as tmp:
     tmp.write(("nothing to apply " + sys.argv[2]).encode())
 try:

@@ -14,8 +14,7 @@ tok="omp-$$-$RANDOM" # a reason of this run's own (the journal outlives scenario
 stage_counted omp "oh-my-pi write"
 stager=$BG_PID
 py '
-with open(sys.argv[1], "w") as f:
-    f.write(str(os.getpid()))
+note_pid(sys.argv[1])
 body = ("applied in place " + sys.argv[2] + "\n").encode()
 fd = os.open(D + "/resolve", os.O_WRONLY | os.O_CREAT, 0o644)
 try:

@@ -3,8 +3,9 @@
 # removes it again on SIGTERM, and after a SIGKILL when the next daemon there
 # exits; with no daemon, `echo x > DIR/resolve` then fails with ENOENT instead
 # of creating a file. Regular files named like the devices in DIR (left by
-# writes while nothing was mounted) are refused by name and kept. Clients
-# refuse a plain directory and a stale mount without writing anything.
+# writes while nothing was mounted) are refused by name and kept. Every
+# client command refuses a plain directory and a stale mount, in one line
+# naming it, without writing anything.
 . "$(dirname "$0")/lib.sh"
 need_xdev
 scratch
@@ -17,6 +18,22 @@ stale() {
 }
 
 dir=$SCRATCH/mnt
+
+# Every client command, one per line.
+CLIENT_COMMANDS=("resolve looks-right" "reject no" "propose auth" "status" "status --json"
+    "stage --label x -- true" "plan enter" "plan status")
+
+# each_client_says TEXT: every client command, run on $dir, exits 1 with
+# nothing on stdout and exactly TEXT on stderr.
+each_client_says() {
+    local command
+    for command in "${CLIENT_COMMANDS[@]}"; do
+        # shellcheck disable=SC2086 # one word per argument
+        XDEV_DIR=$dir "$XDEV_BIN" $command >"$SCRATCH/client.out" 2>"$SCRATCH/client.err" </dev/null
+        assert_eq "$?:$(cat "$SCRATCH/client.out")" "1:" "xdev $command on $dir (status:stdout)"
+        assert_eq "$(cat "$SCRATCH/client.err")" "$1" "stderr of xdev $command on $dir"
+    done
+}
 
 note "a missing DIR is created, then removed on SIGTERM"
 start_own_daemon_at "$dir"
@@ -35,9 +52,7 @@ start_own_daemon_at "$dir"
 kill -KILL "$OWN_PID"
 wait "$OWN_PID" 2>/dev/null
 wait_until 2000 "the killed daemon's mount goes stale" stale "$dir"
-out=$(XDEV_DIR=$dir xdev status 2>&1)
-assert_eq "$?" 1 "exit status of xdev status on a stale mount"
-assert_eq "$out" "xdev: ENOTCONN: the xdev mount at $dir is stale (its daemon is gone); run \`xdev mount $dir\` to clear it and serve again" "xdev status on a stale mount"
+each_client_says "xdev: ENOTCONN: the xdev mount at $dir is stale (its daemon is gone); run \`xdev mount $dir\` to clear it and serve again"
 start_own_daemon_at "$dir"
 stop_own_daemon
 [ ! -e "$dir" ] || fail "$dir is still there after the next daemon exited"
@@ -51,9 +66,8 @@ assert_eq "$out" "xdev: mount point $dir holds a file named like a device (resol
 assert_content "$dir/resolve" "looks right"
 
 note "clients refuse a plain directory and leave its files alone"
-out=$(XDEV_DIR=$dir xdev resolve "looks right" 2>&1)
-assert_eq "$?" 1 "exit status of xdev resolve on a plain directory"
-assert_eq "$out" "xdev: no xdev mount at $dir: it is not a FUSE mount (use --mount DIR or set XDEV_DIR, or start one with \`xdev mount DIR\`)" "xdev resolve on a plain directory"
+each_client_says "xdev: no xdev mount at $dir: it is not a FUSE mount (use --mount DIR or set XDEV_DIR, or start one with \`xdev mount DIR\`)"
 assert_content "$dir/resolve" "looks right"
+assert_eq "$(ls -A "$dir")" "resolve" "what $dir holds after the clients ran"
 rm -- "$dir/resolve"
 rmdir -- "$dir"

@@ -20,13 +20,37 @@ if [ -z "${PYTHON:-}" ]; then
 fi
 SCENARIO=$(basename "$0" .sh)
 
+# expected KEY [NAME VALUE]...: the text KEY of mount-tests/expected-texts
+# (the one list of expected texts, read by the Rust tests too), with <dir>
+# as $D and each <NAME> as VALUE. Exits the scenario if KEY is unknown.
+EXPECTED_TEXTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/expected-texts
+expected() {
+    local want=$1 key text found=""
+    shift
+    while IFS=$'\t' read -r key text; do
+        if [ "$key" = "$want" ]; then
+            found=1
+            break
+        fi
+    done <"$EXPECTED_TEXTS"
+    if [ -z "$found" ]; then
+        printf '%s: FAIL: no text %s in %s\n' "$SCENARIO" "$want" "$EXPECTED_TEXTS" >&2
+        exit 1
+    fi
+    while [ $# -ge 2 ]; do
+        text=${text//"<$1>"/"$2"}
+        shift 2
+    done
+    printf '%s' "${text//"<dir>"/"$D"}"
+}
+
 # The exact texts of SPEC section 3, for this mount point.
-NOTHING_TO_RESOLVE="No pending action to resolve. Nothing to apply or discard."
-NOTHING_TO_REJECT="Nothing to reject; no pending action remains."
-NO_PLAN="No plan is awaiting approval — $D/propose only accepts a plan title while plan mode is active."
-USAGE_RESOLVE="Write a one-sentence reason as plain text to $D/resolve to APPLY the pending staged action (e.g. a tool preview)."
-USAGE_REJECT="Write a one-sentence reason as plain text to $D/reject to DISCARD the pending staged action (e.g. a tool preview)."
-USAGE_PROPOSE="Write your plan's <slug> (matching <slug>-plan.md) as plain text to $D/propose to submit the plan for approval. Valid only while plan mode is active."
+NOTHING_TO_RESOLVE=$(expected nothing-to-resolve) || exit 1
+NOTHING_TO_REJECT=$(expected nothing-to-reject) || exit 1
+NO_PLAN=$(expected no-plan) || exit 1
+USAGE_RESOLVE=$(expected usage-resolve) || exit 1
+USAGE_REJECT=$(expected usage-reject) || exit 1
+USAGE_PROPOSE=$(expected usage-propose) || exit 1
 export D NOTHING_TO_RESOLVE NOTHING_TO_REJECT NO_PLAN USAGE_RESOLVE USAGE_REJECT USAGE_PROPOSE
 
 # The entries of an idle mount: the devices and status files of SPEC §3-5,
@@ -80,8 +104,9 @@ assert_last() {
 }
 
 # py CODE [ARGS...]: runs Python with D and the texts above in the
-# environment; `import os, errno, json, sys` and a helper
-# `expect_errno(name, fn, *args)` are ready.
+# environment; `import os, errno, json, sys` and the helpers
+# `expect_errno(name, fn, *args)` and `note_pid(path)` (writes this
+# process's pid to path, for assert_decision) are ready.
 py() {
     local code=$1
     shift
@@ -98,7 +123,30 @@ def expect_errno(name, fn, *args):
                 fn.__name__, args, name, errno.errorcode.get(e.errno, e.errno), e.strerror))
         return e
     sys.exit('%s%r: expected %s, but it succeeded (returned %r)' % (fn.__name__, args, name, got))
+def note_pid(path):
+    with open(path, 'w') as f:
+        f.write(str(os.getpid()))
 $code" "$@" || fail "python check failed (see above)"
+}
+
+# assert_refused DEVICE ERRNO SHELL-ERROR LAST: `echo x > $D/DEVICE` fails
+# (the shell says SHELL-ERROR), and so does a raw write(2), with ERRNO (a
+# name: ENOENT); after each, `last` reads exactly LAST.
+assert_refused() {
+    local device=$1 errno_name=$2 shell_error=$3 last=$4 err
+    if err=$(echo x 2>&1 >"$D/$device"); then
+        fail "'echo x > $D/$device' succeeded"
+    fi
+    assert_contains "$err" "$shell_error" "the shell's error for 'echo x > $device'"
+    assert_last "$last"
+    py '
+fd = os.open(D + "/" + sys.argv[1], os.O_WRONLY | os.O_TRUNC)
+try:
+    expect_errno(sys.argv[2], os.write, fd, b"x\n")
+finally:
+    os.close(fd)
+' "$device" "$errno_name"
+    assert_last "$last"
 }
 
 # status_json_field EXPR: a Python expression over `s` (status.json parsed).
@@ -256,6 +304,17 @@ stage_bg() {
     esac
 }
 
+# stage_marked NAME STAGE-ARGS...: stage_bg a preview whose CMD only
+# creates $MARKER ($SCRATCH/applied), so a scenario can tell whether any
+# CMD ran.
+stage_marked() {
+    local name=$1
+    shift
+    scratch
+    MARKER=$SCRATCH/applied
+    stage_bg "$name" "$@" -- sh -c 'echo ran >"$1"' sh "$MARKER"
+}
+
 # stage_counted NAME LABEL: stage_bg a preview labelled LABEL whose CMD
 # appends its id to $SCRATCH/runs and prints `applied: <reason>` (so the
 # resolve's result, and `last`, is that line).
@@ -409,6 +468,14 @@ stop_own_daemon() {
     wait_exit "$OWN_PID" 2000 "the scenario's own daemon (after SIGTERM)"
     assert_eq "$EXIT_CODE" 0 "exit status of the own daemon after SIGTERM"
     ! is_mounted "$OWN_DIR" || fail "$OWN_DIR is still mounted after its daemon exited"
+}
+
+# holds_open PATH: whether some process has PATH open now (per /proc/*/fd),
+# e.g. a reader started with bg has got as far as its open.
+holds_open() {
+    # (not a pipe into grep: under pipefail, find's complaints about
+    # processes that exit meanwhile would make it fail)
+    [ -n "$(find /proc/[0-9]*/fd -maxdepth 1 -lname "$1" -print -quit 2>/dev/null)" ]
 }
 
 # is_mounted DIR: whether DIR is a mount point now.

@@ -55,10 +55,8 @@ daemon_err=""
 cleanup() {
     if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
         kill -TERM "$daemon_pid" 2>/dev/null
-        for _ in $(seq 30); do
-            kill -0 "$daemon_pid" 2>/dev/null || break
-            sleep 0.1
-        done
+        # Up to 3 s to go (tail returns when it has), then SIGKILL.
+        timeout 3 tail --pid="$daemon_pid" -f /dev/null 2>/dev/null
         kill -KILL "$daemon_pid" 2>/dev/null
         wait "$daemon_pid" 2>/dev/null
     fi

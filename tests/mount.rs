@@ -10,7 +10,10 @@ use std::time::{Duration, Instant};
 use common::*;
 use xdev::{apply_fn, plan_handler, reject_fn, CallbackError, Error, ToolResult};
 
-const NOTHING: &str = "No pending action to resolve. Nothing to apply or discard.";
+/// `last` after a resolve with nothing pending (SPEC section 3).
+fn nothing_to_resolve(fx: &Fixture) -> String {
+    format!("{}\n", expected("nothing-to-resolve", &fx.dir))
+}
 
 fn stdout(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
@@ -36,53 +39,6 @@ fn success_returns_the_byte_count_and_the_text_everywhere() {
     let last = last_json(&fx);
     assert_eq!(last["ok"], true);
     assert_eq!(last["device"], "resolve");
-}
-
-#[test]
-fn resolve_with_nothing_pending_is_enoent() {
-    let fx = Fixture::new();
-    let fd = Fd::open(&fx.path("resolve"), libc::O_RDWR).expect("open");
-    assert_eq!(fd.write(b"go\n"), Err(libc::ENOENT));
-    assert_eq!(fd.read_to_string(), format!("{NOTHING}\n"));
-    assert_eq!(fx.read("last"), format!("{NOTHING}\n"));
-    assert_eq!(last_json(&fx)["errno"], "ENOENT");
-    assert!(fx.read("status").contains("error ENOENT"));
-}
-
-#[test]
-fn reject_with_nothing_pending_succeeds_with_its_text() {
-    let fx = Fixture::new();
-    let out = fx.sh("echo why > \"$D/reject\" && echo ok");
-    assert_eq!(stdout(&out), "ok\n");
-    assert_eq!(
-        fx.read("last"),
-        "Nothing to reject; no pending action remains.\n"
-    );
-}
-
-#[test]
-fn propose_outside_plan_mode_is_eperm_with_the_spec_text() {
-    let fx = Fixture::new();
-    assert_eq!(write_once(&fx.path("propose"), b"auth\n"), Err(libc::EPERM));
-    let expected = format!(
-        "No plan is awaiting approval — {}/propose only accepts a plan title while plan mode is active.\n",
-        fx.dir.display()
-    );
-    assert_eq!(fx.read("last"), expected);
-}
-
-#[test]
-fn nothing_pending_texts_carry_the_propose_hint_in_plan_mode() {
-    let fx = Fixture::new();
-    fx.session
-        .set_plan_proposal_handler(plan_handler(|_| async { Ok(ToolResult::ok("ok")) }));
-    assert_eq!(write_once(&fx.path("resolve"), b"x"), Err(libc::ENOENT));
-    let hint = format!(
-        " To submit the plan for approval, write its title to {}/propose instead.\n",
-        fx.dir.display()
-    );
-    assert_eq!(fx.read("last"), format!("{NOTHING}{hint}"));
-    assert!(fx.read("status").contains("plan mode: on"));
 }
 
 #[test]
@@ -262,10 +218,7 @@ fn a_second_write_on_one_descriptor_repeats_the_first_outcome_and_dispatches_not
         Err(libc::ENOENT),
         "the same errno again"
     );
-    assert_eq!(
-        fx.read("last"),
-        "No pending action to resolve. Nothing to apply or discard.\n"
-    );
+    assert_eq!(fx.read("last"), nothing_to_resolve(&fx));
 }
 
 /// Claude Code's Read tool reads a file with `pread` at 0, then on from
@@ -294,9 +247,10 @@ print(repr(os.read(fd, 4096)))
 print(repr(os.pread(fd, 2, 0)))
 "#,
     );
+    let nothing = expected("nothing-to-resolve", &fx.dir);
     assert_eq!(
         stdout(&out),
-        "True True\nb'a one'\nwrite 2\nb'No pending action to resolve. Nothing to apply or discard.\\n'\nb'No'\n",
+        format!("True True\nb'a one'\nwrite 2\nb'{nothing}\\n'\nb'No'\n"),
         "{out:?}"
     );
 }
@@ -392,10 +346,7 @@ fn python_with_open_reports_the_real_error_and_last_keeps_it() {
     let code = "import os\ntry:\n    with open(os.environ['D'] + '/resolve', 'w') as f:\n        f.write('looks right\\n')\n    print('ok')\nexcept OSError as e:\n    print(type(e).__name__, e.errno)\n";
     let out = fx.python(code);
     assert_eq!(stdout(&out), "FileNotFoundError 2\n", "{out:?}");
-    assert_eq!(
-        fx.read("last"),
-        "No pending action to resolve. Nothing to apply or discard.\n"
-    );
+    assert_eq!(fx.read("last"), nothing_to_resolve(&fx));
 
     let (_, calls) = stage_flaky(&fx.session, "flaky", 1);
     let out = fx.python(code);
@@ -446,7 +397,7 @@ fn session_abort_cancels_a_blocked_writer_with_ecanceled() {
     let (id, calls) = stage_slow(&fx.session, "slow", Duration::from_millis(800));
     let path = fx.path("resolve");
     let writer = std::thread::spawn(move || write_once(&path, b"go"));
-    std::thread::sleep(Duration::from_millis(200));
+    fx.wait_until_deciding(&id);
     fx.session.abort("session aborted by user");
     assert_eq!(writer.join().expect("writer"), Err(libc::ECANCELED));
     assert_eq!(fx.read("last"), "Aborted: session aborted by user\n");
@@ -494,10 +445,10 @@ fn unmount_lets_a_running_decision_finish_and_refuses_new_ones() {
 fn unmount_cancels_writers_still_blocked_after_the_grace_period() {
     let _quiet = quiet();
     let mut fx = with_grace(Duration::from_millis(300));
-    stage_slow(&fx.session, "slow", Duration::from_secs(5));
+    let (id, _) = stage_slow(&fx.session, "slow", Duration::from_secs(5));
     let path = fx.path("resolve");
     let writer = std::thread::spawn(move || write_once(&path, b"go"));
-    std::thread::sleep(Duration::from_millis(200));
+    fx.wait_until_deciding(&id);
     let started = Instant::now();
     fx.mount
         .take()
@@ -531,7 +482,7 @@ fn a_signalled_writer_gets_eintr() {
         write_once(&path, b"go")
     });
     let thread = rx.recv().expect("writer thread");
-    std::thread::sleep(Duration::from_millis(200));
+    fx.wait_until_deciding(&id);
     let signalled = Instant::now();
     // SAFETY: the thread is alive: it is blocked in write until answered.
     unsafe { libc::pthread_kill(thread, libc::SIGUSR1) };
@@ -755,21 +706,15 @@ fn append_and_offsets_are_ignored() {
 }
 
 #[test]
-fn python_and_cat_speak_the_protocol() {
+fn python_reads_the_usage_then_the_result_on_one_descriptor() {
     let fx = Fixture::new();
     stage(&fx.session, "edit");
     let py = fx.python(
         "import os\nfd=os.open(os.environ['D']+'/resolve', os.O_RDWR)\nprint(os.read(fd, 4096).decode().strip())\nos.write(fd, b'looks right\\n')\nprint(os.read(fd, 4096).decode(), end='')",
     );
-    let dir = fx.dir.display();
     assert_eq!(
         stdout(&py),
-        format!("Write a one-sentence reason as plain text to {dir}/resolve to APPLY the pending staged action (e.g. a tool preview).\napplied: edit\n")
-    );
-    let usage = fx.sh("cat \"$D/reject\" \"$D/propose\"");
-    assert_eq!(
-        stdout(&usage),
-        format!("Write a one-sentence reason as plain text to {dir}/reject to DISCARD the pending staged action (e.g. a tool preview).\nWrite your plan's <slug> (matching <slug>-plan.md) as plain text to {dir}/propose to submit the plan for approval. Valid only while plan mode is active.\n")
+        format!("{}\napplied: edit\n", expected("usage-resolve", &fx.dir))
     );
 }
 
@@ -877,10 +822,10 @@ fn status_files_are_always_fresh() {
 fn a_slow_apply_does_not_delay_status_reads() {
     let _quiet = quiet();
     let fx = Fixture::new();
-    stage_slow(&fx.session, "slow", Duration::from_secs(2));
+    let (id, _) = stage_slow(&fx.session, "slow", Duration::from_secs(2));
     let path = fx.path("resolve");
     let writer = std::thread::spawn(move || write_once(&path, b"go"));
-    std::thread::sleep(Duration::from_millis(200));
+    fx.wait_until_deciding(&id);
     for _ in 0..5 {
         let started = Instant::now();
         let out = fx.sh("cat \"$D/status\" >/dev/null && ls \"$D\" >/dev/null");
@@ -1228,10 +1173,19 @@ fn other_users_read_reasons_only_from_a_shared_journal() {
         );
         assert_eq!(seen[5], "pending listed 0");
         let last = if share_journal {
-            format!("Discarded: edit. Reason: {secret}\n")
+            expected_text(
+                "discarded",
+                &fx.dir,
+                &[("label", "edit"), ("reason", secret)],
+            )
         } else {
-            "Discarded: edit. Reason: (withheld; see log)\n".to_string()
+            expected_text(
+                "discarded",
+                &fx.dir,
+                &[("label", "edit"), ("reason", "(withheld; see log)")],
+            )
         };
+        let last = format!("{last}\n");
         assert_eq!(fx.read("last"), last);
         assert!(
             fx.read("log").contains(secret),

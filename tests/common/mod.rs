@@ -26,6 +26,44 @@ pub fn require_fuse() {
     );
 }
 
+/// A fresh temp dir (named `prefix...`, removed on drop) holding an empty
+/// directory `mnt` to mount on.
+pub fn temp_mount_point(prefix: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .expect("temp dir");
+    let dir = tmp.path().join("mnt");
+    std::fs::create_dir(&dir).expect("mount dir");
+    (tmp, dir)
+}
+
+/// Lazily unmounts `dir` if something is still mounted there (a daemon
+/// that a failing test left behind).
+pub fn unmount_leftover(dir: &Path) {
+    if is_mounted(dir) {
+        let _ = Command::new("fusermount3")
+            .args(["-u", "-z", "-q", "--"])
+            .arg(dir)
+            .status();
+    }
+}
+
+/// The exit code of `child` (128 + N for signal N) once it exits, or
+/// `None` if it is still running after `limit`.
+pub fn wait_exit(child: &mut std::process::Child, limit: Duration) -> Option<i32> {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(xdev::client::exit_code_of(status));
+        }
+        if std::time::Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// A session mounted in a fresh temp dir; unmounted on drop.
 pub struct Fixture {
     pub session: Session,
@@ -45,12 +83,7 @@ impl Fixture {
 
     pub fn with_session(session: Session, options: MountOptions) -> Fixture {
         require_fuse();
-        let tmp = tempfile::Builder::new()
-            .prefix("xdev-test-")
-            .tempdir()
-            .expect("temp dir");
-        let dir = tmp.path().join("mnt");
-        std::fs::create_dir(&dir).expect("mount dir");
+        let (tmp, dir) = temp_mount_point("xdev-test-");
         let mount = xdev::mount(&session, &dir, options).expect("mount");
         Fixture {
             session,
@@ -353,4 +386,60 @@ impl Drop for KillOnDrop {
 pub fn quiet() -> parking_lot::MutexGuard<'static, ()> {
     static QUIET: Mutex<()> = Mutex::new(());
     QUIET.lock()
+}
+
+/// The text `key` of `mount-tests/expected-texts` (the one list of expected
+/// user-visible texts, which the shell scenarios read too), with `<dir>` as
+/// `dir` and each `<name>` of `fill` as its value.
+pub fn expected_text(key: &str, dir: &Path, fill: &[(&str, &str)]) -> String {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("mount-tests/expected-texts");
+    let texts = std::fs::read_to_string(&file).expect("read mount-tests/expected-texts");
+    let text = texts
+        .lines()
+        .find_map(|line| line.strip_prefix(key)?.strip_prefix('\t'))
+        .unwrap_or_else(|| panic!("no text {key} in {}", file.display()));
+    let mut text = text.to_string();
+    for (name, value) in fill {
+        text = text.replace(&format!("<{name}>"), value);
+    }
+    text.replace("<dir>", &dir.display().to_string())
+}
+
+/// [`expected_text`] without placeholders other than `<dir>`.
+pub fn expected(key: &str, dir: &Path) -> String {
+    expected_text(key, dir, &[])
+}
+
+impl Fixture {
+    /// Waits (up to 10 s) until a writer's dispatch has claimed preview
+    /// `id`: the writer is then blocked in its `write(2)`, waiting on the
+    /// apply. The condition itself, not a guess at how long that takes.
+    pub fn wait_until_deciding(&self, id: &str) {
+        assert!(
+            eventually(Duration::from_secs(10), || self.session.is_in_progress(id)),
+            "no writer started deciding {id}"
+        );
+    }
+}
+
+/// Waits (up to 10 s) until some process holds `path` open (per
+/// /proc/*/fd): a reader started in the background has then opened it,
+/// so whatever happens next is after its open.
+pub fn wait_until_opened(path: &Path) {
+    let opened = || {
+        let Ok(procs) = std::fs::read_dir("/proc") else {
+            return false;
+        };
+        procs.flatten().any(|process| {
+            std::fs::read_dir(process.path().join("fd")).is_ok_and(|fds| {
+                fds.flatten()
+                    .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|link| link == path))
+            })
+        })
+    };
+    assert!(
+        eventually(Duration::from_secs(10), opened),
+        "nothing opened {} within 10 s",
+        path.display()
+    );
 }
