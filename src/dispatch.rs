@@ -14,54 +14,13 @@ use serde_json::Value;
 
 use crate::device::Device;
 use crate::error::{errno_name, CallbackError, Error};
-use crate::plan::proposal_from_body;
 use crate::session::directives::QueueInvoker;
 use crate::session::events::EventKind;
+use crate::session::plan::{proposal_from_body, PlanApprovalDetails};
 use crate::session::preview::{BoxFuture, Preview, ToolResult};
+pub use crate::session::request::{Action, ResolveRequest};
 use crate::session::Session;
 use crate::texts;
-
-/// Apply or discard.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Action {
-    /// Make the staged change.
-    Apply,
-    /// Throw the staged change away.
-    Discard,
-}
-
-/// A request to finalize a preview.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct ResolveRequest {
-    /// Apply or discard.
-    pub action: Action,
-    /// Why, in one sentence (may be empty).
-    pub reason: String,
-    /// Anything else the caller wants to pass to the callback.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extra: Option<Value>,
-}
-
-impl ResolveRequest {
-    /// An apply request with this reason.
-    pub fn apply(reason: impl Into<String>) -> Self {
-        ResolveRequest {
-            action: Action::Apply,
-            reason: reason.into(),
-            extra: None,
-        }
-    }
-
-    /// A discard request with this reason.
-    pub fn discard(reason: impl Into<String>) -> Self {
-        ResolveRequest {
-            action: Action::Discard,
-            reason: reason.into(),
-            extra: None,
-        }
-    }
-}
 
 /// The details every result carries.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -98,6 +57,8 @@ pub struct Resolution {
     pub error: Option<Error>,
     /// The id of the preview this dispatch decided (or tried to), if any.
     pub id: Option<String>,
+    /// The plan a `propose` was about, when its handler named it.
+    pub plan: Option<PlanApprovalDetails>,
 }
 
 impl Resolution {
@@ -108,6 +69,7 @@ impl Resolution {
             details,
             error: None,
             id: None,
+            plan: None,
         }
     }
 
@@ -118,6 +80,7 @@ impl Resolution {
             details,
             error: Some(error),
             id: None,
+            plan: None,
         }
     }
 
@@ -486,7 +449,7 @@ fn propose(session: &Session, body: &str) -> Result<Work, Error> {
     };
     let proposal = proposal_from_body(body)?;
     Ok(Work::proposal(Box::pin(async move {
-        Resolution::from_handler(handler(proposal).await, None)
+        Resolution::from_handler(handler(proposal).await.map(|reply| reply.result), None)
     })))
 }
 

@@ -5,7 +5,9 @@ mod abort;
 pub mod directives;
 pub mod events;
 mod pending;
+pub mod plan;
 pub mod preview;
+pub mod request;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -13,12 +15,12 @@ use std::time::SystemTime;
 
 use parking_lot::{Mutex, RwLock};
 
-use crate::plan::PlanHandler;
 use crate::safe_text::path_safe_source_tool;
 use abort::{AbortSignal, AbortWaiter};
 use directives::{Directive, DirectiveId, DirectiveQueue, QueueInvoker, ToolChoice, TurnEnd};
 use events::{Event, EventKind, EventStream, Subscribers};
 use pending::PendingStack;
+use plan::PlanHandler;
 use preview::{
     next_preview_id, ApplyFn, Preview, PreviewExtras, PreviewInfo, RejectFn, CUSTOM_TOOL,
 };
