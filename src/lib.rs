@@ -51,8 +51,9 @@ pub mod who;
 pub use device::{message_text, Device, MAX_MESSAGE};
 pub use dispatch::{
     decide_pending, decide_pending_with, dispatch_device_with, dispatch_resolution_device,
-    dispatch_resolution_device_until, run_resolve_invocation, run_resolve_tool, Action,
-    BeforeDecision, Cancel, Details, DeviceResult, DispatchHooks, Resolution, ResolveRequest,
+    dispatch_resolution_device_until, run_resolve_invocation, run_resolve_tool,
+    run_resolve_tool_until, Action, BeforeDecision, Cancel, Details, DeviceResult, DispatchHooks,
+    Resolution, ResolveRequest,
 };
 pub use error::{errno_name, CallbackError, Error};
 pub use mount::{mount, use_one_heap, Mount, MountError, MountOptions};

@@ -745,7 +745,7 @@ async fn run_resolve_invocation_decides_one_id_and_refuses_unknown_ones() {
 // ----- custom tools ----------------------------------------------------------------
 
 #[tokio::test]
-async fn custom_tools_stage_into_the_same_stack_without_forwarding_details() {
+async fn custom_tools_stage_into_the_same_stack_and_forward_their_details() {
     let session = Session::new();
     let builtin = stage(&session, "edit a.rs", "edit");
     let custom = session.push_pending_action(
@@ -770,7 +770,7 @@ async fn custom_tools_stage_into_the_same_stack_without_forwarding_details() {
     assert_eq!(answer.text, "deployed: go");
     let details = answer.details.expect("details");
     assert_eq!(details.source_tool_name, "custom_tool");
-    assert_eq!(details.source_result_details, None);
+    assert_eq!(details.source_result_details, Some(json!({"secret": 1})));
 
     let named = session.push_pending_action(
         "rollback",
@@ -787,7 +787,7 @@ async fn custom_tools_stage_into_the_same_stack_without_forwarding_details() {
     assert_eq!(answer.text, "kept");
     let details = answer.details.expect("details");
     assert_eq!(details.source_tool_name, "rollback_tool");
-    assert_eq!(details.source_result_details, None);
+    assert_eq!(details.source_result_details, Some(json!({"secret": 3})));
     assert_eq!(pending_ids(&session), [&*builtin]);
 }
 
@@ -2067,4 +2067,209 @@ async fn a_refused_decision_runs_nothing_and_leaves_the_preview_where_it_stood()
     let answer = xdev::dispatch_device_with(&empty, Device::Reject, "x", refuse(&seen)).await;
     assert!(answer.is_ok());
     assert_eq!(seen.lock().len(), 2);
+}
+
+// ----- issue 9 --------------------------------------------------------------------
+
+/// A cancel signal that has fired already (the user pressed Ctrl-C before
+/// the dispatch began).
+fn fired_cancel(why: &str) -> xdev::Cancel {
+    let error = Error::Aborted(why.to_string());
+    Box::pin(async move { error })
+}
+
+#[tokio::test]
+async fn a_cancel_that_has_already_fired_never_starts_the_work() {
+    let session = Session::new();
+    let mut events = session.subscribe();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let id = session.queue_resolve_handler(
+        "edit a.rs",
+        "edit",
+        counted_apply(&calls, "ran anyway"),
+        None,
+    );
+    drain(&mut events);
+
+    let answer = xdev::dispatch_resolution_device_until(
+        &session,
+        Device::Resolve,
+        "go",
+        Some(fired_cancel("ctrl-c")),
+    )
+    .await;
+    assert_eq!(answer.text, "Aborted: ctrl-c");
+    assert_eq!(answer.errno(), libc::ECANCELED);
+    assert_eq!(answer.id.as_deref(), Some(&*id));
+    // Nothing ran, nothing was recorded, and the preview waits where it was.
+    tokio::task::yield_now().await;
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    assert_eq!(pending_ids(&session), [&*id]);
+    assert_eq!(session.in_progress_count(), 0);
+    assert!(drain(&mut events).is_empty());
+
+    // The resolve tool takes a per-call cancel too.
+    let answer = xdev::run_resolve_tool_until(
+        &session,
+        ResolveRequest::apply("go"),
+        Some(fired_cancel("turn aborted")),
+    )
+    .await;
+    assert_eq!(answer.text, "Aborted: turn aborted");
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    assert_eq!(pending_ids(&session), [&*id]);
+
+    // A cancel that never fires lets the next resolve apply it once.
+    let answer = write(&session, Device::Resolve, "now").await;
+    assert_eq!(answer.text, "ran anyway");
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(session.pending_count(), 0);
+}
+
+#[tokio::test]
+async fn a_fired_cancel_never_calls_a_queue_invoker_or_the_standing_handler() {
+    let session = Session::new();
+    let (handler, seen) = recording_invoker("standing handled");
+    session.set_standing_resolve_handler(handler);
+    let answer = xdev::run_resolve_tool_until(
+        &session,
+        ResolveRequest::apply("go"),
+        Some(fired_cancel("turn aborted")),
+    )
+    .await;
+    assert_eq!(answer.errno(), libc::ECANCELED);
+    assert!(seen.lock().is_empty());
+}
+
+#[tokio::test]
+async fn the_resolve_tool_gives_up_when_its_cancel_fires_and_the_apply_runs_on() {
+    let session = Session::new();
+    let mut events = session.subscribe();
+    let (apply, mut gate) = Gate::new();
+    let id = session.queue_resolve_handler("slow edit", "edit", apply, None);
+    let (fire, fired) = oneshot::channel::<()>();
+    let cancel: xdev::Cancel = Box::pin(async move {
+        let _ = fired.await;
+        Error::Aborted("turn aborted".into())
+    });
+    let tool = {
+        let session = session.clone();
+        tokio::spawn(async move {
+            xdev::run_resolve_tool_until(&session, ResolveRequest::apply("go"), Some(cancel)).await
+        })
+    };
+    gate.wait_started().await;
+    fire.send(()).expect("cancel waiting");
+    let answer = timeout(PROMPTLY, tool)
+        .await
+        .expect("at once")
+        .expect("join");
+    assert_eq!(answer.text, "Aborted: turn aborted");
+    gate.release(Ok(ToolResult::ok("applied late")));
+    let applied = next_event(&mut events, EventKind::Applied).await;
+    assert_eq!(applied.id, id);
+    assert!(applied.abandoned);
+}
+
+#[tokio::test]
+async fn custom_tools_keep_their_result_details() {
+    let session = Session::new();
+    session.push_pending_action(
+        "deploy staging",
+        apply_fn(|reason, _extra| async move {
+            Ok(ToolResult::ok(format!("deployed: {reason}")).with_details(json!({"run": 1})))
+        }),
+        None,
+        None,
+    );
+    let answer = write(&session, Device::Resolve, "go").await;
+    let details = answer.details.expect("details");
+    assert_eq!(details.source_result_details, Some(json!({"run": 1})));
+}
+
+#[tokio::test]
+async fn queue_invokers_and_the_standing_handler_name_themselves() {
+    let session = Session::new();
+    session.set_standing_resolve_handler(queue_invoker(|_request| async {
+        Ok(ToolResult::ok("plan approved").named("approve plan", "plan_approval"))
+    }));
+    let tool = run_resolve_tool(&session, ResolveRequest::apply("ok")).await;
+    let details = tool.details.expect("details");
+    assert_eq!(details.label, "approve plan");
+    assert_eq!(details.source_tool_name, "plan_approval");
+
+    session.enqueue_directive(Directive::new([ToolChoice::new("ask").with_invoker(
+        queue_invoker(|_request| async {
+            Ok(ToolResult::ok("asked").named("ask the user", "ask_tool"))
+        }),
+    )]));
+    session.serve_tool_choice();
+    let answer = write(&session, Device::Resolve, "x").await;
+    let details = answer.details.expect("details");
+    assert_eq!(details.label, "ask the user");
+    assert_eq!(details.source_tool_name, "ask_tool");
+    session.finish_turn(TurnEnd::Resolved);
+
+    // Unnamed, a handler is named after its tool.
+    session.set_standing_resolve_handler(queue_invoker(|_request| async {
+        Ok(ToolResult::ok("handled"))
+    }));
+    let tool = run_resolve_tool(&session, ResolveRequest::apply("ok")).await;
+    let details = tool.details.expect("details");
+    assert_eq!(
+        (&*details.label, &*details.source_tool_name),
+        ("resolve", "resolve")
+    );
+}
+
+#[test]
+fn the_predicate_accepts_the_xd_prefix_in_any_case() {
+    let session = Session::new();
+    stage(&session, "a", "edit");
+    let requirement = soft(&session);
+    for path in ["XD://resolve", "Xd://reject", "xD://resolve"] {
+        assert!(requirement.accepts("write", Some(path)), "{path}");
+        assert!(
+            session.is_preview_resolution_tool_call("write", Some(path)),
+            "{path}"
+        );
+    }
+    for path in ["XD://propose", "XD:/resolve", "XDresolve"] {
+        assert!(!requirement.accepts("write", Some(path)), "{path}");
+    }
+}
+
+#[tokio::test]
+async fn propose_returns_the_plan_handlers_details_and_reports_them_in_an_event() {
+    let session = Session::new();
+    let mut events = session.subscribe();
+    let details = xdev::PlanApprovalDetails {
+        title: "auth".into(),
+        plan_path: "/plans/auth-plan.md".into(),
+        outcome: xdev::PlanOutcome::Approved,
+    };
+    let given = details.clone();
+    session.set_plan_proposal_handler(xdev::plan_reply_handler(move |_proposal| {
+        let details = given.clone();
+        async move {
+            Ok(xdev::PlanReply::new(
+                ToolResult::ok("Plan approved."),
+                details,
+            ))
+        }
+    }));
+    let answer = write(&session, Device::Propose, "auth").await;
+    assert_eq!(answer.text, "Plan approved.");
+    assert_eq!(answer.plan, Some(details.clone()));
+
+    let event = next_event(&mut events, EventKind::Proposed).await;
+    assert_eq!(event.plan, Some(details));
+    assert_eq!(event.text.as_deref(), Some("Plan approved."));
+    assert!(event.ok);
+    assert_eq!(
+        serde_json::to_value(&event)
+            .ok()
+            .and_then(|v| v.get("plan").cloned()),
+        Some(json!({"title": "auth", "planPath": "/plans/auth-plan.md", "outcome": "approved"}))
+    );
 }
