@@ -40,8 +40,8 @@ pub struct Details {
     /// The callback's own details, only when it returned some.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_result_details: Option<Value>,
-    /// The agent call the preview answers, for the journal (not part of the
-    /// result details SPEC section 2 lists).
+    /// The agent call the preview answers, for the journal only: it is not
+    /// one of the result details a caller sees, so it is not serialized.
     #[serde(skip)]
     pub origin: Option<crate::session::preview::Origin>,
 }
@@ -89,7 +89,7 @@ impl Resolution {
         self.error.is_none()
     }
 
-    /// 0 on success, else the SPEC section 4 errno.
+    /// 0 on success, else the errno the device write fails with.
     pub fn errno(&self) -> i32 {
         self.error.as_ref().map_or(0, Error::errno)
     }

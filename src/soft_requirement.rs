@@ -1,5 +1,5 @@
 //! The next tool-choice directive and the soft-requirement tracker a
-//! harness drives turn by turn (SPEC section 6).
+//! harness drives turn by turn.
 
 use crate::session::Session;
 use crate::texts;

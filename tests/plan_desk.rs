@@ -1,5 +1,5 @@
-//! The plan review desk through the public API (SPEC section 7 "Plan mode",
-//! issue 4 item 4). No FUSE: every `propose` goes through
+//! The plan review desk (plan mode, yolo / review / async handlers) through
+//! the public API. No FUSE: every `propose` goes through
 //! `dispatch_resolution_device`, exactly as the mount does.
 
 use std::fs::File;
