@@ -14,54 +14,13 @@ use serde_json::Value;
 
 use crate::device::Device;
 use crate::error::{errno_name, CallbackError, Error};
-use crate::plan::proposal_from_body;
 use crate::session::directives::QueueInvoker;
 use crate::session::events::EventKind;
+use crate::session::plan::{proposal_from_body, PlanApprovalDetails};
 use crate::session::preview::{BoxFuture, Preview, ToolResult};
+pub use crate::session::request::{Action, ResolveRequest};
 use crate::session::Session;
 use crate::texts;
-
-/// Apply or discard.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Action {
-    /// Make the staged change.
-    Apply,
-    /// Throw the staged change away.
-    Discard,
-}
-
-/// A request to finalize a preview.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct ResolveRequest {
-    /// Apply or discard.
-    pub action: Action,
-    /// Why, in one sentence (may be empty).
-    pub reason: String,
-    /// Anything else the caller wants to pass to the callback.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extra: Option<Value>,
-}
-
-impl ResolveRequest {
-    /// An apply request with this reason.
-    pub fn apply(reason: impl Into<String>) -> Self {
-        ResolveRequest {
-            action: Action::Apply,
-            reason: reason.into(),
-            extra: None,
-        }
-    }
-
-    /// A discard request with this reason.
-    pub fn discard(reason: impl Into<String>) -> Self {
-        ResolveRequest {
-            action: Action::Discard,
-            reason: reason.into(),
-            extra: None,
-        }
-    }
-}
 
 /// The details every result carries.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -81,8 +40,8 @@ pub struct Details {
     /// The callback's own details, only when it returned some.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_result_details: Option<Value>,
-    /// The agent call the preview answers, for the journal (not part of the
-    /// result details SPEC section 2 lists).
+    /// The agent call the preview answers, for the journal only: it is not
+    /// one of the result details a caller sees, so it is not serialized.
     #[serde(skip)]
     pub origin: Option<crate::session::preview::Origin>,
 }
@@ -98,6 +57,8 @@ pub struct Resolution {
     pub error: Option<Error>,
     /// The id of the preview this dispatch decided (or tried to), if any.
     pub id: Option<String>,
+    /// The plan a `propose` was about, when its handler named it.
+    pub plan: Option<PlanApprovalDetails>,
 }
 
 impl Resolution {
@@ -108,6 +69,7 @@ impl Resolution {
             details,
             error: None,
             id: None,
+            plan: None,
         }
     }
 
@@ -118,6 +80,7 @@ impl Resolution {
             details,
             error: Some(error),
             id: None,
+            plan: None,
         }
     }
 
@@ -126,7 +89,7 @@ impl Resolution {
         self.error.is_none()
     }
 
-    /// 0 on success, else the SPEC section 4 errno.
+    /// 0 on success, else the errno the device write fails with.
     pub fn errno(&self) -> i32 {
         self.error.as_ref().map_or(0, Error::errno)
     }
@@ -252,7 +215,9 @@ impl Drop for Detached<'_> {
 
 /// Drives `work` until it finishes, unless the session aborts or `cancel`
 /// fires first; then the caller gets the abort at once and work that must
-/// finish runs on in the background. Polling `work` here (rather than
+/// finish runs on in the background. A `cancel` that has fired before the
+/// dispatch began starts nothing: the work is never polled and its preview
+/// stays pending. Polling `work` here (rather than
 /// spawning it up front) lets a callback that finishes at once answer with
 /// no thread hop.
 async fn race(session: &Session, work: Work, hooks: DispatchHooks) -> Resolution {
@@ -261,6 +226,22 @@ async fn race(session: &Session, work: Work, hooks: DispatchHooks) -> Resolution
         decides,
         must_finish,
     } = work;
+    let mut cancel = hooks
+        .cancel
+        .unwrap_or_else(|| Box::pin(std::future::pending()));
+    // A cancel that has fired already means the caller gave up before the
+    // work began: nothing may run, so it is checked before the work is
+    // first polled, and the claimed preview goes back unrun.
+    if let Some(error) = futures::FutureExt::now_or_never(cancel.as_mut()) {
+        drop(future);
+        let Some((preview, request)) = decides else {
+            return Resolution::failed(error, None);
+        };
+        session.release_claim(&preview);
+        let mut resolution = Resolution::failed(error, Some(details_for(&preview, &request, None)));
+        resolution.id = Some(preview.id.to_string());
+        return resolution;
+    }
     if let (Some((preview, request)), Some(before)) = (&decides, hooks.before_decision) {
         // The callback has not been polled yet: refusing drops it unrun.
         let details = details_for(preview, request, None);
@@ -272,9 +253,6 @@ async fn race(session: &Session, work: Work, hooks: DispatchHooks) -> Resolution
         }
     }
     let mut aborted = std::pin::pin!(session.abort_waiter().aborted());
-    let mut cancel = hooks
-        .cancel
-        .unwrap_or_else(|| Box::pin(std::future::pending()));
     let mut running = Detached {
         work: Some(future),
         must_finish,
@@ -418,7 +396,8 @@ async fn discard(session: &Session, preview: &Preview, request: &ResolveRequest)
     }
 }
 
-/// Calls the in-flight directive's invoker with this request.
+/// Calls a queue invoker (or the standing handler) with this request; the
+/// details name the handler as it names itself, else after `tool_name`.
 fn invoke_queue(
     invoker: QueueInvoker,
     tool_name: String,
@@ -435,17 +414,20 @@ fn invoke_queue(
             origin: None,
         };
         let result = invoker(request).await;
-        let source = result
-            .as_ref()
-            .ok()
-            .and_then(|result| result.details.clone());
-        Resolution::from_handler(
-            result,
-            Some(Details {
-                source_result_details: source,
+        // A handler may name itself; otherwise it goes by its tool's name.
+        let details = match &result {
+            Ok(result) => Details {
+                source_result_details: result.details.clone(),
+                label: result.label.clone().unwrap_or(details.label),
+                source_tool_name: result
+                    .source_tool_name
+                    .clone()
+                    .unwrap_or(details.source_tool_name),
                 ..details
-            }),
-        )
+            },
+            Err(_) => details,
+        };
+        Resolution::from_handler(result, Some(details))
     })
 }
 
@@ -485,8 +467,19 @@ fn propose(session: &Session, body: &str) -> Result<Work, Error> {
         return Err(Error::NotInPlanMode(texts::not_in_plan_mode(&dir)));
     };
     let proposal = proposal_from_body(body)?;
+    let (session, body) = (session.clone(), body.to_string());
     Ok(Work::proposal(Box::pin(async move {
-        Resolution::from_handler(handler(proposal).await, None)
+        let reply = handler(proposal).await;
+        let plan = reply.as_ref().ok().and_then(|reply| reply.details.clone());
+        let mut resolution = Resolution::from_handler(reply.map(|reply| reply.result), None);
+        resolution.plan = plan;
+        session.proposed(
+            &body,
+            &resolution.text,
+            resolution.is_ok(),
+            resolution.plan.clone(),
+        );
+        resolution
     })))
 }
 
@@ -562,13 +555,24 @@ pub async fn decide_pending_with(
 /// The resolve tool: queue invoker, then the head of the pending stack,
 /// then the standing resolve handler.
 pub async fn run_resolve_tool(session: &Session, request: ResolveRequest) -> Resolution {
+    run_resolve_tool_until(session, request, None).await
+}
+
+/// [`run_resolve_tool`], also giving up when `cancel` fires (a harness
+/// passes its turn's abort signal here). A cancel that has fired already
+/// starts nothing.
+pub async fn run_resolve_tool_until(
+    session: &Session,
+    request: ResolveRequest,
+    cancel: Option<Cancel>,
+) -> Resolution {
     let action = request.action;
     if let Some(work) = queue_or_pending(session, request.clone()) {
-        return race(session, work, DispatchHooks::default()).await;
+        return race(session, work, DispatchHooks::cancel(cancel)).await;
     }
     if let Some(handler) = session.standing_handler() {
         let work = Work::handler(invoke_queue(handler, "resolve".to_string(), request));
-        return race(session, work, DispatchHooks::default()).await;
+        return race(session, work, DispatchHooks::cancel(cancel)).await;
     }
     match action {
         Action::Apply => Resolution::failed(
@@ -602,6 +606,10 @@ pub struct DeviceResult {
     pub text: String,
     /// The errno name on failure (`ENOENT`), else `None`.
     pub errno: Option<String>,
+    /// The plan a `propose` was about, when its handler named it (what a
+    /// review UI reading `status.json` needs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanApprovalDetails>,
 }
 
 impl DeviceResult {
@@ -618,6 +626,7 @@ impl DeviceResult {
             ok: resolution.is_ok(),
             text,
             errno: (!resolution.is_ok()).then(|| errno_name(resolution.errno())),
+            plan: resolution.plan.clone(),
         }
     }
 }
@@ -636,5 +645,35 @@ fn without_reason(resolution: &Resolution) -> String {
             texts::discarded(&details.label, texts::REASON_WITHHELD)
         }
         _ => resolution.text.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::plan::PlanOutcome;
+
+    #[test]
+    fn a_device_result_shows_the_plan_of_a_propose() {
+        let mut resolution = Resolution::ok("Plan ready for review.", None);
+        resolution.plan = Some(PlanApprovalDetails {
+            title: "auth".into(),
+            plan_path: "/plans/auth-plan.md".into(),
+            outcome: PlanOutcome::PendingReview,
+        });
+        let last = DeviceResult::new("propose".into(), &resolution, false);
+        assert_eq!(
+            serde_json::to_value(&last).ok(),
+            Some(serde_json::json!({
+                "device": "propose",
+                "ok": true,
+                "text": "Plan ready for review.",
+                "errno": null,
+                "plan": {"title": "auth", "planPath": "/plans/auth-plan.md", "outcome": "pending-review"},
+            }))
+        );
+        let plain = DeviceResult::new("resolve".into(), &Resolution::ok("done", None), false);
+        let plain = serde_json::to_value(&plain).ok();
+        assert_eq!(plain.and_then(|value| value.get("plan").cloned()), None);
     }
 }

@@ -30,7 +30,6 @@
 
 pub mod client;
 pub mod device;
-pub mod directive;
 pub mod dispatch;
 pub mod error;
 mod fs;
@@ -44,35 +43,40 @@ pub mod plan_desk;
 pub mod producer;
 pub mod safe_text;
 pub mod session;
+pub mod soft_requirement;
 mod supervised;
 pub mod texts;
 pub mod who;
 
 pub use device::{message_text, Device, MAX_MESSAGE};
-pub use directive::{
-    ModelCallPlan, SoftRequirement, SoftRequirementTracker, ToolCall, ToolChoiceDirective,
-    TurnVerdict,
-};
 pub use dispatch::{
     decide_pending, decide_pending_with, dispatch_device_with, dispatch_resolution_device,
-    dispatch_resolution_device_until, run_resolve_invocation, run_resolve_tool, Action,
-    BeforeDecision, Cancel, Details, DeviceResult, DispatchHooks, Resolution, ResolveRequest,
+    dispatch_resolution_device_until, run_resolve_invocation, run_resolve_tool,
+    run_resolve_tool_until, Action, BeforeDecision, Cancel, Details, DeviceResult, DispatchHooks,
+    Resolution, ResolveRequest,
 };
 pub use error::{errno_name, CallbackError, Error};
 pub use mount::{mount, use_one_heap, Mount, MountError, MountOptions};
 pub use mount_point::{is_stale_mount, probe_mount_point, MountPointState};
-pub use plan::{plan_handler, PlanHandler, PlanProposal, PlanTitle};
 pub use plan_desk::{PlanDesk, PlanHandlerKind, PlanStatus, PlanUnderReview, UnknownPlanHandler};
 pub use session::directives::{
     queue_invoker, Directive, DirectiveId, QueueInvoker, RejectAction, RejectReason, ToolChoice,
     TurnEnd,
 };
 pub use session::events::{Event, EventKind, EventStream};
+pub use session::plan::{
+    plan_handler, plan_reply_handler, PlanApprovalDetails, PlanHandler, PlanOutcome, PlanProposal,
+    PlanReply, PlanTitle,
+};
 pub use session::preview::{
     apply_fn, reject_fn, ApplyFn, BoxFuture, Origin, PreviewExtras, PreviewInfo, RejectFn,
     ToolResult, CUSTOM_TOOL,
 };
 pub use session::{Session, StandingHandler, DEFAULT_MOUNT_DIR};
+pub use soft_requirement::{
+    ModelCallPlan, SoftRequirement, SoftRequirementTracker, ToolCall, ToolChoiceDirective,
+    TurnVerdict,
+};
 
 // The README's Rust example is compiled and run as a doctest.
 #[cfg(doctest)]

@@ -1,4 +1,5 @@
-//! The daemon's plan review desk (SPEC section 7, "Plan mode").
+//! The daemon's plan review desk: plan mode for a session whose plans are
+//! files in a plan directory.
 //!
 //! A [`PlanDesk`] owns plan mode for one [`Session`]: [`PlanDesk::enter`]
 //! installs a plan proposal handler, a `propose` write then finds the plan
@@ -44,9 +45,11 @@ use serde::Serialize;
 use tokio::sync::oneshot;
 
 use crate::error::Error;
-use crate::plan::{plan_handler, PlanHandler, PlanProposal};
+use crate::session::plan::{
+    plan_reply_handler, PlanApprovalDetails, PlanHandler, PlanOutcome, PlanProposal, PlanReply,
+};
 use crate::session::preview::ToolResult;
-use crate::session::Session;
+use crate::session::{Session, WeakSession};
 use crate::texts;
 
 /// What the `async` handler answers a `propose` with.
@@ -147,13 +150,27 @@ struct PlanFile {
     path: PathBuf,
 }
 
+impl PlanFile {
+    /// What a review UI is told about this plan, decided `outcome`.
+    fn details(&self, outcome: PlanOutcome) -> PlanApprovalDetails {
+        PlanApprovalDetails {
+            title: self.slug.clone(),
+            plan_path: self.path.display().to_string(),
+            outcome,
+        }
+    }
+}
+
+/// A reviewer's decision as the waiting `review` write gets it.
+type Decision = (String, PlanApprovalDetails);
+
 /// The plan in the review slot.
 struct Review {
     /// Tells the review's guard apart from a later review's.
     id: u64,
     plan: PlanFile,
     /// The waiting `review` write; `None` for an `async` review.
-    decide: Option<oneshot::Sender<String>>,
+    decide: Option<oneshot::Sender<Decision>>,
 }
 
 /// Everything behind the desk's lock.
@@ -165,6 +182,9 @@ struct DeskState {
     next_review: u64,
     last_decision: Option<String>,
     decisions: u64,
+    /// The handler `enter` installed, so that a desk going away leaves plan
+    /// mode only if no other desk has taken it over since.
+    installed: Option<PlanHandler>,
 }
 
 impl DeskState {
@@ -243,9 +263,9 @@ impl PlanDesk {
     pub fn enter(&self) {
         let mut state = self.inner.state.lock();
         state.active = true;
-        self.inner
-            .session
-            .set_plan_proposal_handler(self.proposal_handler());
+        let handler = self.proposal_handler();
+        state.installed = Some(Arc::clone(&handler));
+        self.inner.session.set_plan_proposal_handler(handler);
     }
 
     /// Turns plan mode off: clears the session's plan proposal handler. A
@@ -276,7 +296,7 @@ impl PlanDesk {
         }
         // Plan mode is off before the waiting write learns the decision.
         self.inner.leave_plan_mode(&mut state);
-        Ok(decide(&mut state, review, text))
+        Ok(decide(&mut state, review, text, PlanOutcome::Approved))
     }
 
     /// Asks for a better plan: the plan under review is decided (in `review`
@@ -297,7 +317,7 @@ impl PlanDesk {
             text.push('\n');
             text.push_str(feedback);
         }
-        Ok(decide(&mut state, review, text))
+        Ok(decide(&mut state, review, text, PlanOutcome::Refine))
     }
 
     /// A snapshot: plan mode, handler, plan directory, the plan under
@@ -317,11 +337,20 @@ impl PlanDesk {
         }
     }
 
-    /// The handler installed on the session. It holds the desk weakly, so
-    /// the session (which the desk holds) does not keep the desk alive.
+    /// The handler installed on the session. It holds the desk and the
+    /// session weakly, so the session (which the desk holds, and which holds
+    /// the handler) keeps neither alive.
     fn proposal_handler(&self) -> PlanHandler {
         let desk = Arc::downgrade(&self.inner);
-        plan_handler(move |proposal| propose(Weak::clone(&desk), proposal))
+        let session = self.inner.session.downgrade();
+        let mount_dir = self.inner.session.mount_dir();
+        plan_reply_handler(move |proposal| {
+            let gone = Gone {
+                session: session.clone(),
+                mount_dir: mount_dir.clone(),
+            };
+            propose(Weak::clone(&desk), gone, proposal)
+        })
     }
 }
 
@@ -335,13 +364,23 @@ fn take_review(state: &mut DeskState) -> Result<Review, Error> {
 }
 
 /// Records a decision and hands it to the waiting write, if any.
-fn decide(state: &mut DeskState, review: Review, text: String) -> String {
+fn decide(state: &mut DeskState, review: Review, text: String, outcome: PlanOutcome) -> String {
     state.decided(&text);
     if let Some(waiting) = review.decide {
         // The writer may be gone already; the decision stands either way.
-        let _ = waiting.send(text.clone());
+        let _ = waiting.send((text.clone(), review.plan.details(outcome)));
     }
     text
+}
+
+impl Drop for Inner {
+    /// Plan mode follows its desk: once the desk is gone nobody can decide a
+    /// proposal, so the session must not claim plan mode any longer.
+    fn drop(&mut self) {
+        if let Some(handler) = self.state.get_mut().installed.take() {
+            self.session.clear_plan_proposal_handler_if(&handler);
+        }
+    }
 }
 
 impl Inner {
@@ -443,27 +482,48 @@ impl Drop for ReviewGuard {
 /// What a `propose` leads to once the plan file is found.
 enum Proposed {
     /// Answered at once (`yolo`, `async`).
-    Answered(String),
+    Answered(Decision),
     /// A `review` write waiting for the reviewer.
-    Waiting(oneshot::Receiver<String>, ReviewGuard),
+    Waiting(oneshot::Receiver<Decision>, ReviewGuard),
+}
+
+/// Where a handler whose desk is gone finds the mount point its refusal
+/// names: the session's, or (if the session is gone too) the one it had
+/// when the handler was installed.
+struct Gone {
+    session: WeakSession,
+    mount_dir: String,
+}
+
+impl Gone {
+    fn not_in_plan_mode(self) -> Error {
+        let dir = self
+            .session
+            .upgrade()
+            .map_or(self.mount_dir, |session| session.mount_dir());
+        Error::NotInPlanMode(texts::not_in_plan_mode(&dir))
+    }
 }
 
 /// The plan proposal handler's work.
-async fn propose(desk: Weak<Inner>, proposal: PlanProposal) -> Result<ToolResult, Error> {
+async fn propose(
+    desk: Weak<Inner>,
+    gone: Gone,
+    proposal: PlanProposal,
+) -> Result<PlanReply, Error> {
     let Some(desk) = desk.upgrade() else {
-        return Err(not_in_plan_mode(None));
+        return Err(gone.not_in_plan_mode());
     };
     let proposed = submit(&desk, &proposal)?;
-    match proposed {
-        Proposed::Answered(text) => Ok(ToolResult::ok(text)),
+    let (text, details) = match proposed {
+        Proposed::Answered(decision) => decision,
         Proposed::Waiting(decision, guard) => {
             let decision = decision.await;
             drop(guard);
-            decision
-                .map(ToolResult::ok)
-                .map_err(|_| Error::Aborted(REVIEW_CANCELLED.into()))
+            decision.map_err(|_| Error::Aborted(REVIEW_CANCELLED.into()))?
         }
-    }
+    };
+    Ok(PlanReply::new(ToolResult::ok(text), details))
 }
 
 /// Checks plan mode and the review slot, finds the plan file and decides or
@@ -472,7 +532,9 @@ fn submit(desk: &Arc<Inner>, proposal: &PlanProposal) -> Result<Proposed, Error>
     let mut state = desk.state.lock();
     if !state.active {
         // `exit` ran between the dispatch taking the handler and calling it.
-        return Err(not_in_plan_mode(Some(&desk.session)));
+        return Err(Error::NotInPlanMode(texts::not_in_plan_mode(
+            &desk.session.mount_dir(),
+        )));
     }
     if let Some(review) = &state.review {
         return Err(Error::Busy(format!(
@@ -488,11 +550,15 @@ fn submit(desk: &Arc<Inner>, proposal: &PlanProposal) -> Result<Proposed, Error>
             let text = format!("Plan approved. Implementing now with {target}.");
             desk.leave_plan_mode(&mut state);
             state.decided(&text);
-            Ok(Proposed::Answered(text))
+            Ok(Proposed::Answered((
+                text,
+                plan.details(PlanOutcome::Approved),
+            )))
         }
         PlanHandlerKind::Async => {
+            let details = plan.details(PlanOutcome::PendingReview);
             file_review(&mut state, plan, None);
-            Ok(Proposed::Answered(PLAN_READY.into()))
+            Ok(Proposed::Answered((PLAN_READY.into(), details)))
         }
         PlanHandlerKind::Review => {
             let (decide, decision) = oneshot::channel();
@@ -510,21 +576,12 @@ fn submit(desk: &Arc<Inner>, proposal: &PlanProposal) -> Result<Proposed, Error>
 fn file_review(
     state: &mut DeskState,
     plan: PlanFile,
-    decide: Option<oneshot::Sender<String>>,
+    decide: Option<oneshot::Sender<Decision>>,
 ) -> u64 {
     let id = state.next_review;
     state.next_review += 1;
     state.review = Some(Review { id, plan, decide });
     id
-}
-
-/// The SPEC text for `propose` outside plan mode.
-fn not_in_plan_mode(session: Option<&Session>) -> Error {
-    let dir = session.map_or_else(
-        || crate::session::DEFAULT_MOUNT_DIR.to_string(),
-        Session::mount_dir,
-    );
-    Error::NotInPlanMode(texts::not_in_plan_mode(&dir))
 }
 
 #[cfg(test)]
@@ -635,7 +692,7 @@ mod tests {
         let weak = Arc::downgrade(&desk.inner);
         drop(desk);
         assert!(weak.upgrade().is_none());
-        assert!(session.plan_mode());
+        assert!(!session.plan_mode(), "plan mode follows its desk");
     }
 
     #[tokio::test]

@@ -1,4 +1,4 @@
-//! Exactly once under concurrency (SPEC section 2, issue 2): many tokio
+//! Exactly once under concurrency: many tokio
 //! tasks on a multi-thread runtime race to finalize the same stack, and every
 //! preview's callbacks are counted.
 

@@ -1,5 +1,5 @@
-//! The plan review desk through the public API (SPEC section 7 "Plan mode",
-//! issue 4 item 4). No FUSE: every `propose` goes through
+//! The plan review desk (plan mode, yolo / review / async handlers) through
+//! the public API. No FUSE: every `propose` goes through
 //! `dispatch_resolution_device`, exactly as the mount does.
 
 use std::fs::File;
@@ -11,8 +11,9 @@ use tempfile::TempDir;
 use tokio::task::JoinHandle;
 use tokio::time::{sleep, timeout, Instant};
 use xdev::{
-    dispatch_resolution_device, dispatch_resolution_device_until, Cancel, Device, Error, PlanDesk,
-    PlanHandlerKind, PlanProposal, PlanTitle, PlanUnderReview, Resolution, Session,
+    dispatch_resolution_device, dispatch_resolution_device_until, Cancel, Device, Error,
+    PlanApprovalDetails, PlanDesk, PlanHandlerKind, PlanOutcome, PlanProposal, PlanTitle,
+    PlanUnderReview, Resolution, Session,
 };
 
 /// How long a test waits for something that should happen at once.
@@ -580,4 +581,90 @@ fn handler_kinds_parse_and_print() {
         assert_eq!(kind.to_string(), name);
     }
     assert!("sometimes".parse::<PlanHandlerKind>().is_err());
+}
+
+// ----- plan details and the desk's lifetime --------------------------------------
+
+fn plan_details(dir: &TempDir, slug: &str, outcome: PlanOutcome) -> Option<PlanApprovalDetails> {
+    Some(PlanApprovalDetails {
+        title: slug.into(),
+        plan_path: path_of(dir, &format!("{slug}-plan.md")),
+        outcome,
+    })
+}
+
+#[tokio::test]
+async fn every_handler_kind_returns_the_plans_details() {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let (session, _desk) = desk(&dir, PlanHandlerKind::Yolo, None);
+    let answer = propose(&session, "auth").await;
+    assert_eq!(
+        answer.plan,
+        plan_details(&dir, "auth", PlanOutcome::Approved)
+    );
+
+    let (session, desk_async) = desk(&dir, PlanHandlerKind::Async, None);
+    let answer = propose(&session, "auth").await;
+    assert_eq!(
+        answer.plan,
+        plan_details(&dir, "auth", PlanOutcome::PendingReview)
+    );
+    assert!(desk_async.approve(None).is_ok());
+
+    let (session, desk_review) = desk(&dir, PlanHandlerKind::Review, None);
+    let write = propose_in_background(&session, "auth");
+    under_review(&desk_review).await;
+    assert!(desk_review.refine("smaller steps").is_ok());
+    let answer = finished(write).await;
+    assert_eq!(answer.plan, plan_details(&dir, "auth", PlanOutcome::Refine));
+    let write = propose_in_background(&session, "auth");
+    under_review(&desk_review).await;
+    assert!(desk_review.approve(None).is_ok());
+    let answer = finished(write).await;
+    assert_eq!(
+        answer.plan,
+        plan_details(&dir, "auth", PlanOutcome::Approved)
+    );
+}
+
+#[tokio::test]
+async fn dropping_the_desk_leaves_plan_mode() {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+    drop(desk);
+    assert!(!session.plan_mode(), "plan mode follows its desk");
+    let answer = propose(&session, "auth").await;
+    assert_eq!(
+        (answer.errno(), answer.text),
+        (libc::EPERM, not_in_plan_mode())
+    );
+}
+
+#[tokio::test]
+async fn dropping_a_replaced_desk_keeps_the_new_desks_plan_mode() {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let (session, old) = desk(&dir, PlanHandlerKind::Review, None);
+    let new = PlanDesk::new(
+        session.clone(),
+        dir.path().to_path_buf(),
+        PlanHandlerKind::Yolo,
+        None,
+    );
+    new.enter();
+    drop(old);
+    assert!(session.plan_mode());
+    assert!(propose(&session, "auth").await.is_ok());
+}
+
+#[tokio::test]
+async fn a_handler_outliving_its_desk_names_the_real_mount() {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let (session, desk) = desk(&dir, PlanHandlerKind::Yolo, None);
+    let handler = session.plan_proposal_handler().expect("plan mode");
+    drop(desk);
+    let proposal = PlanProposal {
+        title: PlanTitle::parse("auth").ok(),
+    };
+    let refused = handler(proposal).await.map(|reply| reply.result.text);
+    assert_eq!(refused, Err(Error::NotInPlanMode(not_in_plan_mode())));
 }

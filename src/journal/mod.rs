@@ -150,6 +150,8 @@ impl Record {
                 ("withdrawn", "timeout", None)
             }
             EventKind::Withdrawn => ("withdrawn", "ok", None),
+            // A proposal is recorded with its write.
+            EventKind::Proposed => return None,
             // A decision's outcome is recorded with its write, unless the
             // writer had stopped waiting (interrupted, aborted): then only
             // this event tells how it ended.
@@ -504,6 +506,7 @@ mod tests {
             text: Some("text".into()),
             ok,
             abandoned,
+            plan: None,
             origin: None,
             time: SystemTime::now(),
         }

@@ -9,9 +9,9 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::dispatch::ResolveRequest;
 use crate::error::Error;
 use crate::session::preview::{BoxFuture, ToolResult};
+use crate::session::request::ResolveRequest;
 
 /// Answers a resolve or reject while its tool choice is in flight.
 pub type QueueInvoker =

@@ -27,6 +27,10 @@ pub enum EventKind {
     Withdrawn,
     /// Cleared by a session boundary.
     Cleared,
+    /// A plan was proposed and its handler answered; `plan` names the plan
+    /// when the handler did. No preview is involved: `id` is empty and
+    /// `sourceTool` is `propose`.
+    Proposed,
 }
 
 /// One event on a session.
@@ -53,6 +57,9 @@ pub struct Event {
     /// it finished: this event is the only report of its outcome.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub abandoned: bool,
+    /// The plan a [`EventKind::Proposed`] event is about, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<crate::session::plan::PlanApprovalDetails>,
     /// The agent call the preview answers, when its producer named one.
     #[serde(flatten)]
     pub origin: Option<crate::session::preview::Origin>,

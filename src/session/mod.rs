@@ -5,7 +5,9 @@ mod abort;
 pub mod directives;
 pub mod events;
 mod pending;
+pub mod plan;
 pub mod preview;
+pub mod request;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -13,12 +15,12 @@ use std::time::SystemTime;
 
 use parking_lot::{Mutex, RwLock};
 
-use crate::plan::PlanHandler;
 use crate::safe_text::path_safe_source_tool;
 use abort::{AbortSignal, AbortWaiter};
 use directives::{Directive, DirectiveId, DirectiveQueue, QueueInvoker, ToolChoice, TurnEnd};
 use events::{Event, EventKind, EventStream, Subscribers};
 use pending::PendingStack;
+use plan::PlanHandler;
 use preview::{
     next_preview_id, ApplyFn, Preview, PreviewExtras, PreviewInfo, RejectFn, CUSTOM_TOOL,
 };
@@ -47,6 +49,20 @@ struct Shared {
     state: Mutex<State>,
     abort: AbortSignal,
     mount_dir: RwLock<String>,
+}
+
+/// A session that does not keep it alive (for handlers the session itself
+/// holds, which would otherwise keep it alive forever).
+#[derive(Clone)]
+pub(crate) struct WeakSession {
+    shared: std::sync::Weak<Shared>,
+}
+
+impl WeakSession {
+    /// The session, if it is still alive.
+    pub(crate) fn upgrade(&self) -> Option<Session> {
+        self.shared.upgrade().map(|shared| Session { shared })
+    }
 }
 
 /// One agent session's queue. Cheap to clone; every clone is the same
@@ -90,6 +106,7 @@ fn event(
         text: text.map(str::to_string),
         ok,
         abandoned: false,
+        plan: None,
         origin: preview.origin(),
         time: SystemTime::now(),
     }
@@ -140,6 +157,13 @@ impl Session {
         }
     }
 
+    /// This session, without keeping it alive.
+    pub(crate) fn downgrade(&self) -> WeakSession {
+        WeakSession {
+            shared: Arc::downgrade(&self.shared),
+        }
+    }
+
     /// The mount point named in texts (as the user gave it).
     pub fn mount_dir(&self) -> String {
         self.shared.mount_dir.read().clone()
@@ -173,7 +197,8 @@ impl Session {
     }
 
     /// Stages a custom tool's preview (source tool `custom_tool` unless
-    /// given). The custom tool's own result details are not forwarded.
+    /// given) into the same stack. Its apply and reject results are
+    /// forwarded unchanged, their details included (`sourceResultDetails`).
     pub fn push_pending_action(
         &self,
         label: impl Into<String>,
@@ -181,28 +206,6 @@ impl Session {
         reject: Option<RejectFn>,
         source_tool: Option<&str>,
     ) -> String {
-        let apply: ApplyFn = Arc::new(move |reason, extra| {
-            let applying = apply(reason, extra);
-            Box::pin(async move {
-                applying.await.map(|mut result| {
-                    result.details = None;
-                    result
-                })
-            })
-        });
-        let reject = reject.map(|reject| -> RejectFn {
-            Arc::new(move |reason, extra| {
-                let rejecting = reject(reason, extra);
-                Box::pin(async move {
-                    rejecting.await.map(|result| {
-                        result.map(|mut result| {
-                            result.details = None;
-                            result
-                        })
-                    })
-                })
-            })
-        });
         self.queue_resolve_handler(label, source_tool.unwrap_or(CUSTOM_TOOL), apply, reject)
     }
 
@@ -505,6 +508,19 @@ impl Session {
         self.shared.state.lock().plan_handler = None;
     }
 
+    /// Leaves plan mode if `handler` is the one installed (another may
+    /// have replaced it since, and must stay).
+    pub(crate) fn clear_plan_proposal_handler_if(&self, handler: &PlanHandler) {
+        let mut state = self.shared.state.lock();
+        if state
+            .plan_handler
+            .as_ref()
+            .is_some_and(|installed| Arc::ptr_eq(installed, handler))
+        {
+            state.plan_handler = None;
+        }
+    }
+
     /// The plan proposal handler, if plan mode is on.
     pub fn plan_proposal_handler(&self) -> Option<PlanHandler> {
         self.shared.state.lock().plan_handler.clone()
@@ -513,6 +529,33 @@ impl Session {
     /// Whether plan mode is on (a plan proposal handler is set).
     pub fn plan_mode(&self) -> bool {
         self.shared.state.lock().plan_handler.is_some()
+    }
+
+    /// A plan proposal's handler answered: the event names the plan when
+    /// the handler did. No preview is involved, so `id` is empty.
+    pub(crate) fn proposed(
+        &self,
+        body: &str,
+        text: &str,
+        ok: bool,
+        plan: Option<plan::PlanApprovalDetails>,
+    ) {
+        let event = Event {
+            kind: EventKind::Proposed,
+            id: String::new(),
+            label: plan
+                .as_ref()
+                .map_or_else(|| body.to_string(), |plan| plan.title.clone()),
+            source_tool: "propose".to_string(),
+            reason: Some(body.to_string()),
+            text: Some(text.to_string()),
+            ok,
+            abandoned: false,
+            plan,
+            origin: None,
+            time: SystemTime::now(),
+        };
+        self.shared.state.lock().subscribers.publish(event);
     }
 
     // ----- boundaries, abort, events ------------------------------------

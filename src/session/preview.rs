@@ -23,6 +23,13 @@ pub struct ToolResult {
     /// An error *result*: the call ran and reports a failure (a stale
     /// preview, say). For an apply, the preview is still consumed.
     pub is_error: bool,
+    /// The label a handler with no preview behind it (a queue invoker, the
+    /// standing handler) gives itself in the result details; a preview's
+    /// callbacks are named by their preview, so theirs is ignored.
+    pub label: Option<String>,
+    /// The `sourceToolName` such a handler gives itself (a plan approval
+    /// handler reports `plan_approval`); ignored for a preview's callbacks.
+    pub source_tool_name: Option<String>,
 }
 
 impl ToolResult {
@@ -38,14 +45,22 @@ impl ToolResult {
     pub fn error(text: impl Into<String>) -> Self {
         ToolResult {
             text: text.into(),
-            details: None,
             is_error: true,
+            ..ToolResult::default()
         }
     }
 
     /// The same result carrying these details.
     pub fn with_details(mut self, details: Value) -> Self {
         self.details = Some(details);
+        self
+    }
+
+    /// The same result naming its handler: the `label` and
+    /// `sourceToolName` of the result details (see [`ToolResult::label`]).
+    pub fn named(mut self, label: impl Into<String>, source_tool_name: impl Into<String>) -> Self {
+        self.label = Some(label.into());
+        self.source_tool_name = Some(source_tool_name.into());
         self
     }
 }

@@ -1,5 +1,5 @@
 //! The next tool-choice directive and the soft-requirement tracker a
-//! harness drives turn by turn (SPEC section 6).
+//! harness drives turn by turn.
 
 use crate::session::Session;
 use crate::texts;
@@ -43,11 +43,19 @@ impl SoftRequirement {
     }
 }
 
+/// Whether `path` names the mount's `resolve` or `reject`: under the mount
+/// point, or as `xd://resolve` / `xd://reject`, the scheme in any case (as
+/// the agent runtime accepts it).
 fn is_device_path(mount_dir: &str, path: &str) -> bool {
     let dir = mount_dir.trim_end_matches('/');
+    let scheme = "xd://";
+    let short = path
+        .get(..scheme.len())
+        .filter(|prefix| prefix.eq_ignore_ascii_case(scheme))
+        .and_then(|_| path.get(scheme.len()..));
     ["resolve", "reject"]
         .iter()
-        .any(|device| path == format!("{dir}/{device}") || path == format!("xd://{device}"))
+        .any(|device| path == format!("{dir}/{device}") || short == Some(*device))
 }
 
 impl Session {

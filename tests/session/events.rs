@@ -1,0 +1,160 @@
+//! Session events.
+
+use super::*;
+
+#[tokio::test]
+async fn events_report_every_change_with_its_id_label_tool_reason_and_text() {
+    let session = Session::new();
+    let mut events = session.subscribe();
+
+    let applied = stage(&session, "edit a.rs", "edit");
+    write(&session, Device::Resolve, "tests pass").await;
+
+    let discarded = stage(&session, "edit b.rs", "edit");
+    write(&session, Device::Reject, "wrong").await;
+
+    let flaky = session.queue_resolve_handler(
+        "edit c.rs",
+        "apply_patch",
+        flaky_apply(
+            1,
+            CallbackError::Failed("EROFS".into()),
+            &Arc::new(AtomicUsize::new(0)),
+        ),
+        None,
+    );
+    write(&session, Device::Resolve, "try").await;
+    assert!(session.withdraw(&flaky, "producer exited"));
+    assert!(!session.withdraw(&flaky, "twice"));
+
+    let cleared = stage(&session, "edit d.rs", "edit");
+    session.clear_pending();
+
+    let seen = drain(&mut events);
+    let summary: Vec<_> = seen
+        .iter()
+        .map(|event| {
+            (
+                event.kind,
+                event.id.as_str(),
+                event.label.as_str(),
+                event.source_tool.as_str(),
+                event.reason.as_deref(),
+                event.text.as_deref(),
+                event.ok,
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (
+                EventKind::Staged,
+                applied.as_str(),
+                "edit a.rs",
+                "edit",
+                None,
+                None,
+                true
+            ),
+            (
+                EventKind::Applied,
+                applied.as_str(),
+                "edit a.rs",
+                "edit",
+                Some("tests pass"),
+                Some("applied edit a.rs: tests pass"),
+                true
+            ),
+            (
+                EventKind::Staged,
+                discarded.as_str(),
+                "edit b.rs",
+                "edit",
+                None,
+                None,
+                true
+            ),
+            (
+                EventKind::Discarded,
+                discarded.as_str(),
+                "edit b.rs",
+                "edit",
+                Some("wrong"),
+                Some("Discarded: edit b.rs. Reason: wrong"),
+                true
+            ),
+            (
+                EventKind::Staged,
+                flaky.as_str(),
+                "edit c.rs",
+                "apply_patch",
+                None,
+                None,
+                true
+            ),
+            (
+                EventKind::Failed,
+                flaky.as_str(),
+                "edit c.rs",
+                "apply_patch",
+                Some("try"),
+                Some("Apply failed: EROFS"),
+                false
+            ),
+            (
+                EventKind::Requeued,
+                flaky.as_str(),
+                "edit c.rs",
+                "apply_patch",
+                Some("try"),
+                Some("Apply failed: EROFS"),
+                false
+            ),
+            (
+                EventKind::Withdrawn,
+                flaky.as_str(),
+                "edit c.rs",
+                "apply_patch",
+                Some("producer exited"),
+                None,
+                true
+            ),
+            (
+                EventKind::Staged,
+                cleared.as_str(),
+                "edit d.rs",
+                "edit",
+                None,
+                None,
+                true
+            ),
+            (
+                EventKind::Cleared,
+                cleared.as_str(),
+                "edit d.rs",
+                "edit",
+                None,
+                None,
+                true
+            ),
+        ]
+    );
+    assert_eq!(
+        serde_json::to_value(&seen[1]).expect("serializes"),
+        json!({
+            "kind": "applied",
+            "id": applied,
+            "label": "edit a.rs",
+            "sourceTool": "edit",
+            "reason": "tests pass",
+            "text": "applied edit a.rs: tests pass",
+            "ok": true,
+        })
+    );
+    // Every subscriber sees every event.
+    let mut late = session.subscribe();
+    stage(&session, "e", "edit");
+    assert_eq!(drain(&mut late).len(), 1);
+    assert_eq!(drain(&mut events).len(), 1);
+}

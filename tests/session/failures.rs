@@ -1,0 +1,232 @@
+//! Apply failures, error results and reject failures.
+
+use super::*;
+
+#[tokio::test]
+async fn apply_failure_requeues_the_same_id_at_the_head_before_returning() {
+    let session = Session::new();
+    let other = stage(&session, "other", "edit");
+    let calls = Arc::new(AtomicUsize::new(0));
+    let id = session.queue_resolve_handler(
+        "edit a.rs",
+        "edit",
+        flaky_apply(1, CallbackError::Failed("disk full".into()), &calls),
+        None,
+    );
+    let mut events = session.subscribe();
+
+    let answer = write(&session, Device::Resolve, "try").await;
+    // By the time the error is returned the preview is back at the head.
+    assert_eq!(pending_ids(&session), [&*id, &*other]);
+    assert_eq!(session.in_progress_count(), 0);
+    let seen = drain(&mut events);
+    assert_eq!(
+        kinds(&seen),
+        [
+            (EventKind::Failed, id.clone()),
+            (EventKind::Requeued, id.clone())
+        ]
+    );
+    assert_eq!(answer.text, "Apply failed: disk full");
+    assert_eq!(answer.errno(), libc::EIO);
+    assert_eq!(
+        answer.error,
+        Some(Error::CallbackFailed("Apply failed: disk full".into()))
+    );
+
+    // A later resolve retries the same invoker.
+    let retry = write(&session, Device::Resolve, "retry").await;
+    assert_eq!(retry.text, "applied on attempt 2");
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert_eq!(pending_ids(&session), [&*other]);
+}
+
+#[tokio::test]
+async fn apply_failure_of_a_lower_preview_moves_it_to_the_head() {
+    let session = Session::new();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let low = session.queue_resolve_handler(
+        "low",
+        "edit",
+        flaky_apply(1, CallbackError::Failed("locked".into()), &calls),
+        None,
+    );
+    let high = stage(&session, "high", "edit");
+    let answer = run_resolve_invocation(&session, &low, ResolveRequest::apply("by id")).await;
+    assert_eq!(answer.text, "Apply failed: locked");
+    assert_eq!(pending_ids(&session), [&*low, &*high]);
+}
+
+#[tokio::test]
+async fn apply_failure_then_reject_discards() {
+    let session = Session::new();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let id = session.queue_resolve_handler(
+        "edit a.rs",
+        "edit",
+        flaky_apply(5, CallbackError::Failed("boom".into()), &calls),
+        None,
+    );
+    assert_eq!(
+        write(&session, Device::Resolve, "x").await.text,
+        "Apply failed: boom"
+    );
+    let answer = write(&session, Device::Reject, "give up").await;
+    assert_eq!(answer.text, "Discarded: edit a.rs. Reason: give up");
+    assert!(!session.is_pending(&id));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn tool_errors_pass_unchanged_and_other_failures_are_wrapped() {
+    let session = Session::new();
+    let calls = Arc::new(AtomicUsize::new(0));
+    session.queue_resolve_handler(
+        "edit",
+        "edit",
+        flaky_apply(
+            1,
+            CallbackError::Tool("Edit conflict: a.rs changed on disk".into()),
+            &calls,
+        ),
+        None,
+    );
+    let answer = write(&session, Device::Resolve, "x").await;
+    assert_eq!(answer.text, "Edit conflict: a.rs changed on disk");
+    assert_eq!(answer.errno(), libc::EIO);
+
+    let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "read-only file");
+    let from_io: CallbackError = io.into();
+    session.queue_resolve_handler(
+        "io",
+        "edit",
+        flaky_apply(1, from_io, &Arc::new(AtomicUsize::new(0))),
+        None,
+    );
+    let answer = write(&session, Device::Resolve, "x").await;
+    assert_eq!(answer.text, "Apply failed: read-only file");
+}
+
+#[tokio::test]
+async fn an_apply_that_returns_an_error_result_consumes_the_preview() {
+    let session = Session::new();
+    let below = stage(&session, "below", "edit");
+    let id = session.queue_resolve_handler(
+        "stale edit",
+        "edit",
+        apply_fn(|_reason, _extra| async {
+            Ok(ToolResult::error("Preview is stale: a.rs changed")
+                .with_details(json!({"stale": true})))
+        }),
+        None,
+    );
+    let mut events = session.subscribe();
+    let answer = write(&session, Device::Resolve, "apply").await;
+    assert!(!answer.is_ok());
+    assert_eq!(answer.text, "Preview is stale: a.rs changed");
+    assert_eq!(answer.errno(), libc::EIO);
+    assert_eq!(
+        answer.error,
+        Some(Error::ErrorResult("Preview is stale: a.rs changed".into()))
+    );
+    assert_eq!(
+        answer
+            .details
+            .and_then(|details| details.source_result_details),
+        Some(json!({"stale": true}))
+    );
+    assert!(!session.is_pending(&id));
+    assert_eq!(pending_ids(&session), [&*below]);
+    let seen = drain(&mut events);
+    assert_eq!(kinds(&seen), [(EventKind::Applied, id)]);
+    assert!(!seen[0].ok);
+}
+
+#[tokio::test]
+async fn a_failing_reject_leaves_the_preview_pending_where_it_was() {
+    let session = Session::new();
+    let below = stage(&session, "below", "edit");
+    let attempts = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&attempts);
+    let id = session.queue_resolve_handler(
+        "edit a.rs",
+        "edit",
+        echo_apply("edit a.rs"),
+        Some(reject_fn(move |_reason, _extra| {
+            let attempt = counted.fetch_add(1, Ordering::SeqCst) + 1;
+            async move {
+                if attempt == 1 {
+                    Err(CallbackError::Tool("Could not restore a.rs".into()))
+                } else {
+                    Ok(None)
+                }
+            }
+        })),
+    );
+    let mut events = session.subscribe();
+    let answer = write(&session, Device::Reject, "no").await;
+    assert!(!answer.is_ok());
+    assert_eq!(answer.text, "Could not restore a.rs");
+    assert_eq!(answer.errno(), libc::EIO);
+    assert_eq!(pending_ids(&session), [&*id, &*below]);
+    assert_eq!(session.in_progress_count(), 0);
+    assert_eq!(
+        kinds(&drain(&mut events)),
+        [(EventKind::Failed, id.clone())]
+    );
+
+    // Still there: a second reject discards it, a resolve would apply it.
+    let answer = write(&session, Device::Reject, "no").await;
+    assert_eq!(answer.text, "Discarded: edit a.rs. Reason: no");
+    assert_eq!(pending_ids(&session), [&*below]);
+}
+
+#[tokio::test]
+async fn a_reject_failure_that_is_not_a_tool_error_is_an_eio_error() {
+    let session = Session::new();
+    let id = session.queue_resolve_handler(
+        "edit a.rs",
+        "edit",
+        echo_apply("edit a.rs"),
+        Some(reject_fn(|_reason, _extra| async {
+            Err(CallbackError::Failed("backup missing".into()))
+        })),
+    );
+    let answer = write(&session, Device::Reject, "no").await;
+    assert_eq!(answer.errno(), libc::EIO);
+    assert!(answer.text.contains("backup missing"), "{}", answer.text);
+    assert!(session.is_pending(&id));
+}
+
+#[tokio::test]
+async fn discard_text_defaults_unless_the_reject_callback_answers() {
+    let session = Session::new();
+    // No reject callback.
+    session.queue_resolve_handler("edit a.rs", "edit", echo_apply("a"), None);
+    let answer = write(&session, Device::Reject, "  not needed \n").await;
+    assert_eq!(answer.text, "Discarded: edit a.rs. Reason: not needed");
+    // A reject callback that returns nothing.
+    session.queue_resolve_handler(
+        "edit b.rs",
+        "edit",
+        echo_apply("b"),
+        Some(reject_fn(|_reason, _extra| async { Ok(None) })),
+    );
+    let answer = write(&session, Device::Reject, "dup").await;
+    assert_eq!(answer.text, "Discarded: edit b.rs. Reason: dup");
+    // A reject callback with its own answer.
+    session.queue_resolve_handler(
+        "edit c.rs",
+        "edit",
+        echo_apply("c"),
+        Some(reject_fn(|reason, _extra| async move {
+            Ok(Some(ToolResult::ok(format!("restored c.rs ({reason})"))))
+        })),
+    );
+    let answer = write(&session, Device::Reject, "dup").await;
+    assert_eq!(answer.text, "restored c.rs (dup)");
+    // The resolve tool's discard uses the same default.
+    session.queue_resolve_handler("edit d.rs", "edit", echo_apply("d"), None);
+    let answer = run_resolve_tool(&session, ResolveRequest::discard("wrong")).await;
+    assert_eq!(answer.text, "Discarded: edit d.rs. Reason: wrong");
+}
