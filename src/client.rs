@@ -27,11 +27,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;
 
+use nix::errno::Errno;
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
 use serde::Deserialize;
 use serde_json::Value;
 use thiserror::Error;
 
-use crate::error::{describe, errno_name};
+use crate::error::describe;
 use crate::fs::MAX_MESSAGE;
 use crate::mount::{mount, Mount, MountError, MountOptions};
 use crate::mount_point::{probe_mount_point, MountPointState};
@@ -268,28 +271,13 @@ fn io_line(what: &str, source: &io::Error) -> String {
     }
 }
 
-/// The symbolic name of an errno: the names of SPEC section 4 (see
-/// [`crate::errno_name`]), a few more a client can meet, else `errno N`.
+/// The symbolic name of an errno (`ENOENT`), else `errno N` for a number
+/// the system does not name.
 pub fn errno_label(errno: i32) -> String {
-    let known = errno_name(errno);
-    if known != "E?" {
-        return known.to_string();
+    match Errno::from_raw(errno) {
+        Errno::UnknownErrno => format!("errno {errno}"),
+        known => format!("{known:?}"),
     }
-    let name = match errno {
-        libc::ENOTCONN => "ENOTCONN",
-        libc::EBADF => "EBADF",
-        libc::EISDIR => "EISDIR",
-        libc::ENOTDIR => "ENOTDIR",
-        libc::EEXIST => "EEXIST",
-        libc::EAGAIN => "EAGAIN",
-        libc::ENOSYS => "ENOSYS",
-        libc::EROFS => "EROFS",
-        libc::ENXIO => "ENXIO",
-        libc::EPIPE => "EPIPE",
-        libc::ENOTEMPTY => "ENOTEMPTY",
-        _ => return format!("errno {errno}"),
-    };
-    name.to_string()
 }
 
 // ----- devices and status files -------------------------------------------
@@ -1210,12 +1198,14 @@ pub fn run(
                     return status.map_err(|err| ClientError::io("cannot wait for the command", err));
                 }
                 _ = interrupt.recv() => None,
-                _ = terminate.recv() => Some(libc::SIGTERM),
-                _ = hangup.recv() => Some(libc::SIGHUP),
+                _ = terminate.recv() => Some(Signal::SIGTERM),
+                _ = hangup.recv() => Some(Signal::SIGHUP),
             };
-            if let (Some(signal), Some(pid)) = (forward, child.id()) {
-                // SAFETY: signalling our own child, not yet reaped (it has an id).
-                unsafe { libc::kill(pid as libc::pid_t, signal) };
+            let pid = child.id().and_then(|pid| i32::try_from(pid).ok());
+            if let (Some(signal), Some(pid)) = (forward, pid) {
+                // Our own child, not yet reaped (it has an id): the pid is
+                // still its. A child that just exited is no error here.
+                let _ = kill(Pid::from_raw(pid), signal);
             }
         }
     });
@@ -1328,6 +1318,14 @@ mod tests {
         assert_eq!(errno_label(libc::EIO), "EIO");
         assert_eq!(errno_label(libc::ENOTCONN), "ENOTCONN");
         assert_eq!(errno_label(9999), "errno 9999");
+        // The names the crate's errors use read the same here.
+        for errno in 1..200 {
+            let name = crate::errno_name(errno);
+            if name != "E?" {
+                assert_eq!(errno_label(errno), name);
+            }
+        }
+        assert_eq!(errno_label(libc::EAGAIN), "EAGAIN");
         let refused = ClientError::Refused {
             errno: libc::ENOENT,
             text: "nothing".into(),
