@@ -30,7 +30,6 @@ use std::time::Duration;
 use nix::errno::Errno;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use serde::Deserialize;
 use serde_json::Value;
 use thiserror::Error;
 
@@ -40,7 +39,9 @@ use crate::mount::{mount, Mount, MountError, MountOptions};
 use crate::mount_point::{probe_mount_point, MountPointState};
 use crate::plan_desk::{PlanDesk, PlanHandlerKind};
 use crate::session::{Session, DEFAULT_MOUNT_DIR};
+use crate::stage_protocol::{ProducerMessage, ProducerReport, StageRequest, WithdrawReason};
 use crate::supervised::supervise;
+use crate::texts;
 
 /// The environment variable that names the mount (and that `xdev run`
 /// exports to its command).
@@ -562,6 +563,22 @@ pub struct PreviewRequest {
     pub tool_use_id: Option<String>,
 }
 
+impl PreviewRequest {
+    /// The request as the stage protocol carries it.
+    pub fn stage_request(&self) -> StageRequest {
+        StageRequest {
+            label: self.label.clone(),
+            source_tool: self.source_tool.clone(),
+            deadline_ms: self
+                .deadline
+                .map(|deadline| u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX)),
+            detail: self.detail.clone(),
+            session_id: self.session_id.clone(),
+            tool_use_id: self.tool_use_id.clone(),
+        }
+    }
+}
+
 /// What `xdev stage` stages and runs.
 #[derive(Debug, Clone, Default)]
 pub struct StageOptions {
@@ -613,36 +630,6 @@ pub enum StageNotice {
     AppliedUnreported,
 }
 
-/// A decision the mount tells the producer of a staged preview.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
-    /// Apply it, then [`StagedPreview::report`] the result.
-    Apply {
-        /// The reason written.
-        reason: String,
-    },
-    /// It was discarded; a [`StagedPreview::report`] is optional.
-    Discard {
-        /// The reason written.
-        reason: String,
-    },
-    /// Taken back without a decision (`deadline`, ...).
-    Withdrawn {
-        /// Why.
-        why: String,
-    },
-}
-
-/// A line the mount sends a producer (see [`crate::producer`]).
-#[derive(Debug, Deserialize)]
-#[serde(tag = "event", rename_all = "lowercase")]
-enum Incoming {
-    Staged { id: String },
-    Apply { reason: String },
-    Discard { reason: String },
-    Withdrawn { why: String },
-}
-
 /// A preview staged through `<mount>/stage`: the open conversation with the
 /// mount. The preview stays pending while this lives; dropping it (or the
 /// process dying) before a decision withdraws it.
@@ -675,7 +662,7 @@ impl StagedPreview {
             .send(&request_line(request))
             .map_err(|refused| staged.with_refusal_reason(refused))?;
         staged.id = match staged.next()? {
-            Some(Incoming::Staged { id }) => id,
+            Some(ProducerMessage::Staged { id }) => id,
             Some(other) => {
                 return Err(ClientError::Protocol(format!(
                     "expected the staged id from {}, got {other:?}",
@@ -697,21 +684,37 @@ impl StagedPreview {
         &self.id
     }
 
-    /// Waits for the next decision. [`ClientError::MountGone`] when the
-    /// mount stops (or is killed) first.
-    pub fn next_decision(&mut self) -> Result<Decision, ClientError> {
+    /// Waits for the next decision: [`ProducerMessage::Apply`],
+    /// [`ProducerMessage::Discard`] or [`ProducerMessage::Withdrawn`] (never
+    /// a second `staged`). [`ClientError::MountGone`] when the mount stops
+    /// (or is killed) first.
+    pub fn next_decision(&mut self) -> Result<ProducerMessage, ClientError> {
         match self.next() {
             Err(error) if is_mount_gone(&error) => Err(self.gone()),
-            Ok(Some(Incoming::Apply { reason })) => Ok(Decision::Apply { reason }),
-            Ok(Some(Incoming::Discard { reason })) => Ok(Decision::Discard { reason }),
-            Ok(Some(Incoming::Withdrawn { why })) => Ok(Decision::Withdrawn { why }),
-            Ok(Some(Incoming::Staged { .. })) => Err(ClientError::Protocol(format!(
-                "{} staged a second time on one descriptor",
-                self.path.display()
-            ))),
+            Ok(Some(message @ ProducerMessage::Staged { .. })) => Err(self.unexpected(message)),
+            Ok(Some(decision)) => Ok(decision),
             // The conversation ended with no decision: the mount stopped.
             Ok(None) => Err(self.gone()),
             Err(error) => Err(error),
+        }
+    }
+
+    /// The error for a message that ends the wait without a decision the
+    /// caller acts on: a withdrawal (for a reason the caller does not
+    /// handle itself) or a second `staged`.
+    pub fn unexpected(&self, message: ProducerMessage) -> ClientError {
+        match message {
+            ProducerMessage::Withdrawn { why } => {
+                ClientError::Protocol(texts::preview_withdrawn(&self.id, why))
+            }
+            ProducerMessage::Staged { .. } => ClientError::Protocol(format!(
+                "{} staged a second time on one descriptor",
+                self.path.display()
+            )),
+            other => ClientError::Protocol(format!(
+                "unexpected message from {}: {other:?}",
+                self.path.display()
+            )),
         }
     }
 
@@ -772,7 +775,7 @@ impl StagedPreview {
     }
 
     /// The next message, or `None` at end of file.
-    fn next(&mut self) -> Result<Option<Incoming>, ClientError> {
+    fn next(&mut self) -> Result<Option<ProducerMessage>, ClientError> {
         let mut line = String::new();
         loop {
             line.clear();
@@ -800,7 +803,13 @@ impl StagedPreview {
 /// (keeping its end) so that the line fits in one message of the mount.
 fn report_line(ok: bool, text: &str) -> String {
     const MARK: &str = "[…]\n";
-    let encode = |text: &str| format!("{}\n", serde_json::json!({ "ok": ok, "text": text }));
+    let encode = |text: &str| {
+        ProducerReport {
+            ok,
+            text: text.to_string(),
+        }
+        .line()
+    };
     let line = encode(text);
     if line.len() <= MAX_MESSAGE {
         return line;
@@ -831,24 +840,7 @@ fn report_line(ok: bool, text: &str) -> String {
 
 /// The request line a producer stages with: only the fields given.
 fn request_line(request: &PreviewRequest) -> String {
-    let mut line = serde_json::Map::new();
-    line.insert("label".into(), Value::from(request.label.clone()));
-    let mut optional = |key: &str, value: Option<Value>| {
-        if let Some(value) = value {
-            line.insert(key.into(), value);
-        }
-    };
-    optional("sourceTool", request.source_tool.clone().map(Value::from));
-    optional(
-        "deadlineMs",
-        request
-            .deadline
-            .map(|deadline| Value::from(u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX))),
-    );
-    optional("detail", request.detail.clone());
-    optional("sessionId", request.session_id.clone().map(Value::from));
-    optional("toolUseId", request.tool_use_id.clone().map(Value::from));
-    format!("{}\n", Value::Object(line))
+    request.stage_request().line()
 }
 
 /// Runs a command for the producer's report: `(true, stdout)` on success,
@@ -922,7 +914,7 @@ pub fn stage(
     };
     loop {
         match staged.next_decision()? {
-            Decision::Apply { reason } => {
+            ProducerMessage::Apply { reason, .. } => {
                 let mut command = Command::new(program);
                 command.args(&options.command[1..]);
                 environment(&mut command, &reason);
@@ -940,7 +932,7 @@ pub fn stage(
                 }
                 notice(StageNotice::ApplyFailed(text));
             }
-            Decision::Discard { reason } => {
+            ProducerMessage::Discard { reason } => {
                 if let Some(on_reject) = &options.on_reject {
                     let mut command = Command::new("sh");
                     command.arg("-c").arg(on_reject);
@@ -955,14 +947,10 @@ pub fn stage(
                 }
                 return Ok(StageOutcome::Discarded);
             }
-            Decision::Withdrawn { why } if why == "deadline" => {
-                return Ok(StageOutcome::DeadlinePassed)
-            }
-            Decision::Withdrawn { why } => {
-                return Err(ClientError::Protocol(format!(
-                    "the preview {id} was withdrawn: {why}"
-                )))
-            }
+            ProducerMessage::Withdrawn {
+                why: WithdrawReason::Deadline,
+            } => return Ok(StageOutcome::DeadlinePassed),
+            other => return Err(staged.unexpected(other)),
         }
     }
 }

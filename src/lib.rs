@@ -43,6 +43,7 @@ pub mod plan_desk;
 pub mod producer;
 pub mod safe_text;
 pub mod session;
+pub mod stage_protocol;
 mod supervised;
 pub mod texts;
 pub mod who;
