@@ -37,6 +37,7 @@ use crate::error::describe;
 use crate::fs::MAX_MESSAGE;
 use crate::mount::{mount, Mount, MountError, MountOptions};
 use crate::mount_point::{probe_mount_point, MountPointState};
+use crate::plan_command::PlanCommand;
 use crate::plan_desk::{PlanDesk, PlanHandlerKind};
 use crate::session::{Session, DEFAULT_MOUNT_DIR};
 use crate::stage_protocol::{ProducerMessage, ProducerReport, StageRequest, WithdrawReason};
@@ -365,37 +366,11 @@ fn trim_newline(text: &str) -> &str {
     text.strip_suffix('\n').unwrap_or(text)
 }
 
-/// The device a plan command goes to and the message it writes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PlanCommand {
-    /// Turn plan mode on.
-    Enter,
-    /// Turn plan mode off (cancels a review under way).
-    Exit,
-    /// Approve the plan under review, with optional feedback.
-    Approve(Option<String>),
-    /// Ask for a better plan, with the reviewer's feedback.
-    Refine(String),
-}
-
-impl PlanCommand {
-    /// The line written to `plan/ctl`.
-    pub fn message(&self) -> String {
-        match self {
-            PlanCommand::Enter => "enter".to_string(),
-            PlanCommand::Exit => "exit".to_string(),
-            PlanCommand::Approve(None) => "approve".to_string(),
-            PlanCommand::Approve(Some(feedback)) => format!("approve {feedback}"),
-            PlanCommand::Refine(feedback) => format!("refine {feedback}"),
-        }
-    }
-}
-
 /// Runs a plan command through `<mount>/plan/ctl` and returns the answer.
 pub fn plan_control(mount: &Path, command: &PlanCommand) -> Result<String, ClientError> {
     write_device(
         &mount.join("plan").join("ctl"),
-        command.message().as_bytes(),
+        command.to_string().as_bytes(),
     )
 }
 
@@ -1272,17 +1247,6 @@ mod tests {
             serde_json::json!({"label": "edit a", "sourceTool": "patch", "deadlineMs": 1500,
                 "detail": {"command": "ls"}, "sessionId": "s-1", "toolUseId": "toolu_1"})
         );
-    }
-
-    #[test]
-    fn plan_commands_are_ctl_lines() {
-        assert_eq!(PlanCommand::Enter.message(), "enter");
-        assert_eq!(PlanCommand::Approve(None).message(), "approve");
-        assert_eq!(
-            PlanCommand::Approve(Some("looks good".into())).message(),
-            "approve looks good"
-        );
-        assert_eq!(PlanCommand::Refine("more".into()).message(), "refine more");
     }
 
     #[test]

@@ -39,6 +39,7 @@ mod maps;
 mod mount;
 pub mod mount_point;
 pub mod plan;
+pub mod plan_command;
 pub mod plan_desk;
 pub mod producer;
 pub mod safe_text;

@@ -127,6 +127,16 @@ pub fn bad_result_line(error: impl std::fmt::Display) -> String {
 pub const NO_DECISION_AWAITING_RESULT: &str =
     "No decision is waiting for a result on this descriptor.";
 
+/// `plan/ctl` got `refine` without feedback.
+pub const REFINE_NEEDS_FEEDBACK: &str = "refine needs the reviewer's feedback: refine <feedback>";
+
+/// `plan/ctl` got a command it does not know.
+pub fn unknown_plan_command(command: &str) -> String {
+    format!(
+        "Unknown plan command {command:?}: use enter, exit, approve [feedback] or refine <feedback>."
+    )
+}
+
 /// A staged preview taken back for a reason other than its deadline.
 pub fn preview_withdrawn(id: &str, why: impl std::fmt::Display) -> String {
     format!("the preview {id} was withdrawn: {why}")

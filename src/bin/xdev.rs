@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
-use xdev::client::{self, ClientError, DaemonOptions, PlanCommand, PlanOptions, StageNotice};
+use xdev::client::{self, ClientError, DaemonOptions, PlanOptions, StageNotice};
+use xdev::plan_command::PlanCommand;
 use xdev::PlanHandlerKind;
 
 const AFTER_HELP: &str = "\
