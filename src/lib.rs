@@ -29,6 +29,7 @@
 //! ```
 
 pub mod client;
+pub mod daemon;
 pub mod directive;
 pub mod dispatch;
 pub mod error;
