@@ -62,6 +62,7 @@ use crate::plan_command::PlanCommand;
 use crate::plan_desk::PLAN_READY;
 use crate::safe_text::{is_unprintable, one_line, path_safe_source_tool, MAX_LABEL_BYTES};
 use crate::stage_protocol::{ProducerMessage, WithdrawReason, MAX_DETAIL_BYTES, MAX_ORIGIN_BYTES};
+use crate::texts;
 
 /// The default `--deadline`: a little under both agents' default hook
 /// timeout of 600 s, so the hook answers before it is killed.
@@ -607,11 +608,11 @@ fn decide_preview(options: &HookOptions, input: &HookInput) -> Result<Decided, C
     let label = &request.label;
     match staged.next_decision()? {
         ProducerMessage::Apply { reason, .. } => {
-            report(&staged, &format!("Allowed: {label}. Reason: {reason}"));
+            report(&staged, &texts::hook_allowed(label, &reason));
             Ok(Decided::Allowed(reason))
         }
         ProducerMessage::Discard { reason } => {
-            report(&staged, &format!("Denied: {label}. Reason: {reason}"));
+            report(&staged, &texts::hook_denied(label, &reason));
             Ok(Decided::Denied(reason))
         }
         ProducerMessage::Withdrawn {

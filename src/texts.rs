@@ -127,6 +127,16 @@ pub fn bad_result_line(error: impl std::fmt::Display) -> String {
 pub const NO_DECISION_AWAITING_RESULT: &str =
     "No decision is waiting for a result on this descriptor.";
 
+/// The result text of a tool call `xdev hook` let through.
+pub fn hook_allowed(label: &str, reason: &str) -> String {
+    format!("Allowed: {label}. Reason: {reason}")
+}
+
+/// The result text of a tool call `xdev hook` denied.
+pub fn hook_denied(label: &str, reason: &str) -> String {
+    format!("Denied: {label}. Reason: {reason}")
+}
+
 /// `plan/ctl` got `refine` without feedback.
 pub const REFINE_NEEDS_FEEDBACK: &str = "refine needs the reviewer's feedback: refine <feedback>";
 
