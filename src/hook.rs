@@ -54,13 +54,15 @@ use serde_json::Value;
 use thiserror::Error;
 
 use crate::client::{
-    check_mount, is_mount_gone, plan_control, read_text, write_device, ClientError, Decision,
-    PlanCommand, PreviewRequest, StagedPreview,
+    check_mount, is_mount_gone, plan_control, read_text, write_device, ClientError, PreviewRequest,
+    StagedPreview,
 };
 use crate::plan::PlanTitle;
+use crate::plan_command::PlanCommand;
 use crate::plan_desk::PLAN_READY;
-use crate::producer::{MAX_DETAIL_BYTES, MAX_ORIGIN_BYTES};
 use crate::safe_text::{is_unprintable, one_line, path_safe_source_tool, MAX_LABEL_BYTES};
+use crate::stage_protocol::{ProducerMessage, WithdrawReason, MAX_DETAIL_BYTES, MAX_ORIGIN_BYTES};
+use crate::texts;
 
 /// The default `--deadline`: a little under both agents' default hook
 /// timeout of 600 s, so the hook answers before it is killed.
@@ -605,19 +607,18 @@ fn decide_preview(options: &HookOptions, input: &HookInput) -> Result<Decided, C
     tracing::debug!(id = staged.id(), "staged");
     let label = &request.label;
     match staged.next_decision()? {
-        Decision::Apply { reason } => {
-            report(&staged, &format!("Allowed: {label}. Reason: {reason}"));
+        ProducerMessage::Apply { reason, .. } => {
+            report(&staged, &texts::hook_allowed(label, &reason));
             Ok(Decided::Allowed(reason))
         }
-        Decision::Discard { reason } => {
-            report(&staged, &format!("Denied: {label}. Reason: {reason}"));
+        ProducerMessage::Discard { reason } => {
+            report(&staged, &texts::hook_denied(label, &reason));
             Ok(Decided::Denied(reason))
         }
-        Decision::Withdrawn { why } if why == "deadline" => Ok(Decided::TimedOut),
-        Decision::Withdrawn { why } => Err(ClientError::Protocol(format!(
-            "the preview {} was withdrawn: {why}",
-            staged.id()
-        ))),
+        ProducerMessage::Withdrawn {
+            why: WithdrawReason::Deadline,
+        } => Ok(Decided::TimedOut),
+        other => Err(staged.unexpected(other)),
     }
 }
 

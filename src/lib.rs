@@ -29,6 +29,7 @@
 //! ```
 
 pub mod client;
+pub mod daemon;
 pub mod device;
 pub mod dispatch;
 pub mod error;
@@ -39,11 +40,13 @@ mod maps;
 mod mount;
 pub mod mount_point;
 pub mod plan;
+pub mod plan_command;
 pub mod plan_desk;
 pub mod producer;
 pub mod safe_text;
 pub mod session;
 pub mod soft_requirement;
+pub mod stage_protocol;
 mod supervised;
 pub mod texts;
 pub mod who;

@@ -83,6 +83,75 @@ pub fn force_loop_abort(tool_name: &str, forced_turns: u32) -> String {
     )
 }
 
+// Stage protocol and client texts.
+
+/// The answer to an apply whose producer went away without reporting: it
+/// may or may not have made the change.
+pub const PRODUCER_DIED: &str = "outcome unknown: producer died during apply";
+
+/// A stage request that breaks a rule; `why` names the rule.
+pub fn bad_stage_request(why: impl std::fmt::Display) -> String {
+    format!("Bad stage request: {why}")
+}
+
+/// The rule a stage request's label breaks (what it breaks follows).
+pub const STAGE_LABEL_RULE: &str = "label must be one line of printable text";
+
+/// The rule a stage request's `sourceTool` breaks (what it breaks follows).
+pub const STAGE_SOURCE_TOOL_RULE: &str =
+    "sourceTool must be 1 to 64 characters of A-Z a-z 0-9 _ . -";
+
+/// The rule a stage request's `sessionId` or `toolUseId` (`name`) breaks.
+pub fn stage_origin_rule(name: &str, max_bytes: usize) -> String {
+    format!("{name} must be 1 to {max_bytes} bytes of printable text")
+}
+
+/// A stage request's `deadlineMs` out of its range (`max` is 7 days).
+pub fn stage_deadline_out_of_range(max: u128, millis: u64) -> String {
+    format!("deadlineMs must be from 1 to {max} (7 days); it is {millis}.")
+}
+
+/// A stage request whose `detail` is too big.
+pub fn stage_detail_too_big(max_bytes: usize, size: usize) -> String {
+    format!(
+        "detail must be at most {max_bytes} bytes of JSON; it has {size} bytes (shorten its long strings)."
+    )
+}
+
+/// A producer's result line that does not parse.
+pub fn bad_result_line(error: impl std::fmt::Display) -> String {
+    format!("Bad result line: {error}.")
+}
+
+/// A producer reports a result when no decision asked for one.
+pub const NO_DECISION_AWAITING_RESULT: &str =
+    "No decision is waiting for a result on this descriptor.";
+
+/// The result text of a tool call `xdev hook` let through.
+pub fn hook_allowed(label: &str, reason: &str) -> String {
+    format!("Allowed: {label}. Reason: {reason}")
+}
+
+/// The result text of a tool call `xdev hook` denied.
+pub fn hook_denied(label: &str, reason: &str) -> String {
+    format!("Denied: {label}. Reason: {reason}")
+}
+
+/// `plan/ctl` got `refine` without feedback.
+pub const REFINE_NEEDS_FEEDBACK: &str = "refine needs the reviewer's feedback: refine <feedback>";
+
+/// `plan/ctl` got a command it does not know.
+pub fn unknown_plan_command(command: &str) -> String {
+    format!(
+        "Unknown plan command {command:?}: use enter, exit, approve [feedback] or refine <feedback>."
+    )
+}
+
+/// A staged preview taken back for a reason other than its deadline.
+pub fn preview_withdrawn(id: &str, why: impl std::fmt::Display) -> String {
+    format!("the preview {id} was withdrawn: {why}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

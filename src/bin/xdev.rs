@@ -1,5 +1,5 @@
-//! The `xdev` command: a thin CLI over the library ([`xdev::client`] does
-//! the work; this file parses arguments and prints).
+//! The `xdev` command: a thin CLI over the library ([`xdev::client`] and
+//! [`xdev::daemon`] do the work; this file parses arguments and prints).
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
-use xdev::client::{self, ClientError, DaemonOptions, PlanCommand, PlanOptions, StageNotice};
+use xdev::client::{self, ClientError, StageNotice};
+use xdev::daemon::{self, DaemonOptions, PlanOptions};
+use xdev::plan_command::PlanCommand;
 use xdev::PlanHandlerKind;
 
 const AFTER_HELP: &str = "\
@@ -322,7 +324,7 @@ fn execute(command: Command) -> Result<u8, ClientError> {
                 create_dir: true,
                 ..serve.options()
             };
-            client::serve(&dir, &options, || {
+            daemon::serve(&dir, &options, || {
                 announce(
                     std::io::stdout(),
                     &format!("xdev: mounted {}", dir.display()),
@@ -427,7 +429,7 @@ fn execute(command: Command) -> Result<u8, ClientError> {
             serve,
             command,
         } => {
-            let code = client::run(mount.as_deref(), &serve.options(), &command)?;
+            let code = daemon::run(mount.as_deref(), &serve.options(), &command)?;
             Ok(u8::try_from(code).unwrap_or(client::EXIT_ERROR))
         }
     }

@@ -5,8 +5,9 @@ use crate::device::MAX_MESSAGE;
 use crate::error::Error;
 use crate::fs::message::is_full_chunk;
 use crate::journal::{Journal, Who};
-use crate::producer::{Producer, ProducerReport, StageRequest};
+use crate::producer::Producer;
 use crate::session::Session;
+use crate::stage_protocol::{ProducerReport, StageRequest};
 
 /// One open `stage` descriptor: the line being written and, once staged,
 /// the producer's preview. Closing it withdraws a preview still pending.

@@ -8,6 +8,7 @@ use crate::dispatch::{
     decide_pending_with, dispatch_device_with, Action, DispatchHooks, Resolution, ResolveRequest,
 };
 use crate::error::Error;
+use crate::plan_command::PlanCommand;
 use crate::plan_desk::PlanDesk;
 use crate::session::Session;
 
@@ -90,29 +91,18 @@ fn plan_control(plan: Option<&PlanDesk>, text: &str) -> Resolution {
             Error::NotInPlanMode("This mount has no plan desk (mount with --plan-dir).".into());
         return Resolution::failed(error, None);
     };
-    let text = text.trim();
-    let (command, argument) = match text.split_once(char::is_whitespace) {
-        Some((command, argument)) => (command, argument.trim()),
-        None => (text, ""),
-    };
-    let outcome = match command {
-        "enter" => {
+    let outcome = text.parse().and_then(|command| match command {
+        PlanCommand::Enter => {
             desk.enter();
             Ok("Plan mode entered.".to_string())
         }
-        "exit" => {
+        PlanCommand::Exit => {
             desk.exit();
             Ok("Plan mode exited.".to_string())
         }
-        "approve" => desk.approve((!argument.is_empty()).then_some(argument)),
-        "refine" if argument.is_empty() => Err(Error::InvalidRequest(
-            "refine needs the reviewer's feedback: refine <feedback>".into(),
-        )),
-        "refine" => desk.refine(argument),
-        _ => Err(Error::InvalidRequest(format!(
-            "Unknown plan command {command:?}: use enter, exit, approve [feedback] or refine <feedback>."
-        ))),
-    };
+        PlanCommand::Approve(feedback) => desk.approve(feedback.as_deref()),
+        PlanCommand::Refine(feedback) => desk.refine(&feedback),
+    });
     match outcome {
         Ok(text) => Resolution::ok(text, None),
         Err(error) => Resolution::failed(error, None),

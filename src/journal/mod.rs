@@ -18,6 +18,7 @@ use crate::maps::remove_and_shrink;
 use crate::session::events::{Event, EventKind};
 use crate::session::preview::Origin;
 use crate::session::Session;
+use crate::stage_protocol::WithdrawReason;
 pub use crate::who::{Who, WhoCache};
 
 /// One journal line.
@@ -146,7 +147,10 @@ impl Record {
             EventKind::Staged => ("staged", "ok", None),
             EventKind::Requeued => ("requeued", "error", None),
             EventKind::Cleared => ("cleared", "ok", None),
-            EventKind::Withdrawn if event.reason.as_deref() == Some("deadline") => {
+            EventKind::Withdrawn
+                if event.reason.as_deref().and_then(|why| why.parse().ok())
+                    == Some(WithdrawReason::Deadline) =>
+            {
                 ("withdrawn", "timeout", None)
             }
             EventKind::Withdrawn => ("withdrawn", "ok", None),

@@ -1,0 +1,203 @@
+//! Running the command of a decision: its stdout is the result, the tail
+//! of its stderr the failure; and sending a plan command.
+
+use std::io::{self, Read, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+
+use super::{write_device, ClientError, EXIT_ERROR};
+use crate::plan_command::PlanCommand;
+use crate::supervised::supervise;
+
+/// How many lines of a failed command's stderr become the failure message.
+pub const TAIL_LINES: usize = 20;
+/// How many bytes of a failed command's stderr become the failure message.
+pub const TAIL_BYTES: usize = 2048;
+
+/// Runs a plan command through `<mount>/plan/ctl` and returns the answer.
+pub fn plan_control(mount: &Path, command: &PlanCommand) -> Result<String, ClientError> {
+    write_device(
+        &mount.join("plan").join("ctl"),
+        command.to_string().as_bytes(),
+    )
+}
+
+/// What a command run for a decision left behind.
+#[derive(Debug)]
+pub struct CommandOutput {
+    /// How it ended.
+    pub status: ExitStatus,
+    /// Everything it wrote to stdout.
+    pub stdout: Vec<u8>,
+    /// The last lines of its stderr (see [`stderr_tail`]).
+    pub stderr_tail: String,
+}
+
+impl CommandOutput {
+    /// Whether it exited 0.
+    pub fn success(&self) -> bool {
+        self.status.success()
+    }
+
+    /// Its stdout as text, trailing newlines trimmed: the result text of a
+    /// successful apply.
+    pub fn result_text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout)
+            .trim_end_matches(['\n', '\r'])
+            .to_string()
+    }
+
+    /// The failure message: the stderr tail, or `exit status N` (`killed by
+    /// signal N`) when it wrote nothing to stderr.
+    pub fn failure_text(&self) -> String {
+        if self.stderr_tail.is_empty() {
+            describe_status(self.status)
+        } else {
+            self.stderr_tail.clone()
+        }
+    }
+}
+
+/// `exit status N`, or `killed by signal N`.
+pub fn describe_status(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit status {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        (None, None) => "exit status unknown".to_string(),
+    }
+}
+
+/// The exit code a shell would report for `status`: the code, or 128 plus
+/// the signal that killed it.
+pub fn exit_code_of(status: ExitStatus) -> i32 {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => code,
+        (None, Some(signal)) => 128 + signal,
+        (None, None) => EXIT_ERROR.into(),
+    }
+}
+
+/// The tail of a command's stderr: its last [`TAIL_LINES`] lines, at most
+/// [`TAIL_BYTES`] bytes, surrounding whitespace trimmed.
+pub fn stderr_tail(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let text = text.trim();
+    let mut start = 0;
+    let mut lines = 0;
+    for (at, _) in text.rmatch_indices('\n') {
+        lines += 1;
+        if lines == TAIL_LINES {
+            start = at + 1;
+            break;
+        }
+    }
+    let mut tail = &text[start..];
+    if tail.len() > TAIL_BYTES {
+        let mut cut = tail.len() - TAIL_BYTES;
+        while !tail.is_char_boundary(cut) {
+            cut += 1;
+        }
+        tail = &tail[cut..];
+    }
+    tail.trim().to_string()
+}
+
+/// How much of a command's stderr is kept to compute its tail.
+const STDERR_KEEP: usize = 4 * TAIL_BYTES;
+
+/// Runs `command` with stdout captured and stderr both passed through to
+/// this process's stderr and kept for its tail; stdin is inherited.
+///
+/// The command is supervised: in a process
+/// group of its own, it gets SIGTERM, with its whole group, if this process
+/// dies while it runs. Call this from a thread that lives as long as the
+/// process (the CLI calls it from its main thread).
+pub fn run_command(mut command: Command) -> Result<CommandOutput, ClientError> {
+    let program = command.get_program().to_string_lossy().into_owned();
+    let spawn_error = |source| ClientError::Spawn {
+        program: program.clone(),
+        source,
+    };
+    let supervisor = supervise(&mut command).map_err(spawn_error)?;
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(spawn_error)?;
+    let stderr = child.stderr.take();
+    let tee = std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let Some(mut stderr) = stderr else {
+            return kept;
+        };
+        let mut buf = [0u8; 4096];
+        loop {
+            match stderr.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    let _ = io::stderr().write_all(&buf[..n]);
+                    kept.extend_from_slice(&buf[..n]);
+                    if kept.len() > 2 * STDERR_KEEP {
+                        kept.drain(..kept.len() - STDERR_KEEP);
+                    }
+                }
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        kept
+    });
+    let mut stdout = Vec::new();
+    if let Some(mut out) = child.stdout.take() {
+        // A command that closes its stdout early still gets waited for.
+        let _ = out.read_to_end(&mut stdout);
+    }
+    let status = child
+        .wait()
+        .map_err(|err| ClientError::io("cannot wait for the command", err))?;
+    supervisor.done();
+    let kept = tee.join().unwrap_or_default();
+    Ok(CommandOutput {
+        status,
+        stdout,
+        stderr_tail: stderr_tail(&kept),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stderr_tail_keeps_the_last_lines_and_bytes() {
+        let many: String = (1..=30).map(|n| format!("line {n}\n")).collect();
+        let tail = stderr_tail(many.as_bytes());
+        assert!(tail.starts_with("line 11\n"), "{tail}");
+        assert!(tail.ends_with("line 30"), "{tail}");
+        assert_eq!(tail.lines().count(), TAIL_LINES);
+        let long = "é".repeat(3000);
+        let tail = stderr_tail(long.as_bytes());
+        assert!(tail.len() <= TAIL_BYTES);
+        assert!(tail.chars().all(|c| c == 'é'));
+        assert_eq!(stderr_tail(b"  \n"), "");
+        assert_eq!(stderr_tail(b"boom\n"), "boom");
+    }
+
+    #[test]
+    fn commands_report_stdout_or_the_stderr_tail() {
+        let mut ok = Command::new("sh");
+        ok.arg("-c").arg("echo out; echo err >&2");
+        let output = run_command(ok).expect("run");
+        assert!(output.success());
+        assert_eq!(output.result_text(), "out");
+        assert_eq!(output.stderr_tail, "err");
+        let mut failing = Command::new("sh");
+        failing.arg("-c").arg("exit 5");
+        let output = run_command(failing).expect("run");
+        assert_eq!(output.failure_text(), "exit status 5");
+        assert_eq!(exit_code_of(output.status), 5);
+        let missing = run_command(Command::new("/nonexistent/xdev-test"));
+        assert!(matches!(missing, Err(ClientError::Spawn { .. })));
+    }
+}

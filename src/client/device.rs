@@ -1,0 +1,330 @@
+//! Device I/O: finding the mount, writing a device-like file and reading
+//! its answer back on the same descriptor, reading status files, and the
+//! one error type of every client command.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use super::{EXIT_ERROR, EXIT_MOUNT_GONE, MOUNT_ENV};
+use crate::error::{describe, errno_name};
+use crate::mount::MountError;
+use crate::mount_point::{probe_mount_point, MountPointState};
+use crate::session::DEFAULT_MOUNT_DIR;
+
+/// The mount a client command talks to: `explicit` (`--mount`), else
+/// `$XDEV_DIR` when set and not empty, else `/xdev`.
+pub fn mount_dir(explicit: Option<&Path>) -> PathBuf {
+    if let Some(dir) = explicit {
+        return dir.to_path_buf();
+    }
+    match std::env::var_os(MOUNT_ENV) {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => PathBuf::from(DEFAULT_MOUNT_DIR),
+    }
+}
+
+/// Checks that `dir` is a live xdev mount before a client opens anything
+/// in it: a write into a plain directory would create a file there (or
+/// overwrite one of the user's), and a stale mount only answers
+/// "Transport endpoint is not connected".
+pub fn check_mount(dir: &Path) -> Result<(), ClientError> {
+    let shown = dir.display().to_string();
+    match probe_mount_point(dir) {
+        MountPointState::Xdev => Ok(()),
+        MountPointState::Stale => Err(ClientError::StaleMount { dir: shown }),
+        found => Err(ClientError::NotAMount { dir: shown, found }),
+    }
+}
+
+/// Why a client command failed. `Display` is the one line the CLI prints
+/// after `xdev: `.
+#[derive(Debug, Error)]
+pub enum ClientError {
+    /// The device (or `plan/ctl`) refused the message: its `write(2)`
+    /// failed with `errno`, and `text` is the answer read back on the same
+    /// descriptor (the handler's message).
+    #[error("{}: {text}", errno_name(*errno))]
+    Refused {
+        /// The `write(2)` errno.
+        errno: i32,
+        /// The result text read back.
+        text: String,
+    },
+    /// A file of the mount could not be opened, read or written. Shown as
+    /// `ERRNO: what: description`.
+    #[error("{}", io_line(what, source))]
+    Io {
+        /// What was being done (`cannot open /xdev/resolve`).
+        what: String,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// The mount answered something the stage protocol does not allow, or
+    /// ended the conversation early.
+    #[error("{0}")]
+    Protocol(String),
+    /// The mount could not be made.
+    #[error(transparent)]
+    Mount(#[from] MountError),
+    /// The directory is not a live xdev mount; nothing in it was opened.
+    #[error("no xdev mount at {dir}: {found} (use --mount DIR or set {MOUNT_ENV}, or start one with `xdev mount DIR`)")]
+    NotAMount {
+        /// The directory given.
+        dir: String,
+        /// What it is instead.
+        found: MountPointState,
+    },
+    /// The directory is an xdev mount whose daemon is gone.
+    #[error("ENOTCONN: the xdev mount at {dir} is stale (its daemon is gone); run `xdev mount {dir}` to clear it and serve again")]
+    StaleMount {
+        /// The mount point.
+        dir: String,
+    },
+    /// The plan directory (`--plan-dir`) is missing or not a directory.
+    #[error("plan directory {path} {}", if *missing { "does not exist" } else { "is not a directory" })]
+    PlanDir {
+        /// The plan directory given.
+        path: String,
+        /// Whether it is missing (else it is not a directory).
+        missing: bool,
+    },
+    /// The command to run on apply cannot be found; nothing was staged.
+    #[error("cannot stage: command {program} {why}; nothing was staged")]
+    CommandNotFound {
+        /// The program named.
+        program: String,
+        /// `not found on PATH`, `does not exist`, `is not executable`.
+        why: &'static str,
+    },
+    /// The mount went away (stopped, killed) while `xdev stage` waited for
+    /// a decision; its command did not run.
+    #[error("the xdev mount at {dir} went away while {id} waited for a decision; its command did not run")]
+    MountGone {
+        /// The mount point.
+        dir: String,
+        /// The preview's id.
+        id: String,
+    },
+    /// The command to run could not be started.
+    #[error("cannot run {program}: {}", describe(source))]
+    Spawn {
+        /// The program named.
+        program: String,
+        /// What the system said.
+        source: io::Error,
+    },
+}
+
+impl ClientError {
+    /// The exit code the `xdev` command ends with for this error.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            ClientError::MountGone { .. } => EXIT_MOUNT_GONE,
+            _ => EXIT_ERROR,
+        }
+    }
+
+    pub(crate) fn io(what: impl Into<String>, source: io::Error) -> Self {
+        ClientError::Io {
+            what: what.into(),
+            source,
+        }
+    }
+
+    /// An error opening `path` (a file of a mount), naming the likelier
+    /// cause of a missing file: no mount there at all, a mount without a
+    /// plan desk, or a preview id that is not pending; and of a busy one: a
+    /// preview another writer is deciding.
+    pub(crate) fn open(path: &Path, source: io::Error) -> Self {
+        let shown = path.display();
+        let mut what = format!("cannot open {shown}");
+        if source.raw_os_error() == Some(libc::EBUSY) && locate(path).1 == Place::Item {
+            what =
+                format!("another writer is deciding this preview right now; cannot open {shown}");
+        }
+        if source.kind() == io::ErrorKind::NotFound {
+            let (mount, place) = locate(path);
+            if !mount.join("status").exists() {
+                what = format!(
+                    "no xdev mount at {} (use --mount DIR or set {MOUNT_ENV}); cannot open {shown}",
+                    mount.display()
+                );
+            } else if place == Place::Plan {
+                what = format!(
+                    "this mount has no plan desk (mount it with --plan-dir); cannot open {shown}"
+                );
+            } else if place == Place::Item {
+                what = format!(
+                    "no such pending preview (already decided or withdrawn?); cannot open {shown}"
+                );
+            }
+        }
+        ClientError::io(what, source)
+    }
+
+    /// The errno behind this error, when there is one.
+    pub fn errno(&self) -> Option<i32> {
+        match self {
+            ClientError::Refused { errno, .. } => Some(*errno),
+            ClientError::Io { source, .. } | ClientError::Spawn { source, .. } => {
+                source.raw_os_error()
+            }
+            ClientError::StaleMount { .. } => Some(libc::ENOTCONN),
+            ClientError::Protocol(_)
+            | ClientError::Mount(_)
+            | ClientError::NotAMount { .. }
+            | ClientError::PlanDir { .. }
+            | ClientError::CommandNotFound { .. }
+            | ClientError::MountGone { .. } => None,
+        }
+    }
+}
+
+/// Where in a mount a file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// At the root (`resolve`, `status`, `stage`, ...).
+    Root,
+    /// In `plan/`.
+    Plan,
+    /// In `pending/<id>/`.
+    Item,
+}
+
+/// The mount a file path belongs to, judged from its shape:
+/// `<mount>/plan/<file>`, `<mount>/pending/<id>/<file>` or `<mount>/<file>`.
+fn locate(path: &Path) -> (&Path, Place) {
+    let parent = path.parent().unwrap_or(path);
+    let grandparent = parent.parent();
+    if parent.file_name().is_some_and(|name| name == "plan") {
+        return (grandparent.unwrap_or(parent), Place::Plan);
+    }
+    if let Some(grandparent) = grandparent {
+        if grandparent
+            .file_name()
+            .is_some_and(|name| name == "pending")
+        {
+            return (grandparent.parent().unwrap_or(grandparent), Place::Item);
+        }
+    }
+    (parent, Place::Root)
+}
+
+/// `ENOENT: cannot open /xdev/resolve: No such file or directory`.
+fn io_line(what: &str, source: &io::Error) -> String {
+    match source.raw_os_error() {
+        Some(errno) => format!("{}: {what}: {}", errno_name(errno), describe(source)),
+        None => format!("{what}: {}", describe(source)),
+    }
+}
+
+/// Writes one message to a device-like file (`resolve`, `reject`,
+/// `propose`, `pending/<id>/resolve`, `plan/ctl`, ...) the SPEC way: open
+/// `O_RDWR`, write the whole message in one `write(2)`, read the answer
+/// back on the same descriptor. Returns the answer text (without its
+/// trailing newline) when the write succeeded, or
+/// [`ClientError::Refused`] with the write's errno and the answer text.
+///
+/// A newline is added when the message does not end in one, so a message
+/// whose length happens to be a multiple of 4096 is never held as a "full
+/// chunk" (the mount trims surrounding whitespace anyway).
+pub fn write_device(path: &Path, message: &[u8]) -> Result<String, ClientError> {
+    let file = open_device(path)?;
+    let mut body = message.to_vec();
+    if body.last() != Some(&b'\n') {
+        body.push(b'\n');
+    }
+    let written = (&file).write(&body);
+    let answer = read_all(&file);
+    match written {
+        Ok(count) if count == body.len() => {
+            let answer = answer.map_err(|err| {
+                ClientError::io(
+                    format!("cannot read the answer from {}", path.display()),
+                    err,
+                )
+            })?;
+            Ok(trim_newline(&answer).to_string())
+        }
+        Ok(count) => Err(ClientError::Protocol(format!(
+            "short write to {}: {count} of {} bytes",
+            path.display(),
+            body.len()
+        ))),
+        Err(err) => match err.raw_os_error() {
+            Some(errno) => {
+                let text = answer
+                    .ok()
+                    .map(|answer| trim_newline(&answer).to_string())
+                    .filter(|answer| !answer.is_empty())
+                    .unwrap_or_else(|| describe(&err));
+                Err(ClientError::Refused { errno, text })
+            }
+            None => Err(ClientError::io(
+                format!("cannot write {}", path.display()),
+                err,
+            )),
+        },
+    }
+}
+
+/// Opens a device-like file to write and read back. While a write on a
+/// device waits, the device moves to a fresh inode, and an open that raced
+/// two such moves gets `ESTALE`: it simply opens again.
+fn open_device(path: &Path) -> Result<File, ClientError> {
+    const ATTEMPTS: usize = 3;
+    let mut attempt = 1;
+    loop {
+        match OpenOptions::new().read(true).write(true).open(path) {
+            Err(err) if err.raw_os_error() == Some(libc::ESTALE) && attempt < ATTEMPTS => {
+                attempt += 1;
+            }
+            opened => return opened.map_err(|err| ClientError::open(path, err)),
+        }
+    }
+}
+
+/// Reads a file of the mount (`status`, `status.json`, `plan/status`, ...).
+pub fn read_text(path: &Path) -> Result<String, ClientError> {
+    let file = File::open(path).map_err(|err| ClientError::open(path, err))?;
+    read_all(&file).map_err(|err| ClientError::io(format!("cannot read {}", path.display()), err))
+}
+
+fn read_all(mut file: &File) -> io::Result<String> {
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn trim_newline(text: &str) -> &str {
+    text.strip_suffix('\n').unwrap_or(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mount_comes_from_the_flag_first() {
+        assert_eq!(mount_dir(Some(Path::new("/m"))), PathBuf::from("/m"));
+    }
+
+    #[test]
+    fn files_are_located_in_their_mount() {
+        assert_eq!(
+            locate(Path::new("/m/resolve")),
+            (Path::new("/m"), Place::Root)
+        );
+        assert_eq!(
+            locate(Path::new("/m/plan/ctl")),
+            (Path::new("/m"), Place::Plan)
+        );
+        assert_eq!(
+            locate(Path::new("/m/pending/pending-action:x:1/resolve")),
+            (Path::new("/m"), Place::Item)
+        );
+    }
+}

@@ -1,0 +1,52 @@
+//! The `xdev` command's work as a client of a mount, as a library: finding
+//! the mount, writing a device and reading its answer back ([`write_device`]),
+//! running a command for a decision ([`run_command`]) and speaking the stage
+//! protocol for it ([`stage`]). The daemon side (`xdev mount`, `xdev run`)
+//! is [`crate::daemon`]. The binary only parses arguments and prints what
+//! these functions return.
+//!
+//! Every client function takes the mount directory; [`mount_dir`] finds it
+//! the way the CLI does (`--mount`, else `$XDEV_DIR`, else `/xdev`).
+//!
+//! ```no_run
+//! use xdev::client::{mount_dir, write_device, ClientError};
+//!
+//! let dir = mount_dir(None);
+//! match write_device(&dir.join("resolve"), b"tests pass") {
+//!     Ok(text) => println!("{text}"),
+//!     Err(ClientError::Refused { errno, text }) => {
+//!         eprintln!("{}: {text}", xdev::errno_name(errno))
+//!     }
+//!     Err(other) => eprintln!("{other}"),
+//! }
+//! ```
+
+mod command;
+mod device;
+mod stager;
+
+pub use command::{
+    describe_status, exit_code_of, plan_control, run_command, stderr_tail, CommandOutput,
+    TAIL_BYTES, TAIL_LINES,
+};
+pub use device::{check_mount, mount_dir, read_text, write_device, ClientError};
+pub use stager::{
+    is_mount_gone, stage, PreviewRequest, StageNotice, StageOptions, StageOutcome, StagedPreview,
+};
+
+/// The environment variable that names the mount (and that `xdev run`
+/// exports to its command).
+pub const MOUNT_ENV: &str = "XDEV_DIR";
+
+/// Exit code of `xdev stage` when the preview was applied.
+pub const EXIT_APPLIED: u8 = 0;
+/// Exit code of any command that failed (bad mount, protocol or I/O error,
+/// a device that refused the message).
+pub const EXIT_ERROR: u8 = 1;
+/// Exit code of `xdev stage` when the preview was discarded.
+pub const EXIT_DISCARDED: u8 = 3;
+/// Exit code of `xdev stage` when its deadline passed first.
+pub const EXIT_DEADLINE: u8 = 4;
+/// Exit code of `xdev stage` when the mount went away while it waited for a
+/// decision (its command did not run).
+pub const EXIT_MOUNT_GONE: u8 = 5;
