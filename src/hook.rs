@@ -57,7 +57,7 @@ use crate::client::{
     check_mount, is_mount_gone, plan_control, read_text, write_device, ClientError, PreviewRequest,
     StagedPreview,
 };
-use crate::plan::PlanTitle;
+use crate::session::plan::PlanTitle;
 use crate::plan_command::PlanCommand;
 use crate::plan_desk::PLAN_READY;
 use crate::safe_text::{is_unprintable, one_line, path_safe_source_tool, MAX_LABEL_BYTES};

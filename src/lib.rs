@@ -30,22 +30,21 @@
 
 pub mod client;
 pub mod daemon;
-pub mod device;
-pub mod dispatch;
-pub mod error;
+mod device;
+mod dispatch;
+mod error;
 mod fs;
 pub mod hook;
 pub mod journal;
 mod maps;
 mod mount;
-pub mod mount_point;
-pub mod plan;
+mod mount_point;
 pub mod plan_command;
-pub mod plan_desk;
+mod plan_desk;
 pub mod producer;
 pub mod safe_text;
-pub mod session;
-pub mod soft_requirement;
+mod session;
+mod soft_requirement;
 pub mod stage_protocol;
 mod supervised;
 pub mod texts;
@@ -55,8 +54,8 @@ pub use device::{message_text, Device, MAX_MESSAGE};
 pub use dispatch::{
     decide_pending, decide_pending_with, dispatch_device_with, dispatch_resolution_device,
     dispatch_resolution_device_until, run_resolve_invocation, run_resolve_tool,
-    run_resolve_tool_until, Action, BeforeDecision, Cancel, Details, DeviceResult, DispatchHooks,
-    Resolution, ResolveRequest,
+    run_resolve_tool_until, BeforeDecision, Cancel, Details, DeviceResult, DispatchHooks,
+    Resolution,
 };
 pub use error::{errno_name, CallbackError, Error};
 pub use mount::{mount, use_one_heap, Mount, MountError, MountOptions};
@@ -75,6 +74,7 @@ pub use session::preview::{
     apply_fn, reject_fn, ApplyFn, BoxFuture, Origin, PreviewExtras, PreviewInfo, RejectFn,
     ToolResult, CUSTOM_TOOL,
 };
+pub use session::request::{Action, ResolveRequest};
 pub use session::{Session, StandingHandler, DEFAULT_MOUNT_DIR};
 pub use soft_requirement::{
     ModelCallPlan, SoftRequirement, SoftRequirementTracker, ToolCall, ToolChoiceDirective,

@@ -587,7 +587,7 @@ fn file_review(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::PlanTitle;
+    use crate::session::plan::PlanTitle;
     use std::fs::File;
     use std::time::Duration;
 

@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
-use xdev::plan_desk::{PlanDesk, PlanHandlerKind};
+use xdev::{PlanDesk, PlanHandlerKind};
 use xdev::MountOptions;
 
 fn stdout(output: &std::process::Output) -> String {

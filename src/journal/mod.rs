@@ -19,7 +19,7 @@ use crate::session::events::{Event, EventKind};
 use crate::session::preview::Origin;
 use crate::session::Session;
 use crate::stage_protocol::WithdrawReason;
-pub use crate::who::{Who, WhoCache};
+pub(crate) use crate::who::{Who, WhoCache};
 
 /// One journal line.
 #[derive(Debug, Clone, PartialEq, Serialize)]
