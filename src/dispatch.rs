@@ -545,7 +545,7 @@ pub async fn decide_pending_with(
     hooks: DispatchHooks,
 ) -> Resolution {
     let Some(preview) = session.claim(id) else {
-        let text = format!("No pending action with id {id}; it was already decided or withdrawn.");
+        let text = texts::no_pending_action_with_id(id);
         return Resolution::failed(Error::NothingToResolve(text), None);
     };
     let work = Work::preview(session, preview, request);

@@ -57,10 +57,9 @@ use crate::client::{
     check_mount, is_mount_gone, plan_control, read_text, write_device, ClientError, PreviewRequest,
     StagedPreview,
 };
-use crate::session::plan::PlanTitle;
 use crate::plan_command::PlanCommand;
-use crate::plan_desk::PLAN_READY;
 use crate::safe_text::{is_unprintable, one_line, path_safe_source_tool, MAX_LABEL_BYTES};
+use crate::session::plan::PlanTitle;
 use crate::stage_protocol::{ProducerMessage, WithdrawReason, MAX_DETAIL_BYTES, MAX_ORIGIN_BYTES};
 use crate::texts;
 
@@ -676,7 +675,7 @@ fn decide_plan(
         plan_control(&options.mount, &PlanCommand::Enter)?;
     }
     let answer = write_device(&options.mount.join("propose"), slug.as_bytes())?;
-    let decision = if answer == PLAN_READY {
+    let decision = if answer == texts::PLAN_READY {
         wait_for_review(&options.mount, desk.decisions)?
     } else {
         answer

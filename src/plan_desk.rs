@@ -52,15 +52,6 @@ use crate::session::preview::ToolResult;
 use crate::session::{Session, WeakSession};
 use crate::texts;
 
-/// What the `async` handler answers a `propose` with.
-pub const PLAN_READY: &str = "Plan ready for review.";
-/// What `approve` or `refine` fail with when no plan is under review.
-pub const NOTHING_UNDER_REVIEW: &str = "No plan is under review.";
-/// The `yolo` target when no `--execute-with` is given.
-pub const DEFAULT_TARGET: &str = "the current agent";
-/// Why a waiting `review` write is aborted when plan mode is exited.
-const REVIEW_CANCELLED: &str = "plan mode exited; the review was cancelled";
-
 /// How a plan proposal is decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -286,10 +277,7 @@ impl PlanDesk {
     pub fn approve(&self, feedback: Option<&str>) -> Result<String, Error> {
         let mut state = self.inner.state.lock();
         let review = take_review(&mut state)?;
-        let mut text = format!(
-            "Plan approved at {}. Plan mode exited; proceed with the implementation.",
-            review.plan.path.display()
-        );
+        let mut text = texts::plan_approved_at(&review.plan.path.display().to_string());
         if let Some(feedback) = feedback.map(str::trim).filter(|f| !f.is_empty()) {
             text.push_str("\n\nReviewer feedback: ");
             text.push_str(feedback);
@@ -307,11 +295,8 @@ impl PlanDesk {
     pub fn refine(&self, feedback: &str) -> Result<String, Error> {
         let mut state = self.inner.state.lock();
         let review = take_review(&mut state)?;
-        let mut text = format!(
-            "Plan refinement requested. Update the plan file, then write {} to {}/propose again when ready.",
-            review.plan.slug,
-            self.inner.session.mount_dir()
-        );
+        let mut text =
+            texts::plan_refinement_requested(&review.plan.slug, &self.inner.session.mount_dir());
         let feedback = feedback.trim();
         if !feedback.is_empty() {
             text.push('\n');
@@ -360,7 +345,7 @@ fn take_review(state: &mut DeskState) -> Result<Review, Error> {
     state
         .review
         .take()
-        .ok_or_else(|| Error::NothingToResolve(NOTHING_UNDER_REVIEW.into()))
+        .ok_or_else(|| Error::NothingToResolve(texts::NOTHING_UNDER_REVIEW.into()))
 }
 
 /// Records a decision and hands it to the waiting write, if any.
@@ -401,17 +386,13 @@ impl Inner {
                         path,
                     })
                 } else {
-                    let shown = path.display();
-                    Err(Error::PlanNotFound(format!(
-                        "Plan file not found at {shown}. Write the finalized plan to {shown} before requesting approval."
+                    Err(Error::PlanNotFound(texts::plan_file_not_found(
+                        &path.display().to_string(),
                     )))
                 }
             }
             None => newest_plan(&self.plan_dir).ok_or_else(|| {
-                Error::PlanNotFound(format!(
-                    "No plan file (*plan.md) found in {}. Write the finalized plan there before requesting approval.",
-                    self.plan_dir.display()
-                ))
+                Error::PlanNotFound(texts::no_plan_file_in(&self.plan_dir.display().to_string()))
             }),
         }
     }
@@ -520,7 +501,7 @@ async fn propose(
         Proposed::Waiting(decision, guard) => {
             let decision = decision.await;
             drop(guard);
-            decision.map_err(|_| Error::Aborted(REVIEW_CANCELLED.into()))?
+            decision.map_err(|_| Error::Aborted(texts::REVIEW_CANCELLED.into()))?
         }
     };
     Ok(PlanReply::new(ToolResult::ok(text), details))
@@ -537,17 +518,19 @@ fn submit(desk: &Arc<Inner>, proposal: &PlanProposal) -> Result<Proposed, Error>
         )));
     }
     if let Some(review) = &state.review {
-        return Err(Error::Busy(format!(
-            "Another plan is under review: {} ({}). Wait for the reviewer to approve or refine it before proposing again.",
-            review.plan.slug,
-            review.plan.path.display()
+        return Err(Error::Busy(texts::another_plan_under_review(
+            &review.plan.slug,
+            &review.plan.path.display().to_string(),
         )));
     }
     let plan = desk.find_plan(proposal)?;
     match desk.kind {
         PlanHandlerKind::Yolo => {
-            let target = desk.execute_with.as_deref().unwrap_or(DEFAULT_TARGET);
-            let text = format!("Plan approved. Implementing now with {target}.");
+            let target = desk
+                .execute_with
+                .as_deref()
+                .unwrap_or(texts::DEFAULT_PLAN_TARGET);
+            let text = texts::plan_approved_at_once(target);
             desk.leave_plan_mode(&mut state);
             state.decided(&text);
             Ok(Proposed::Answered((
@@ -558,7 +541,7 @@ fn submit(desk: &Arc<Inner>, proposal: &PlanProposal) -> Result<Proposed, Error>
         PlanHandlerKind::Async => {
             let details = plan.details(PlanOutcome::PendingReview);
             file_review(&mut state, plan, None);
-            Ok(Proposed::Answered((PLAN_READY.into(), details)))
+            Ok(Proposed::Answered((texts::PLAN_READY.into(), details)))
         }
         PlanHandlerKind::Review => {
             let (decide, decision) = oneshot::channel();

@@ -1,4 +1,6 @@
-//! The exact user-facing texts of SPEC section 3, in one place.
+//! Every user-facing text of the crate, in one place: what the devices
+//! answer, the usage lines, the reminder, the plan review and the stage
+//! protocol texts.
 //!
 //! `dir` is always the mount point as the user gave it (for example `/xdev`).
 
@@ -81,6 +83,59 @@ pub fn force_loop_abort(tool_name: &str, forced_turns: u32) -> String {
     format!(
         "Soft tool requirement '{tool_name}' was not satisfied after {forced_turns} forced turns; aborting to avoid an unbounded force loop."
     )
+}
+
+// Plan review texts.
+
+/// What the `async` handler answers a `propose` with.
+pub const PLAN_READY: &str = "Plan ready for review.";
+/// What `approve` or `refine` fail with when no plan is under review.
+pub const NOTHING_UNDER_REVIEW: &str = "No plan is under review.";
+/// The `yolo` target when no `--execute-with` is given.
+pub const DEFAULT_PLAN_TARGET: &str = "the current agent";
+/// Why a waiting `review` write is aborted when plan mode is exited.
+pub const REVIEW_CANCELLED: &str = "plan mode exited; the review was cancelled";
+/// A plan title with nothing in it.
+pub const EMPTY_PLAN_TITLE: &str = "Plan title is required and must not be empty.";
+/// A plan title that would reach outside the plan directory.
+pub const PLAN_TITLE_WITH_PATH: &str = "Plan title must not contain path separators or '..'.";
+/// A plan title with nothing left after sanitization.
+pub const PLAN_TITLE_EMPTY_AFTER_SANITIZING: &str =
+    "Plan title must contain at least one letter, number, underscore, or hyphen after sanitization.";
+
+/// The `yolo` handler's answer.
+pub fn plan_approved_at_once(target: &str) -> String {
+    format!("Plan approved. Implementing now with {target}.")
+}
+
+/// A reviewer approved the plan at `path`.
+pub fn plan_approved_at(path: &str) -> String {
+    format!("Plan approved at {path}. Plan mode exited; proceed with the implementation.")
+}
+
+/// A reviewer asked for a better plan (`slug`'s feedback follows on the next line).
+pub fn plan_refinement_requested(slug: &str, dir: &str) -> String {
+    format!("Plan refinement requested. Update the plan file, then write {slug} to {dir}/propose again when ready.")
+}
+
+/// A named plan whose file is missing.
+pub fn plan_file_not_found(path: &str) -> String {
+    format!("Plan file not found at {path}. Write the finalized plan to {path} before requesting approval.")
+}
+
+/// An empty `propose` with no plan file in the plan directory.
+pub fn no_plan_file_in(dir: &str) -> String {
+    format!("No plan file (*plan.md) found in {dir}. Write the finalized plan there before requesting approval.")
+}
+
+/// A `propose` while another plan is under review.
+pub fn another_plan_under_review(slug: &str, path: &str) -> String {
+    format!("Another plan is under review: {slug} ({path}). Wait for the reviewer to approve or refine it before proposing again.")
+}
+
+/// A per-item write to a preview that is gone.
+pub fn no_pending_action_with_id(id: &str) -> String {
+    format!("No pending action with id {id}; it was already decided or withdrawn.")
 }
 
 // Stage protocol and client texts.

@@ -7,8 +7,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
-use xdev::{PlanDesk, PlanHandlerKind};
 use xdev::MountOptions;
+use xdev::{PlanDesk, PlanHandlerKind};
 
 fn stdout(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()

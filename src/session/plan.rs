@@ -6,11 +6,7 @@ use serde::Serialize;
 
 use crate::error::Error;
 use crate::session::preview::{BoxFuture, ToolResult};
-
-const EMPTY_TITLE: &str = "Plan title is required and must not be empty.";
-const TITLE_WITH_PATH: &str = "Plan title must not contain path separators or '..'.";
-const NOTHING_LEFT: &str =
-    "Plan title must contain at least one letter, number, underscore, or hyphen after sanitization.";
+use crate::texts;
 
 /// A plan title after the plan-title rules.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,14 +22,16 @@ impl PlanTitle {
     pub fn parse(raw: &str) -> Result<PlanTitle, Error> {
         let trimmed = raw.trim();
         if trimmed.is_empty() {
-            return Err(Error::InvalidPlanTitle(EMPTY_TITLE.into()));
+            return Err(Error::InvalidPlanTitle(texts::EMPTY_PLAN_TITLE.into()));
         }
         if trimmed.contains(['/', '\\']) || trimmed.contains("..") {
-            return Err(Error::InvalidPlanTitle(TITLE_WITH_PATH.into()));
+            return Err(Error::InvalidPlanTitle(texts::PLAN_TITLE_WITH_PATH.into()));
         }
         let title = sanitize(strip_suffix_ignore_case(trimmed, ".md"));
         if title.is_empty() {
-            return Err(Error::InvalidPlanTitle(NOTHING_LEFT.into()));
+            return Err(Error::InvalidPlanTitle(
+                texts::PLAN_TITLE_EMPTY_AFTER_SANITIZING.into(),
+            ));
         }
         let slug = strip_suffix_ignore_case(&title, "-plan").to_string();
         Ok(PlanTitle { title, slug })
@@ -80,7 +78,7 @@ impl PlanProposal {
     pub fn require_title(&self) -> Result<&PlanTitle, Error> {
         self.title
             .as_ref()
-            .ok_or_else(|| Error::InvalidPlanTitle(EMPTY_TITLE.into()))
+            .ok_or_else(|| Error::InvalidPlanTitle(texts::EMPTY_PLAN_TITLE.into()))
     }
 }
 
@@ -231,12 +229,12 @@ mod tests {
 
     #[test]
     fn refusals_have_the_exact_texts() {
-        assert_eq!(refused("   "), EMPTY_TITLE);
-        assert_eq!(refused("a/b"), TITLE_WITH_PATH);
-        assert_eq!(refused("a\\b"), TITLE_WITH_PATH);
-        assert_eq!(refused("..secret"), TITLE_WITH_PATH);
-        assert_eq!(refused("!!! ???"), NOTHING_LEFT);
-        assert_eq!(refused(".md"), NOTHING_LEFT);
+        assert_eq!(refused("   "), texts::EMPTY_PLAN_TITLE);
+        assert_eq!(refused("a/b"), texts::PLAN_TITLE_WITH_PATH);
+        assert_eq!(refused("a\\b"), texts::PLAN_TITLE_WITH_PATH);
+        assert_eq!(refused("..secret"), texts::PLAN_TITLE_WITH_PATH);
+        assert_eq!(refused("!!! ???"), texts::PLAN_TITLE_EMPTY_AFTER_SANITIZING);
+        assert_eq!(refused(".md"), texts::PLAN_TITLE_EMPTY_AFTER_SANITIZING);
     }
 
     #[test]
@@ -244,6 +242,9 @@ mod tests {
         let proposal = proposal_from_body(" \n").ok();
         assert_eq!(proposal, Some(PlanProposal { title: None }));
         let required = PlanProposal { title: None }.require_title().map(|_| ());
-        assert_eq!(required, Err(Error::InvalidPlanTitle(EMPTY_TITLE.into())));
+        assert_eq!(
+            required,
+            Err(Error::InvalidPlanTitle(texts::EMPTY_PLAN_TITLE.into()))
+        );
     }
 }
