@@ -1,4 +1,4 @@
-//! FUSE round-trip benchmark of the mount (issue 3, "Benchmark"), measured
+//! FUSE round-trip benchmark of the mount, measured
 //! by hand with raw `libc` calls in one run on one machine:
 //!
 //! - (a) `open(O_WRONLY|O_TRUNC)` + `write("ok\n")` + `close` on

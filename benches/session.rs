@@ -1,4 +1,4 @@
-//! Session queue benchmarks (issue 2), in process, no FUSE:
+//! Session queue benchmarks, in process, no FUSE:
 //!
 //! - `round_trip/stage_resolve`: stage a preview and resolve it through the
 //!   `resolve` device dispatch, on an empty stack;

@@ -1,9 +1,9 @@
 //! One error type for every failure a user of xdev can see.
 //!
-//! Each variant's `Display` is the exact text of SPEC section 3 (or the
-//! message the failure carries), and [`Error::errno`] is the SPEC section 4
-//! table: the mount turns an error into a `write(2)` result through this one
-//! method and nowhere else.
+//! Each variant's `Display` is the text the writer reads back (the
+//! message the failure carries), and [`Error::errno`] is the errno its
+//! `write(2)` fails with: the mount turns an error into a `write(2)` result
+//! through this one method and nowhere else.
 
 use thiserror::Error;
 
@@ -82,7 +82,11 @@ impl Error {
         }
     }
 
-    /// The errno the mount answers a device `write(2)` with (SPEC section 4).
+    /// The errno the mount answers a device `write(2)` with: `ENOENT`
+    /// nothing to resolve or no plan file, `EPERM` outside plan mode,
+    /// `EINVAL` a bad title or body, `EIO` a failed callback, `EMSGSIZE` over
+    /// 64 KiB, `ECANCELED` aborted, `EINTR` a signal, `EBUSY` a plan under
+    /// review, `ETIMEDOUT` a deadline, `EACCES` no permission.
     pub fn errno(&self) -> i32 {
         match self {
             Error::NothingToResolve(_) | Error::PlanNotFound(_) => libc::ENOENT,

@@ -222,7 +222,8 @@ fn io_line(what: &str, source: &io::Error) -> String {
 }
 
 /// Writes one message to a device-like file (`resolve`, `reject`,
-/// `propose`, `pending/<id>/resolve`, `plan/ctl`, ...) the SPEC way: open
+/// `propose`, `pending/<id>/resolve`, `plan/ctl`, ...) as a control file
+/// wants it: open
 /// `O_RDWR`, write the whole message in one `write(2)`, read the answer
 /// back on the same descriptor. Returns the answer text (without its
 /// trailing newline) when the write succeeded, or
