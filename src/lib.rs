@@ -4,9 +4,34 @@
 //! coding agent's staged work by writing a file. An agent harness owns a
 //! [`Session`], stages previews with apply/reject callbacks, and mounts the
 //! devices; `echo "tests pass" > /xdev/resolve` then applies the newest
-//! pending preview and the handler's answer is the result of that `write(2)`.
+//! pending preview, and the handler's answer is the result of that
+//! `write(2)`: its byte count, or an errno (`ENOENT` when nothing is
+//! pending, `EIO` when the apply failed, ...).
 //!
-//! The session queue works without FUSE:
+//! ## Embedding: mount a session
+//!
+//! ```no_run
+//! use xdev::{apply_fn, mount, MountOptions, Session, ToolResult};
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let session = Session::new();
+//!     session.queue_resolve_handler(
+//!         "edit src/main.rs",
+//!         "edit",
+//!         apply_fn(|reason, _extra| async move { Ok(ToolResult::ok(format!("applied: {reason}"))) }),
+//!         None,
+//!     );
+//!     // Serves in the background until unmounted or dropped.
+//!     let devices = mount(&session, "/xdev", MountOptions::default())?;
+//!     // A shell now runs `echo "tests pass" > /xdev/resolve`: the write
+//!     // returns once the edit is applied, and `cat /xdev/last` reads
+//!     // `applied: tests pass`.
+//!     devices.unmount()?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! The session queue works without FUSE, which is how the core is tested:
 //!
 //! ```
 //! use xdev::{apply_fn, dispatch_resolution_device, Device, Session, ToolResult};
@@ -27,6 +52,27 @@
 //! assert_eq!(session.pending_count(), 0);
 //! # }
 //! ```
+//!
+//! ## The layers, bottom up
+//!
+//! Each layer imports only from the layers below it.
+//!
+//! | layer | modules | what lives there |
+//! |---|---|---|
+//! | texts and rules | `texts`, `error`, `safe_text`, `device` | every user-facing text; the one error type and its errno; what a label or source tool may hold; the three devices and a message's rules (64 KiB of UTF-8) |
+//! | session core | `session/` | the pending stack, claims, requests, plan proposal handler slot, directives, events, abort; no FUSE, no files |
+//! | decisions | `dispatch`, `soft_requirement` | resolve / reject / propose and the resolve tool, raced against cancels; the soft requirement a harness enforces on the model |
+//! | plan review, producers | `plan_desk`, `stage_protocol`, `producer`, `plan_command` | the daemon's plan desk (yolo / review / async); the stage protocol's messages and the session side of an external producer; `plan/ctl` commands |
+//! | journal | `journal/`, `who` | the JSON Lines record of every staging and decision, and who wrote |
+//! | FUSE adapter | `fs/` (private) | inodes, handles, and one decision function per file operation; knows nothing of how previews are applied |
+//! | mount lifecycle | `mount`, `mount_point` | mounting, stale-mount recovery, unmounting with a grace period |
+//! | programs | `daemon`, `client/`, `hook`, `bin/xdev.rs` | the `xdev` daemon; the client side (device I/O, commands, the stager); `xdev hook` for Claude Code and Codex; the thin CLI |
+//!
+//! The embedding API (session, dispatch, plan handlers, mount) is
+//! re-exported here at the crate root; the modules of the programs
+//! ([`client`], [`daemon`], [`hook`], [`journal`], [`producer`],
+//! [`stage_protocol`], [`plan_command`], [`texts`], [`who`],
+//! [`safe_text`]) are public under their own names.
 
 pub mod client;
 pub mod daemon;
@@ -78,7 +124,7 @@ pub use session::request::{Action, ResolveRequest};
 pub use session::{Session, StandingHandler, DEFAULT_MOUNT_DIR};
 pub use soft_requirement::{
     ModelCallPlan, SoftRequirement, SoftRequirementTracker, ToolCall, ToolChoiceDirective,
-    TurnVerdict,
+    TurnVerdict, MAX_FORCED_TURNS,
 };
 
 // The README's Rust example is compiled and run as a doctest.

@@ -39,7 +39,7 @@ pub struct MountOptions {
     pub grace: Duration,
     /// Create the mount point when it is missing, and remove it again when
     /// the mount ends (also after a SIGKILL: the next mount there removes
-    /// it; see [`crate::mount_point`]). Off by default: a harness that
+    /// it). Off by default: a harness that
     /// embeds xdev owns its directories, and a library that quietly
     /// creates and removes them (and keeps notes in `/run`) would surprise
     /// it. `xdev mount` turns it on, so that no bare directory is left
