@@ -133,6 +133,14 @@ impl DispatchHooks {
             before_decision: None,
         }
     }
+
+    /// The error of a cancel that has fired already. Checked before a
+    /// dispatch takes anything (a claim, a queue invoker), so a caller that
+    /// gave up before it began uses up nothing and holds nobody up.
+    fn fired(&mut self) -> Option<Error> {
+        let cancel = self.cancel.as_mut()?;
+        futures::FutureExt::now_or_never(cancel.as_mut())
+    }
 }
 
 /// What a dispatch runs: the handler's future, the preview it decides and
@@ -229,9 +237,9 @@ async fn race(session: &Session, work: Work, hooks: DispatchHooks) -> Resolution
     let mut cancel = hooks
         .cancel
         .unwrap_or_else(|| Box::pin(std::future::pending()));
-    // A cancel that has fired already means the caller gave up before the
-    // work began: nothing may run, so it is checked before the work is
-    // first polled, and the claimed preview goes back unrun.
+    // The callers checked the cancel before taking anything; one that fired
+    // since (while the claim was made) still runs nothing, and the claimed
+    // preview goes back unrun.
     if let Some(error) = futures::FutureExt::now_or_never(cancel.as_mut()) {
         drop(future);
         let Some((preview, request)) = decides else {
@@ -509,8 +517,11 @@ pub async fn dispatch_device_with(
     session: &Session,
     device: Device,
     text: &str,
-    hooks: DispatchHooks,
+    mut hooks: DispatchHooks,
 ) -> Resolution {
+    if let Some(error) = hooks.fired() {
+        return Resolution::failed(error, None);
+    }
     let reason = text.trim();
     let work = match device {
         Device::Resolve => queue_or_pending(session, ResolveRequest::apply(reason)),
@@ -542,8 +553,11 @@ pub async fn decide_pending_with(
     session: &Session,
     id: &str,
     request: ResolveRequest,
-    hooks: DispatchHooks,
+    mut hooks: DispatchHooks,
 ) -> Resolution {
+    if let Some(error) = hooks.fired() {
+        return Resolution::failed(error, None);
+    }
     let Some(preview) = session.claim(id) else {
         let text = texts::no_pending_action_with_id(id);
         return Resolution::failed(Error::NothingToResolve(text), None);
@@ -567,12 +581,16 @@ pub async fn run_resolve_tool_until(
     cancel: Option<Cancel>,
 ) -> Resolution {
     let action = request.action;
+    let mut hooks = DispatchHooks::cancel(cancel);
+    if let Some(error) = hooks.fired() {
+        return Resolution::failed(error, None);
+    }
     if let Some(work) = queue_or_pending(session, request.clone()) {
-        return race(session, work, DispatchHooks::cancel(cancel)).await;
+        return race(session, work, hooks).await;
     }
     if let Some(handler) = session.standing_handler() {
         let work = Work::handler(invoke_queue(handler, "resolve".to_string(), request));
-        return race(session, work, DispatchHooks::cancel(cancel)).await;
+        return race(session, work, hooks).await;
     }
     match action {
         Action::Apply => Resolution::failed(

@@ -266,6 +266,14 @@ pub(crate) fn unmount_dir(dir: &Path, lazy: bool) -> io::Result<()> {
     } else {
         MntFlags::empty()
     };
+    // nix reports a path it cannot pass (a NUL inside) as EINVAL, which
+    // here would read as "not mounted".
+    if dir.as_os_str().as_encoded_bytes().contains(&0) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a mount point path cannot hold a NUL byte",
+        ));
+    }
     match umount2(dir, flags) {
         Ok(()) => Ok(()),
         Err(Errno::EBUSY) if !lazy => unmount_dir(dir, true),

@@ -173,8 +173,8 @@ struct DeskState {
     next_review: u64,
     last_decision: Option<String>,
     decisions: u64,
-    /// The handler `enter` installed, so that a desk going away leaves plan
-    /// mode only if no other desk has taken it over since.
+    /// The handler `enter` installed, so that leaving plan mode clears it
+    /// only if no other desk has entered plan mode since.
     installed: Option<PlanHandler>,
 }
 
@@ -256,7 +256,11 @@ impl PlanDesk {
         state.active = true;
         let handler = self.proposal_handler();
         state.installed = Some(Arc::clone(&handler));
-        self.inner.session.set_plan_proposal_handler(handler);
+        // The session holds the desk only weakly: plan mode follows the desk.
+        let owner = Arc::downgrade(&self.inner) as Weak<dyn std::any::Any + Send + Sync>;
+        self.inner
+            .session
+            .set_plan_proposal_handler_owned(handler, owner);
     }
 
     /// Turns plan mode off: clears the session's plan proposal handler. A
@@ -358,20 +362,14 @@ fn decide(state: &mut DeskState, review: Review, text: String, outcome: PlanOutc
     text
 }
 
-impl Drop for Inner {
-    /// Plan mode follows its desk: once the desk is gone nobody can decide a
-    /// proposal, so the session must not claim plan mode any longer.
-    fn drop(&mut self) {
-        if let Some(handler) = self.state.get_mut().installed.take() {
-            self.session.clear_plan_proposal_handler_if(&handler);
-        }
-    }
-}
-
 impl Inner {
+    /// Leaves plan mode if this desk's handler is still the session's
+    /// (another desk may have entered plan mode since, and keeps it).
     fn leave_plan_mode(&self, state: &mut DeskState) {
         state.active = false;
-        self.session.clear_plan_proposal_handler();
+        if let Some(handler) = state.installed.take() {
+            self.session.clear_plan_proposal_handler_if(&handler);
+        }
     }
 
     /// Finds the plan file a proposal names: exactly `<slug>-plan.md` for a

@@ -668,3 +668,51 @@ async fn a_handler_outliving_its_desk_names_the_real_mount() {
     let refused = handler(proposal).await.map(|reply| reply.result.text);
     assert_eq!(refused, Err(Error::NotInPlanMode(not_in_plan_mode())));
 }
+
+/// A desk may be held by something the session holds (a harness's standing
+/// handler, a preview's callback). Dropping that under the session's own
+/// bookkeeping must not wait on the session: the desk going away needs no
+/// session lock.
+#[test]
+fn the_last_desk_may_go_with_a_handler_the_session_drops() {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let dir = plan_dir(&["auth-plan.md"]);
+        let session = Session::new();
+        let desk = PlanDesk::new(
+            session.clone(),
+            dir.path().to_path_buf(),
+            PlanHandlerKind::Yolo,
+            None,
+        );
+        desk.enter();
+        let held = desk.clone();
+        session.set_standing_resolve_handler(xdev::queue_invoker(move |_request| {
+            let _desk = held.clone();
+            async { Ok(xdev::ToolResult::ok("standing")) }
+        }));
+        drop(desk);
+        session.clear_standing_resolve_handler();
+        let _ = done.send(session.plan_mode());
+    });
+    let plan_mode = finished.recv_timeout(PROMPTLY);
+    assert_eq!(plan_mode, Ok(false), "the session hung, or kept plan mode");
+}
+
+/// An old desk exiting (or approving) leaves alone the plan mode a newer
+/// desk entered on the same session.
+#[tokio::test]
+async fn an_old_desk_leaving_keeps_the_new_desks_plan_mode() {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let (session, old) = desk(&dir, PlanHandlerKind::Review, None);
+    let new = PlanDesk::new(
+        session.clone(),
+        dir.path().to_path_buf(),
+        PlanHandlerKind::Yolo,
+        None,
+    );
+    new.enter();
+    old.exit();
+    assert!(session.plan_mode(), "the new desk's plan mode stays");
+    assert!(propose(&session, "auth").await.is_ok());
+}

@@ -38,11 +38,30 @@ struct State {
     pending: PendingStack,
     directives: DirectiveQueue,
     standing: Option<StandingHandler>,
-    plan_handler: Option<PlanHandler>,
+    plan_handler: Option<PlanHandlerSlot>,
     subscribers: Subscribers,
     /// Claims whose decision runs on after its caller stopped waiting, by
     /// [`claim_key`].
     abandoned: HashSet<usize>,
+}
+
+/// The plan proposal handler and, when it belongs to something that can go
+/// away (a plan desk), a weak handle on that owner. Plan mode ends when the
+/// owner does: the owner's drop takes no session lock (it may happen while
+/// the session drops something under that lock), the session looks instead.
+struct PlanHandlerSlot {
+    handler: PlanHandler,
+    owner: Option<std::sync::Weak<dyn std::any::Any + Send + Sync>>,
+}
+
+impl PlanHandlerSlot {
+    /// The handler, unless its owner is gone.
+    fn live(&self) -> Option<&PlanHandler> {
+        match &self.owner {
+            Some(owner) if owner.strong_count() == 0 => None,
+            _ => Some(&self.handler),
+        }
+    }
 }
 
 struct Shared {
@@ -387,7 +406,7 @@ impl Session {
     /// A claim given up before its callback ran (the decision was refused):
     /// the preview is back where it stood, as if never claimed.
     pub(crate) fn release_claim(&self, preview: &Preview) {
-        self.shared.state.lock().pending.unclaim(&preview.id);
+        self.shared.state.lock().pending.unclaim(preview);
     }
 
     /// A decided preview leaves the stack; the event says how.
@@ -401,7 +420,7 @@ impl Session {
     ) {
         let mut state = self.shared.state.lock();
         let decided = outcome(&mut state, kind, preview, reason, text, ok);
-        if state.pending.remove(&preview.id).is_some() {
+        if state.pending.remove_decided(preview) {
             state.subscribers.publish(decided);
         }
     }
@@ -421,7 +440,7 @@ impl Session {
         let mut state = self.shared.state.lock();
         let failed = outcome(&mut state, EventKind::Failed, preview, reason, text, false);
         state.subscribers.publish(failed);
-        if state.pending.requeue_at_head(&preview.id) {
+        if state.pending.requeue_at_head(preview) {
             state.subscribers.publish(event(
                 EventKind::Requeued,
                 preview,
@@ -437,7 +456,7 @@ impl Session {
         let mut state = self.shared.state.lock();
         let failed = outcome(&mut state, EventKind::Failed, preview, reason, text, false);
         state.subscribers.publish(failed);
-        state.pending.unclaim(&preview.id);
+        state.pending.unclaim(preview);
     }
 
     // ----- directives ----------------------------------------------------
@@ -500,7 +519,25 @@ impl Session {
 
     /// Enters plan mode with this proposal handler (replacing any other).
     pub fn set_plan_proposal_handler(&self, handler: PlanHandler) {
-        self.shared.state.lock().plan_handler = Some(handler);
+        let slot = PlanHandlerSlot {
+            handler,
+            owner: None,
+        };
+        self.shared.state.lock().plan_handler = Some(slot);
+    }
+
+    /// Enters plan mode with this proposal handler for as long as `owner`
+    /// lives (replacing any other).
+    pub(crate) fn set_plan_proposal_handler_owned(
+        &self,
+        handler: PlanHandler,
+        owner: std::sync::Weak<dyn std::any::Any + Send + Sync>,
+    ) {
+        let slot = PlanHandlerSlot {
+            handler,
+            owner: Some(owner),
+        };
+        self.shared.state.lock().plan_handler = Some(slot);
     }
 
     /// Leaves plan mode.
@@ -515,7 +552,7 @@ impl Session {
         if state
             .plan_handler
             .as_ref()
-            .is_some_and(|installed| Arc::ptr_eq(installed, handler))
+            .is_some_and(|installed| Arc::ptr_eq(&installed.handler, handler))
         {
             state.plan_handler = None;
         }
@@ -523,12 +560,17 @@ impl Session {
 
     /// The plan proposal handler, if plan mode is on.
     pub fn plan_proposal_handler(&self) -> Option<PlanHandler> {
-        self.shared.state.lock().plan_handler.clone()
+        let state = self.shared.state.lock();
+        state.plan_handler.as_ref()?.live().cloned()
     }
 
     /// Whether plan mode is on (a plan proposal handler is set).
     pub fn plan_mode(&self) -> bool {
-        self.shared.state.lock().plan_handler.is_some()
+        let state = self.shared.state.lock();
+        state
+            .plan_handler
+            .as_ref()
+            .is_some_and(|slot| slot.live().is_some())
     }
 
     /// A plan proposal's handler answered: the event names the plan when

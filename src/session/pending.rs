@@ -69,24 +69,42 @@ impl PendingStack {
         Some(Arc::clone(&slot.preview))
     }
 
-    /// Returns a claimed preview to where it stood. Does nothing if the id
-    /// is gone (a session boundary cleared it meanwhile).
-    pub(crate) fn unclaim(&mut self, id: &str) {
-        if let Some(slot) = self.slots.get_mut(id).filter(|slot| slot.claimed) {
+    /// The slot of this very preview: its id may have been staged again
+    /// meanwhile, and that newer preview (perhaps claimed by another writer)
+    /// is not ours to touch.
+    fn slot_of(&mut self, preview: &Preview) -> Option<&mut Slot> {
+        self.slots
+            .get_mut(&*preview.id)
+            .filter(|slot| std::ptr::eq(Arc::as_ptr(&slot.preview), preview))
+    }
+
+    /// Returns a claimed preview to where it stood. Does nothing if it is
+    /// gone (a session boundary cleared it meanwhile) or its id now holds a
+    /// newer preview.
+    pub(crate) fn unclaim(&mut self, preview: &Preview) {
+        if let Some(slot) = self.slot_of(preview).filter(|slot| slot.claimed) {
             slot.claimed = false;
-            self.order.insert(slot.stamp, Arc::clone(&slot.preview.id));
+            let stamp = slot.stamp;
+            self.order.insert(stamp, Arc::clone(&preview.id));
         }
     }
 
     /// Re-registers a claimed preview at the head, unclaimed. Returns false
-    /// (and does nothing) if the id is gone, so a preview cleared by a session
-    /// boundary never comes back.
-    pub(crate) fn requeue_at_head(&mut self, id: &str) -> bool {
-        let Some(preview) = self.slots.get(id).map(|slot| Arc::clone(&slot.preview)) else {
+    /// (and does nothing) if it is gone, so a preview cleared by a session
+    /// boundary never comes back, or if its id now holds a newer preview,
+    /// which stands.
+    pub(crate) fn requeue_at_head(&mut self, preview: &Preview) -> bool {
+        let Some(preview) = self.slot_of(preview).map(|slot| Arc::clone(&slot.preview)) else {
             return false;
         };
         self.register(preview);
         true
+    }
+
+    /// Removes this very preview once it is decided; a newer preview staged
+    /// under its id meanwhile stays.
+    pub(crate) fn remove_decided(&mut self, preview: &Preview) -> bool {
+        self.slot_of(preview).is_some() && self.remove(&preview.id).is_some()
     }
 
     /// Removes a preview by id, claimed or not.

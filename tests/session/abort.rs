@@ -148,8 +148,7 @@ async fn a_cancel_that_has_already_fired_never_starts_the_work() {
     .await;
     assert_eq!(answer.text, "Aborted: ctrl-c");
     assert_eq!(answer.errno(), libc::ECANCELED);
-    assert_eq!(answer.id.as_deref(), Some(&*id));
-    // Nothing ran, nothing was recorded, and the preview waits where it was.
+    // Nothing was taken, nothing ran, nothing was recorded, and the preview waits where it was.
     tokio::task::yield_now().await;
     assert_eq!(calls.load(Ordering::SeqCst), 0);
     assert_eq!(pending_ids(&session), [&*id]);
@@ -202,4 +201,38 @@ async fn the_resolve_tool_gives_up_when_its_cancel_fires_and_the_apply_runs_on()
     let applied = next_event(&mut events, EventKind::Applied).await;
     assert_eq!(applied.id, id);
     assert!(applied.abandoned);
+}
+
+/// A cancel that fired before the write takes nothing: a hard directive's
+/// queue invoker is not used up, so the turn's end still tells its owner
+/// that it was never invoked.
+#[tokio::test]
+async fn a_fired_cancel_leaves_the_queue_invoker_uninvoked() {
+    let session = Session::new();
+    let (invoker, seen) = recording_invoker("ran");
+    let rejected: Arc<Mutex<Vec<RejectReason>>> = Arc::default();
+    let told = Arc::clone(&rejected);
+    session.enqueue_directive(
+        Directive::new([ToolChoice::new("write").with_invoker(invoker)]).on_reject(
+            move |_, reason| {
+                told.lock().push(reason);
+                RejectAction::Drop
+            },
+        ),
+    );
+    session.serve_tool_choice().expect("served");
+    let answer = xdev::dispatch_resolution_device_until(
+        &session,
+        Device::Resolve,
+        "go",
+        Some(fired_cancel("ctrl-c")),
+    )
+    .await;
+    assert_eq!(answer.errno(), libc::ECANCELED);
+    assert!(seen.lock().is_empty(), "the invoker never ran");
+    assert_eq!(
+        session.finish_turn(TurnEnd::Resolved),
+        Some(RejectReason::NotInvoked)
+    );
+    assert_eq!(*rejected.lock(), [RejectReason::NotInvoked]);
 }

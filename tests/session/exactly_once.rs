@@ -135,3 +135,80 @@ async fn a_refused_decision_runs_nothing_and_leaves_the_preview_where_it_stood()
     assert!(answer.is_ok());
     assert_eq!(seen.lock().len(), 2);
 }
+
+/// A decision refused after its claim gives back only its own claim: if the
+/// id was staged again meanwhile and another writer is applying that, the
+/// other writer's claim stands, and a third writer finds nothing to take.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_refused_decision_never_frees_another_writers_claim() {
+    let session = Session::new();
+    let id = "pending-action:edit:900001";
+    let applies = Arc::new(AtomicUsize::new(0));
+    let (open, gate) = tokio::sync::watch::channel(false);
+    let gated_apply = {
+        let applies = Arc::clone(&applies);
+        move || {
+            let (applies, gate) = (Arc::clone(&applies), gate.clone());
+            apply_fn(move |_reason, _extra| {
+                let (applies, mut gate) = (Arc::clone(&applies), gate.clone());
+                async move {
+                    applies.fetch_add(1, Ordering::SeqCst);
+                    let _ = gate.wait_for(|open| *open).await;
+                    Ok(ToolResult::ok("applied"))
+                }
+            })
+        }
+    };
+    let extras = xdev::PreviewExtras::default;
+    session.register_pending_with(id, "first", "edit", gated_apply(), None, extras());
+    let (restager, restaged_apply, started) =
+        (session.clone(), gated_apply.clone(), Arc::clone(&applies));
+    let second_writer = Arc::new(Mutex::new(None));
+    let second_handle = Arc::clone(&second_writer);
+    let refusing = xdev::DispatchHooks {
+        cancel: None,
+        before_decision: Some(Box::new(move |id, _details| {
+            // Meanwhile the id is staged again and a second writer applies it.
+            restager.register_pending_with(id, "again", "edit", restaged_apply(), None, extras());
+            let (session, id) = (restager.clone(), id.to_string());
+            *second_handle.lock() = Some(tokio::spawn(async move {
+                xdev::decide_pending_with(
+                    &session,
+                    &id,
+                    ResolveRequest::apply("second"),
+                    Default::default(),
+                )
+                .await
+            }));
+            let since = std::time::Instant::now();
+            while started.load(Ordering::SeqCst) == 0 && since.elapsed() < Duration::from_secs(5) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(Error::Interrupted)
+        })),
+    };
+    let first =
+        xdev::decide_pending_with(&session, id, ResolveRequest::apply("first"), refusing).await;
+    assert_eq!(first.errno(), libc::EINTR);
+    assert_eq!(
+        applies.load(Ordering::SeqCst),
+        1,
+        "the second writer is applying"
+    );
+
+    let third = xdev::decide_pending_with(
+        &session,
+        id,
+        ResolveRequest::apply("third"),
+        Default::default(),
+    );
+    let third = timeout(Duration::from_secs(1), third).await;
+    assert!(
+        matches!(&third, Ok(answer) if answer.errno() == libc::ENOENT),
+        "a third writer took a preview another writer is applying: {third:?}"
+    );
+    let _ = open.send(true);
+    let second = second_writer.lock().take().expect("second writer started");
+    assert_eq!(second.await.expect("join").text, "applied");
+    assert_eq!(applies.load(Ordering::SeqCst), 1);
+}
