@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use fuser::{FileAttr, FileType, INodeNo};
+use nix::unistd::{getgid, getuid};
 use parking_lot::Mutex;
 
 use crate::device::Device;
@@ -244,11 +245,9 @@ impl Owner {
 
     /// The user running this process, from now.
     pub(crate) fn current(share_journal: bool, others_let_in: bool) -> Self {
-        // SAFETY: getuid and getgid cannot fail and touch no memory.
-        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         Owner {
-            uid,
-            gid,
+            uid: getuid().as_raw(),
+            gid: getgid().as_raw(),
             since: SystemTime::now(),
             share_journal,
             others_let_in,
