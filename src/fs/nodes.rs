@@ -45,7 +45,7 @@ pub(crate) enum ItemFile {
 
 /// An item's files in listing order, each at its offset from the item's
 /// directory inode. `detail` exists only for previews that carry one (see
-/// `fs::XdevFs::node`), so it comes last and its absence shifts nothing.
+/// `fs::Shared::node`), so it comes last and its absence shifts nothing.
 const ITEM_FILES: [(&str, ItemFile); 5] = [
     ("label", ItemFile::Label),
     ("source", ItemFile::Source),
