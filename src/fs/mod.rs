@@ -105,6 +105,7 @@ struct Shared {
 }
 
 impl Shared {
+    /// The state of a fresh mount: nothing open, nothing looked up.
     fn new(
         session: Session,
         journal: Journal,
