@@ -12,7 +12,7 @@
 //! | [`setattr`] | which attribute changes (truncates) are allowed |
 //! | [`open`] | what an open gets, or why it is refused |
 //! | [`read`] | what a read gets, now or once ready |
-//! | [`write`] | where a write goes: a device's message, a draft, `stage` |
+//! | [`write`](mod@write) | where a write goes: a device's message, a draft, `stage` |
 //! | [`deliver`] | a message's dispatch, and where its result is recorded |
 //! | [`dir`] | what a directory lists |
 //! | [`draft_ops`] | creating, renaming (delivering), removing drafts |
