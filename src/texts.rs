@@ -6,6 +6,40 @@
 
 use crate::safe_text::one_line;
 
+// Adapter texts.
+
+/// The usage line of a pending item's `resolve` or `reject` (at `path`
+/// under the mount, for item `id`); `verb` is [`ITEM_APPLY`] or
+/// [`ITEM_DISCARD`].
+pub fn item_usage(dir: &str, path: &str, verb: &str, id: &str) -> String {
+    format!(
+        "Write a one-sentence reason as plain text to {dir}/{path} to {verb} {id} (head or not)."
+    )
+}
+
+/// What an item's `resolve` does, in its usage line.
+pub const ITEM_APPLY: &str = "APPLY";
+
+/// What an item's `reject` does, in its usage line.
+pub const ITEM_DISCARD: &str = "DISCARD";
+
+/// The usage line of `plan/ctl`.
+pub fn plan_ctl_usage(dir: &str) -> String {
+    format!(
+        "Write one command to {dir}/plan/ctl: enter | exit | approve [feedback] | refine <feedback>."
+    )
+}
+
+/// A write to `stage` that carries several lines.
+pub const STAGE_SEVERAL_LINES: &str = "Bad stage request: a write to stage carries one line, and this one has several; nothing was taken.";
+
+/// Why a decision asked for while the mount stops is refused.
+pub const MOUNT_STOPPING: &str = "the xdev mount is shutting down; it takes no new decisions";
+
+/// Why a waiting request is cancelled once the shutdown's grace period is over.
+pub const ABANDONED_AT_SHUTDOWN: &str =
+    "abandoned at shutdown: still running when the grace period ended";
+
 /// `resolve` with nothing pending (device and tool).
 pub const NOTHING_TO_RESOLVE: &str = "No pending action to resolve. Nothing to apply or discard.";
 /// `reject` device with nothing pending.

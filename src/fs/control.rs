@@ -11,12 +11,7 @@ use crate::dispatch::Cancel;
 use crate::error::Error;
 use crate::fs::notify::Forgetter;
 use crate::fs::signals::SignalWatch;
-
-/// Why a decision asked for while the mount stops is refused.
-const STOPPING: &str = "the xdev mount is shutting down; it takes no new decisions";
-
-/// Why a waiting request is cancelled once the grace period is over.
-const ABANDONED: &str = "abandoned at shutdown: still running when the grace period ended";
+use crate::texts::{ABANDONED_AT_SHUTDOWN, MOUNT_STOPPING};
 
 /// Lets the mount's owner stop a mount and see what is still running.
 #[derive(Debug)]
@@ -54,7 +49,7 @@ impl Control {
     pub(crate) fn refusal(&self) -> Option<Error> {
         self.stopping
             .load(Ordering::Acquire)
-            .then(|| Error::Aborted(STOPPING.to_string()))
+            .then(|| Error::Aborted(MOUNT_STOPPING.to_string()))
     }
 
     /// Every request waiting now or later gets `ECANCELED`.
@@ -91,7 +86,7 @@ impl Control {
         async move {
             // An error means the sender is gone: the mount is gone too.
             let _ = closing.wait_for(|closing| *closing).await;
-            Error::Aborted(ABANDONED.to_string())
+            Error::Aborted(ABANDONED_AT_SHUTDOWN.to_string())
         }
     }
 

@@ -3,15 +3,17 @@
 //! an unlink or a setattr may change. Each returns an errno for the
 //! adapter to answer with; the store itself is [`super::drafts`].
 
+use std::ffi::OsStr;
 use std::sync::Arc;
-use std::time::SystemTime;
 
-use fuser::{Errno, INodeNo, RenameFlags, Request, TimeOrNow};
+use fuser::{Errno, FileAttr, FileHandle, INodeNo, RenameFlags};
 
 use crate::error::Error;
 
 use super::drafts::{Created, Creator, Draft, MetaChange, Place};
+use super::handles::Handle;
 use super::nodes::{Inodes, Node};
+use super::setattr::{time_of, AttrChange};
 use super::target::Target;
 use super::Shared;
 use crate::device::message_text;
@@ -37,12 +39,12 @@ fn created_perm(mode: u32, umask: u32) -> u16 {
     (mode & !umask & 0o7777) as u16
 }
 
-/// A setattr time, as a point in time.
-fn time_of(time: TimeOrNow) -> SystemTime {
-    match time {
-        TimeOrNow::SpecificTime(time) => time,
-        TimeOrNow::Now => SystemTime::now(),
-    }
+/// Who asks for a draft: thread `tid` of `uid` (primary group `gid`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Caller {
+    pub(super) uid: u32,
+    pub(super) gid: u32,
+    pub(super) tid: u32,
 }
 
 impl Shared {
@@ -78,11 +80,31 @@ impl Shared {
     }
 
     /// Creates (or, without `O_EXCL`, opens) the caller's draft `name` in
+    /// directory `parent` with `mode` less `umask`, and opens it: its
+    /// attributes and descriptor. A directory that is gone is `ENOENT`; a
+    /// name that is not UTF-8, `EINVAL`.
+    pub(super) fn create(
+        &self,
+        caller: Caller,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        flags: i32,
+    ) -> Result<(FileAttr, FileHandle), Errno> {
+        let dir = self.node(parent).ok_or(Errno::ENOENT)?;
+        let name = name.to_str().ok_or(Errno::EINVAL)?;
+        let draft = self.create_draft(caller, (parent, &dir), name, mode, umask, flags)?;
+        let attr = draft.attr();
+        Ok((attr, self.handles.insert(Handle::Draft(draft))))
+    }
+
+    /// Creates (or, without `O_EXCL`, opens) the caller's draft `name` in
     /// directory `parent`. Creating one takes what writing a device takes:
     /// being the mount's owner (or root).
-    pub(super) fn create_draft(
+    fn create_draft(
         &self,
-        req: &Request,
+        caller: Caller,
         parent: (INodeNo, &Node),
         name: &str,
         mode: u32,
@@ -94,13 +116,13 @@ impl Shared {
             return Err(Errno::EPERM);
         }
         let place = self
-            .place(dir_ino, dir, req.uid(), name)
+            .place(dir_ino, dir, caller.uid, name)
             .ok_or(Errno::EPERM)?;
-        if req.uid() != self.owner.uid && req.uid() != 0 {
+        if caller.uid != self.owner.uid && caller.uid != 0 {
             return Err(Errno::EACCES);
         }
-        let pid = self.who.who(req.uid(), req.pid()).pid;
-        let creator = Creator::new(req.uid(), req.gid(), pid);
+        let pid = self.who.who(caller.uid, caller.tid).pid;
+        let creator = Creator::new(caller.uid, caller.gid, pid);
         let exclusive = flags & libc::O_EXCL != 0;
         let created = self.drafts.create(
             place,
@@ -122,37 +144,30 @@ impl Shared {
     }
 
     /// Changes a draft's size, mode, owner or times, as setattr asks.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn change_draft(
-        &self,
-        draft: &Draft,
-        size: Option<u64>,
-        mode: Option<u32>,
-        uid: Option<u32>,
-        gid: Option<u32>,
-        atime: Option<TimeOrNow>,
-        mtime: Option<TimeOrNow>,
-    ) -> Result<(), Errno> {
-        if let Some(size) = size {
+    pub(super) fn change_draft(&self, draft: &Draft, change: &AttrChange) -> Result<(), Errno> {
+        if let Some(size) = change.size {
             self.drafts.set_len(draft, size)?;
         }
         draft.change(MetaChange {
-            perm: mode.map(|mode| (mode & 0o7777) as u16),
-            uid,
-            gid,
-            atime: atime.map(time_of),
-            mtime: mtime.map(time_of),
+            perm: change.mode.map(|mode| (mode & 0o7777) as u16),
+            uid: change.uid,
+            gid: change.gid,
+            atime: change.atime.map(time_of),
+            mtime: change.mtime.map(time_of),
         });
         Ok(())
     }
 
+    /// Unlinks `name` in directory `parent` for `uid`: only a draft goes.
+    pub(super) fn unlink(&self, uid: u32, parent: INodeNo, name: &OsStr) -> Result<(), Errno> {
+        let (Some(dir), Some(name)) = (self.node(parent), name.to_str()) else {
+            return Err(Errno::EPERM);
+        };
+        self.unlink_draft(uid, (parent, &dir), name)
+    }
+
     /// Removes the caller's draft `name`; the mount's own names stay.
-    pub(super) fn unlink_draft(
-        &self,
-        uid: u32,
-        parent: (INodeNo, &Node),
-        name: &str,
-    ) -> Result<(), Errno> {
+    fn unlink_draft(&self, uid: u32, parent: (INodeNo, &Node), name: &str) -> Result<(), Errno> {
         let (dir_ino, dir) = parent;
         let place = self.place(dir_ino, dir, uid, name).ok_or(Errno::EPERM)?;
         match self.drafts.remove(&place) {
@@ -169,6 +184,30 @@ impl Shared {
             .is_some()
     }
 
+    /// What renaming `name` in `parent` to `newname` in `newparent` does
+    /// for `uid` (see [`Shared::plan_rename`]): a directory that is gone
+    /// is `ENOENT`, a name that is not UTF-8 `EPERM`.
+    pub(super) fn rename(
+        &self,
+        uid: u32,
+        (parent, name): (INodeNo, &OsStr),
+        (newparent, newname): (INodeNo, &OsStr),
+        flags: RenameFlags,
+    ) -> Result<Renaming, Errno> {
+        let (Some(from_dir), Some(to_dir)) = (self.node(parent), self.node(newparent)) else {
+            return Err(Errno::ENOENT);
+        };
+        let (Some(name), Some(newname)) = (name.to_str(), newname.to_str()) else {
+            return Err(Errno::EPERM);
+        };
+        self.plan_rename(
+            uid,
+            (parent, &from_dir, name),
+            (newparent, &to_dir, newname),
+            flags,
+        )
+    }
+
     /// What renaming `from` (in `from_dir`) to `to` (in `to_dir`) does.
     ///
     /// Only the caller's drafts move. Onto a device-like file, the draft's
@@ -177,7 +216,7 @@ impl Shared {
     /// nothing is dispatched. A draft to be delivered is taken away here,
     /// so it is gone whatever the outcome. Onto any other file of the
     /// mount, `EPERM`, and the draft is kept.
-    pub(super) fn plan_rename(
+    fn plan_rename(
         &self,
         uid: u32,
         from: (INodeNo, &Node, &str),

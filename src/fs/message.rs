@@ -1,5 +1,9 @@
-//! Turning the writes on one open device descriptor into one message
-//! (SPEC section 4). Pure logic: no FUSE, no session.
+//! Turning the writes on one open device descriptor into one message: the
+//! first write is the message and its call returns the outcome; later
+//! writes on the same descriptor dispatch nothing and get the same outcome
+//! again, so a writer that splits its output, or retries a failed flush,
+//! can never apply a preview while reporting failure. Pure logic: no FUSE,
+//! no session.
 
 use crate::device::message_text;
 use crate::error::Error;

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use fuser::{FileAttr, FileType, INodeNo};
+use nix::unistd::{getgid, getuid};
 use parking_lot::Mutex;
 
 use crate::device::Device;
@@ -44,7 +45,7 @@ pub(crate) enum ItemFile {
 
 /// An item's files in listing order, each at its offset from the item's
 /// directory inode. `detail` exists only for previews that carry one (see
-/// `fs::XdevFs::node`), so it comes last and its absence shifts nothing.
+/// `fs::Shared::node`), so it comes last and its absence shifts nothing.
 const ITEM_FILES: [(&str, ItemFile); 5] = [
     ("label", ItemFile::Label),
     ("source", ItemFile::Source),
@@ -244,11 +245,9 @@ impl Owner {
 
     /// The user running this process, from now.
     pub(crate) fn current(share_journal: bool, others_let_in: bool) -> Self {
-        // SAFETY: getuid and getgid cannot fail and touch no memory.
-        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         Owner {
-            uid,
-            gid,
+            uid: getuid().as_raw(),
+            gid: getgid().as_raw(),
             since: SystemTime::now(),
             share_journal,
             others_let_in,

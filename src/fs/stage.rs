@@ -8,6 +8,7 @@ use crate::journal::{Journal, Who};
 use crate::producer::Producer;
 use crate::session::Session;
 use crate::stage_protocol::{ProducerReport, StageRequest};
+use crate::texts::STAGE_SEVERAL_LINES;
 
 /// One open `stage` descriptor: the line being written and, once staged,
 /// the producer's preview. Closing it withdraws a preview still pending.
@@ -53,9 +54,7 @@ impl StageChannel {
         self.partial.extend_from_slice(data);
         if has_several_lines(&self.partial) {
             self.partial.clear();
-            return Err(Error::InvalidRequest(
-                "Bad stage request: a write to stage carries one line, and this one has several; nothing was taken.".into(),
-            ));
+            return Err(Error::InvalidRequest(STAGE_SEVERAL_LINES.into()));
         }
         if self.partial.contains(&b'\n') || !is_full_chunk(data) {
             let line = std::mem::take(&mut self.partial);

@@ -11,6 +11,7 @@ use crate::error::Error;
 use crate::plan_command::PlanCommand;
 use crate::plan_desk::PlanDesk;
 use crate::session::Session;
+use crate::texts;
 
 /// A file whose message is dispatched.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -37,17 +38,14 @@ impl Target {
     pub(crate) fn usage(&self, dir: &str) -> String {
         match self {
             Target::Device(device) => device.usage(dir),
-            Target::Item { id, action } => format!(
-                "Write a one-sentence reason as plain text to {dir}/{} to {} {id} (head or not).",
-                self.name(),
-                match action {
-                    Action::Apply => "APPLY",
-                    Action::Discard => "DISCARD",
-                }
-            ),
-            Target::PlanCtl => format!(
-                "Write one command to {dir}/plan/ctl: enter | exit | approve [feedback] | refine <feedback>."
-            ),
+            Target::Item { id, action } => {
+                let verb = match action {
+                    Action::Apply => texts::ITEM_APPLY,
+                    Action::Discard => texts::ITEM_DISCARD,
+                };
+                texts::item_usage(dir, &self.name(), verb, id)
+            }
+            Target::PlanCtl => texts::plan_ctl_usage(dir),
         }
     }
 
@@ -106,5 +104,34 @@ fn plan_control(plan: Option<&PlanDesk>, text: &str) -> Resolution {
     match outcome {
         Ok(text) => Resolution::ok(text, None),
         Err(error) => Resolution::failed(error, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_items_and_plan_ctls_usage_lines_say_what_to_write_where() {
+        let resolve = Target::Item {
+            id: Arc::from("p1"),
+            action: Action::Apply,
+        };
+        assert_eq!(
+            resolve.usage("/xdev"),
+            "Write a one-sentence reason as plain text to /xdev/pending/p1/resolve to APPLY p1 (head or not)."
+        );
+        let reject = Target::Item {
+            id: Arc::from("p1"),
+            action: Action::Discard,
+        };
+        assert_eq!(
+            reject.usage("/xdev"),
+            "Write a one-sentence reason as plain text to /xdev/pending/p1/reject to DISCARD p1 (head or not)."
+        );
+        assert_eq!(
+            Target::PlanCtl.usage("/xdev"),
+            "Write one command to /xdev/plan/ctl: enter | exit | approve [feedback] | refine <feedback>."
+        );
     }
 }

@@ -1,0 +1,231 @@
+//! Answers that may have to wait: a device write's outcome (the handler
+//! may take its time), a later write's (the first's), a read of `events`
+//! or `stage`, a rename onto a device, an open of a busy device. Each runs
+//! inline when it can finish at once, else on the runtime, so the request
+//! loop never blocks; a wait ends with the asker's signal or the mount
+//! closing.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use fuser::{Errno, FileHandle, INodeNo, ReplyData, ReplyEmpty, ReplyOpen, ReplyWrite, Request};
+use futures::FutureExt;
+
+use super::busy::Writing;
+use super::control::InFlight;
+use super::deliver::Delivery;
+use super::handles::{Handle, Outcome};
+use super::message::WriteStep;
+use super::open::OPEN_FLAGS;
+use super::read::Waiting;
+use super::target::Target;
+use super::{errno_of, XdevFs};
+use crate::journal::Who;
+
+impl XdevFs {
+    /// Runs `answer` on the runtime: inline if it finishes at once (no
+    /// thread hop for a fast handler), else as a task, so a slow handler
+    /// never blocks the request loop. Returns whether it had to wait.
+    pub(super) fn answer_soon<F>(&self, answer: F) -> bool
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let _entered = self.shared.runtime.enter();
+        let mut answer = Box::pin(answer);
+        if answer.as_mut().now_or_never().is_some() {
+            return false;
+        }
+        self.shared.runtime.spawn(answer);
+        true
+    }
+
+    /// Answers a write on a device-like descriptor: the first write's
+    /// message is dispatched (or refused), a later one gets its outcome.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn write_target(
+        &self,
+        req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        target: Target,
+        step: WriteStep,
+        written: u32,
+        reply: ReplyWrite,
+    ) {
+        let who = self.shared.who.who(req.uid(), req.pid());
+        match step {
+            WriteStep::Repeat => self.repeat_outcome(fh, &who, written, reply),
+            WriteStep::Refuse(error) => {
+                reply.error(self.shared.refuse(&target, Some(fh), error, who))
+            }
+            WriteStep::Dispatch(text) => {
+                // The kernel holds the inode's lock until this is answered:
+                // from now on, openers are sent elsewhere (see `busy`).
+                let writing =
+                    matches!(target, Target::Device(_)).then(|| self.shared.busy.begin(ino));
+                let delivery = Delivery {
+                    target,
+                    text,
+                    bytes: u64::from(written),
+                    fh: Some(fh),
+                };
+                self.decide(
+                    req.pid(),
+                    who,
+                    delivery,
+                    writing,
+                    move |errno| match errno {
+                        None => reply.written(written),
+                        Some(errno) => reply.error(errno),
+                    },
+                );
+            }
+        }
+    }
+
+    /// Dispatches `delivery` for thread `tid` of `who` and hands the outcome
+    /// (`None` for success, else the errno) to `answer`, at once when the
+    /// handler answers at once. `writing` is the device inode a write keeps
+    /// busy while it waits.
+    fn decide(
+        &self,
+        tid: u32,
+        who: Who,
+        delivery: Delivery,
+        writing: Option<Writing>,
+        answer: impl FnOnce(Option<Errno>) + Send + 'static,
+    ) {
+        let shared = Arc::clone(&self.shared);
+        let waiting = InFlight::decision(&self.shared.control);
+        self.answer_soon(async move {
+            let _waiting = waiting;
+            let Delivery {
+                target,
+                text,
+                bytes,
+                fh,
+            } = delivery;
+            let (device, pid) = (target.clone(), who.pid);
+            let resolution = Arc::clone(&shared)
+                .dispatch(target, text, fh, tid, Some(who))
+                .await;
+            // Free before the answer: the writer's next open may
+            // come at once, and must not be sent elsewhere.
+            drop(writing);
+            let errno = resolution.error.as_ref().map(errno_of);
+            if errno.is_none() {
+                shared.delivered.record(device, pid, bytes);
+            }
+            answer(errno);
+        });
+    }
+
+    /// Answers a later write on a device descriptor with the first write's
+    /// outcome (its own byte count on success, the same errno otherwise),
+    /// waiting for it if the first is still being decided.
+    fn repeat_outcome(&self, fh: FileHandle, who: &Who, written: u32, reply: ReplyWrite) {
+        let Some(mut first) = self.shared.handles.first_outcome(fh, who) else {
+            return reply.error(Errno::EBADF);
+        };
+        let answer = move |outcome: Option<Outcome>, reply: ReplyWrite| match outcome {
+            Some(Ok(())) => reply.written(written),
+            Some(Err(errno)) => reply.error(errno),
+            None => reply.error(Errno::EBADF),
+        };
+        let known = *first.borrow();
+        if known.is_some() {
+            return answer(known, reply);
+        }
+        self.answer_soon(async move {
+            let outcome = first.wait_for(Option::is_some).await.ok().and_then(|o| *o);
+            answer(outcome, reply);
+        });
+    }
+
+    /// Answers a read that has to wait (events, stage), cancelled by the
+    /// reader's signal or the mount closing.
+    pub(super) fn read_when_ready(
+        &self,
+        req: &Request,
+        fh: FileHandle,
+        size: u32,
+        waiting: Waiting,
+        reply: ReplyData,
+    ) {
+        let shared = Arc::clone(&self.shared);
+        let cancel = self.shared.control.cancel_for(req.pid());
+        let in_flight = InFlight::start(&self.shared.control);
+        self.answer_soon(async move {
+            let _in_flight = in_flight;
+            let bytes = match waiting {
+                Waiting::Events(at) => {
+                    tokio::select! {
+                        () = shared.journal.wait_beyond(at.record) => Ok(shared.take_events(fh, at, size)),
+                        error = cancel => Err(error),
+                    }
+                }
+                Waiting::Stage(read) => {
+                    tokio::select! {
+                        bytes = read => Ok(bytes),
+                        error = cancel => Err(error),
+                    }
+                }
+            };
+            match bytes {
+                Ok(bytes) => reply.data(&bytes),
+                Err(error) => reply.error(errno_of(&error)),
+            }
+        });
+    }
+
+    /// Delivers a renamed draft's text to `target` as one message: the
+    /// rename is answered with the outcome, as a write would be, and the
+    /// journal names the renaming process.
+    pub(super) fn deliver_draft(
+        &self,
+        req: &Request,
+        target: Target,
+        text: String,
+        bytes: u64,
+        reply: ReplyEmpty,
+    ) {
+        let who = self.shared.who.who(req.uid(), req.pid());
+        if let Some(refusal) = self.shared.control.refusal() {
+            // A mount that is stopping takes no new decisions.
+            return reply.error(self.shared.refuse(&target, None, refusal, who));
+        }
+        let delivery = Delivery {
+            target,
+            text,
+            bytes,
+            fh: None,
+        };
+        self.decide(req.pid(), who, delivery, None, move |errno| match errno {
+            None => reply.ok(),
+            Some(errno) => reply.error(errno),
+        });
+    }
+
+    /// Opens a device inode for writing once no write on it is in flight,
+    /// cancelled by the opener's signal or the mount closing.
+    pub(super) fn open_when_free(
+        &self,
+        req: &Request,
+        ino: INodeNo,
+        handle: Handle,
+        reply: ReplyOpen,
+    ) {
+        let shared = Arc::clone(&self.shared);
+        let cancel = self.shared.control.cancel_for(req.pid());
+        let in_flight = InFlight::start(&self.shared.control);
+        self.answer_soon(async move {
+            let _in_flight = in_flight;
+            tokio::select! {
+                () = shared.busy.until_free(ino) => {
+                    reply.opened(shared.handles.insert(handle), OPEN_FLAGS)
+                }
+                error = cancel => reply.error(errno_of(&error)),
+            }
+        });
+    }
+}

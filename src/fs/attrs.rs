@@ -1,0 +1,94 @@
+//! The attributes a process sees of a node, and how long the kernel may
+//! keep them: a status file's size is its content's, a device's is the
+//! most one message holds, and a process that has just delivered a message
+//! sees the device's size as the bytes it wrote (see [`super::delivered`]).
+
+use std::time::Duration;
+
+use fuser::{Errno, FileAttr, INodeNo};
+
+use super::nodes::{ItemFile, Node, FRESH_TTL};
+use super::target::Target;
+use super::Shared;
+use crate::device::MAX_MESSAGE;
+
+impl Shared {
+    /// A node's attributes, the same for every process.
+    pub(super) fn attr(&self, ino: INodeNo, node: &Node) -> FileAttr {
+        if *node == Node::Draft {
+            if let Some(draft) = self.drafts.get(ino) {
+                return draft.attr();
+            }
+        }
+        let size = match node {
+            Node::Text(_)
+            | Node::Item(_, ItemFile::Label | ItemFile::Source | ItemFile::Detail) => {
+                self.text(node).map_or(0, |text| text.len() as u64)
+            }
+            Node::Log => self.journal.byte_len() as u64,
+            // A device "holds" up to one message. The kernel serialises
+            // every direct write that extends a file; with this size a
+            // plain O_WRONLY writer's message never does. (`>` resets the
+            // kernel's size to 0, so O_TRUNC writers of one inode still
+            // take turns; `busy` keeps them off a slow one.)
+            _ if node.target().is_some() => MAX_MESSAGE as u64,
+            _ => 0,
+        };
+        node.attr(ino, size, self.owner)
+    }
+
+    /// A node's attributes as thread `tid` of `uid` should see them, and
+    /// how long the kernel may keep them. A process that has just delivered
+    /// a message to a device sees the device's size as the bytes it wrote,
+    /// as an ordinary file would show, uncached.
+    pub(super) fn attr_for(
+        &self,
+        uid: u32,
+        tid: u32,
+        ino: INodeNo,
+        node: &Node,
+    ) -> (FileAttr, Duration) {
+        let mut attr = self.attr(ino, node);
+        let ttl = node.attr_ttl();
+        // Most of the time nobody has delivered anything lately: no lookup
+        // of the process then.
+        let Some(target) = node.target().filter(|_| !self.delivered.is_empty()) else {
+            return (attr, ttl);
+        };
+        let pid = self.who.who(uid, tid).pid;
+        match self.delivered.size_for(&target, pid) {
+            Some(size) => {
+                attr.size = size;
+                attr.blocks = size.div_ceil(512);
+                (attr, FRESH_TTL)
+            }
+            None => (attr, ttl),
+        }
+    }
+
+    /// The attributes of `ino` for a getattr: a node that exists, or a
+    /// draft whose name is gone but which is still open (an `fstat`).
+    pub(super) fn getattr(
+        &self,
+        ino: INodeNo,
+        uid: u32,
+        tid: u32,
+    ) -> Result<(FileAttr, Duration), Errno> {
+        match self.node(ino) {
+            Some(node) => Ok(self.attr_for(uid, tid, ino, &node)),
+            None => match self.handles.draft_by_ino(ino) {
+                Some(draft) => Ok((draft.attr(), FRESH_TTL)),
+                None => Err(Errno::ENOENT),
+            },
+        }
+    }
+
+    /// Thread `tid` of `uid` reads `target` now: it no longer sees the
+    /// size of what it delivered there.
+    pub(super) fn forget_delivery(&self, uid: u32, tid: u32, target: &Target) {
+        if !self.delivered.is_empty() {
+            let pid = self.who.who(uid, tid).pid;
+            self.delivered.forget(target, pid);
+        }
+    }
+}

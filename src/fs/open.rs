@@ -1,0 +1,314 @@
+//! What an open decides: which handle a descriptor gets (and its open
+//! flags), whether it must wait for a busy device, or why it is refused.
+
+use fuser::{Errno, FopenFlags, INodeNo, OpenAccMode, OpenFlags};
+
+use super::busy::OpenWrite;
+use super::handles::Handle;
+use super::nodes::{ItemFile, Node};
+use super::stage::StageChannel;
+use super::target::Target;
+use super::Shared;
+use crate::journal::{EventsAt, LogReader};
+
+/// Every open file is direct I/O (reads and writes always reach us, so no
+/// stale page cache), allows parallel writes, and needs no flush on close.
+pub(super) const OPEN_FLAGS: FopenFlags = FopenFlags::FOPEN_DIRECT_IO
+    .union(FopenFlags::FOPEN_PARALLEL_DIRECT_WRITES)
+    .union(FopenFlags::FOPEN_NOFLUSH);
+
+/// `events` and `stage` are streams, read in order whatever the offset: a
+/// reader must not be able to seek, or a shell's `read` loop (which reads a
+/// block, keeps one line and seeks back over the rest) would lose records.
+/// With no seeking, `read` takes one byte at a time, which `events` serves.
+const STREAM_OPEN_FLAGS: FopenFlags = OPEN_FLAGS
+    .union(FopenFlags::FOPEN_STREAM)
+    .union(FopenFlags::FOPEN_NONSEEKABLE);
+
+/// A draft's descriptor: direct I/O (no stale page cache) and no flush.
+pub(super) const DRAFT_OPEN_FLAGS: FopenFlags =
+    FopenFlags::FOPEN_DIRECT_IO.union(FopenFlags::FOPEN_NOFLUSH);
+
+/// What a descriptor of a node is for, before its handle is made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum OpenAs {
+    /// A device-like file: one message, then its result.
+    Target(Target),
+    /// `stage`: a producer's conversation.
+    Stage,
+    /// `log`, read live.
+    Log,
+    /// `events`, from the journal's end at open.
+    Events,
+    /// A read-only text file, read as a snapshot.
+    Snapshot,
+    /// A writer's draft.
+    Draft,
+}
+
+impl OpenAs {
+    /// The open flags of such a descriptor.
+    pub(super) fn flags(&self) -> FopenFlags {
+        match self {
+            OpenAs::Events | OpenAs::Stage => STREAM_OPEN_FLAGS,
+            OpenAs::Draft => DRAFT_OPEN_FLAGS,
+            _ => OPEN_FLAGS,
+        }
+    }
+}
+
+/// Decides what an open of `node` gets: `writing` is whether it may write,
+/// `open_write` what [`super::busy`] said of a device opened for writing,
+/// and `in_progress` tells whether a preview's decision is under way
+/// (asked only of a writer of an item's `resolve` or `reject`).
+///
+/// The refusals, in the order they are checked:
+/// - `ESTALE`: a device with a write in flight; the kernel looks the path
+///   up again and finds a fresh inode.
+/// - `EBUSY`: an item's decision is under way: a second one could only
+///   fail, and had the first come through this very file, the opener
+///   would wait in the kernel behind its inode lock, out of reach of
+///   signals.
+/// - `EISDIR`: a directory is not opened as a file.
+/// - `EACCES`: a read-only file opened for writing.
+pub(super) fn open_as(
+    node: &Node,
+    writing: bool,
+    open_write: &OpenWrite,
+    in_progress: impl FnOnce(&str) -> bool,
+) -> Result<OpenAs, Errno> {
+    if *open_write == OpenWrite::Redirect {
+        return Err(Errno::ESTALE);
+    }
+    if let Node::Item(id, ItemFile::Resolve | ItemFile::Reject) = node {
+        if writing && in_progress(id) {
+            return Err(Errno::EBUSY);
+        }
+    }
+    if node.kind() == fuser::FileType::Directory {
+        return Err(Errno::EISDIR);
+    }
+    if let Some(target) = node.target() {
+        return Ok(OpenAs::Target(target));
+    }
+    match node {
+        Node::Draft => Ok(OpenAs::Draft),
+        Node::Stage => Ok(OpenAs::Stage),
+        _ if writing => Err(Errno::EACCES),
+        Node::Log => Ok(OpenAs::Log),
+        Node::Events => Ok(OpenAs::Events),
+        // The rest are text nodes; a decided item no longer exists.
+        _ => Ok(OpenAs::Snapshot),
+    }
+}
+
+/// An open that is allowed.
+#[derive(Debug)]
+pub(super) struct Opened {
+    pub(super) handle: Handle,
+    pub(super) flags: FopenFlags,
+    /// The kernel's retry met a busy device again: the open is answered
+    /// once no write on it is in flight.
+    pub(super) when_free: bool,
+}
+
+impl Shared {
+    /// Decides an open of `ino` with `flags` by thread `tid` of `uid`.
+    pub(super) fn open(
+        &self,
+        ino: INodeNo,
+        uid: u32,
+        tid: u32,
+        flags: OpenFlags,
+    ) -> Result<Opened, Errno> {
+        let node = self.node(ino).ok_or(Errno::ENOENT)?;
+        let writing = flags.acc_mode() != OpenAccMode::O_RDONLY;
+        if flags.acc_mode() != OpenAccMode::O_WRONLY {
+            if let Some(target) = node.target() {
+                self.forget_delivery(uid, tid, &target);
+            }
+        }
+        let open_write = match node {
+            Node::Device(_) if writing => self.busy.open_write(ino, tid),
+            _ => OpenWrite::Open,
+        };
+        let open_as = open_as(&node, writing, &open_write, |id| {
+            self.session.is_in_progress(id)
+        })?;
+        let flags_out = open_as.flags();
+        let handle = match open_as {
+            OpenAs::Target(target) => Handle::target(target),
+            OpenAs::Stage => Handle::Stage(StageChannel::default()),
+            OpenAs::Log => Handle::Log(LogReader::default()),
+            OpenAs::Events => Handle::Events {
+                at: EventsAt::record(self.journal.len()),
+            },
+            OpenAs::Snapshot => Handle::Snapshot(node, None),
+            OpenAs::Draft => self.open_draft(ino, uid, flags)?,
+        };
+        Ok(Opened {
+            handle,
+            flags: flags_out,
+            when_free: open_write == OpenWrite::Wait,
+        })
+    }
+
+    /// Opens the caller's draft `ino` (`O_TRUNC` empties it); another
+    /// uid's draft does not exist for it.
+    fn open_draft(&self, ino: INodeNo, uid: u32, flags: OpenFlags) -> Result<Handle, Errno> {
+        let draft = self.drafts.get(ino).ok_or(Errno::ENOENT)?;
+        if !draft.is_visible_to(uid) {
+            return Err(Errno::ENOENT);
+        }
+        if flags.0 & libc::O_TRUNC != 0 {
+            self.drafts.set_len(&draft, 0)?;
+        }
+        Ok(Handle::Draft(draft))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsStr;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::device::Device;
+    use crate::fs::status::TextFile;
+    use crate::fs::testing::{ino_of, Mount, OWNER_UID};
+
+    fn decide(node: &Node, writing: bool, open_write: OpenWrite) -> Result<OpenAs, Errno> {
+        open_as(node, writing, &open_write, |_| false)
+    }
+
+    #[test]
+    fn a_busy_device_sends_its_opener_elsewhere_with_estale() {
+        let device = Node::Device(Device::Resolve);
+        assert_eq!(
+            decide(&device, true, OpenWrite::Redirect),
+            Err(Errno::ESTALE)
+        );
+        let target = Target::Device(Device::Resolve);
+        assert_eq!(
+            decide(&device, true, OpenWrite::Wait),
+            Ok(OpenAs::Target(target.clone()))
+        );
+        assert_eq!(
+            decide(&device, true, OpenWrite::Open),
+            Ok(OpenAs::Target(target))
+        );
+    }
+
+    #[test]
+    fn an_item_being_decided_refuses_writers_with_ebusy() {
+        let id: Arc<str> = Arc::from("p1");
+        for file in [ItemFile::Resolve, ItemFile::Reject] {
+            let node = Node::Item(Arc::clone(&id), file);
+            let asked = open_as(&node, true, &OpenWrite::Open, |asked| asked == "p1");
+            assert_eq!(asked, Err(Errno::EBUSY), "{file:?}");
+            // Readers still read its usage line.
+            let read = open_as(&node, false, &OpenWrite::Open, |_| true);
+            assert!(matches!(read, Ok(OpenAs::Target(_))), "{file:?}");
+        }
+        let label = Node::Item(id, ItemFile::Label);
+        let asked = open_as(&label, false, &OpenWrite::Open, |_| true);
+        assert_eq!(asked, Ok(OpenAs::Snapshot));
+    }
+
+    #[test]
+    fn a_directory_is_not_opened_as_a_file() {
+        let dirs = [
+            Node::Root,
+            Node::PendingDir,
+            Node::PlanDir,
+            Node::Item(Arc::from("p1"), ItemFile::Dir),
+        ];
+        for dir in dirs {
+            assert_eq!(decide(&dir, false, OpenWrite::Open), Err(Errno::EISDIR));
+            assert_eq!(decide(&dir, true, OpenWrite::Open), Err(Errno::EISDIR));
+        }
+    }
+
+    #[test]
+    fn a_read_only_file_refuses_writers_with_eacces() {
+        let read_only = [
+            Node::Text(TextFile::Status),
+            Node::Text(TextFile::PlanStatus),
+            Node::Log,
+            Node::Events,
+            Node::Item(Arc::from("p1"), ItemFile::Detail),
+        ];
+        for node in read_only {
+            assert_eq!(decide(&node, true, OpenWrite::Open), Err(Errno::EACCES));
+        }
+    }
+
+    #[test]
+    fn each_file_opens_as_what_it_is() {
+        let cases = [
+            (Node::Log, OpenAs::Log),
+            (Node::Events, OpenAs::Events),
+            (Node::Stage, OpenAs::Stage),
+            (Node::Draft, OpenAs::Draft),
+            (Node::Text(TextFile::Last), OpenAs::Snapshot),
+            (Node::PlanCtl, OpenAs::Target(Target::PlanCtl)),
+        ];
+        for (node, expected) in cases {
+            assert_eq!(decide(&node, false, OpenWrite::Open), Ok(expected));
+        }
+        assert_eq!(
+            decide(&Node::Stage, true, OpenWrite::Open),
+            Ok(OpenAs::Stage)
+        );
+        assert_eq!(
+            decide(&Node::Draft, true, OpenWrite::Open),
+            Ok(OpenAs::Draft)
+        );
+    }
+
+    #[test]
+    fn streams_cannot_seek_and_drafts_are_not_parallel() {
+        assert!(OpenAs::Events
+            .flags()
+            .contains(FopenFlags::FOPEN_NONSEEKABLE));
+        assert!(OpenAs::Stage.flags().contains(FopenFlags::FOPEN_STREAM));
+        assert_eq!(OpenAs::Log.flags(), OPEN_FLAGS);
+        assert_eq!(OpenAs::Target(Target::PlanCtl).flags(), OPEN_FLAGS);
+        assert_eq!(OpenAs::Draft.flags(), DRAFT_OPEN_FLAGS);
+    }
+
+    #[test]
+    fn a_mount_opens_by_inode_with_the_same_rules() {
+        let mount = Mount::new();
+        let shared = &mount.shared;
+        let (uid, tid) = (OWNER_UID, 1);
+        let write = OpenFlags(libc::O_WRONLY);
+        let read = OpenFlags(libc::O_RDONLY);
+        let open = |ino, flags| shared.open(ino, uid, tid, flags).map(|o| o.flags);
+        assert_eq!(open(INodeNo::ROOT, read).err(), Some(Errno::EISDIR));
+        let status = ino_of(shared, "status");
+        assert_eq!(open(status, write).err(), Some(Errno::EACCES));
+        assert_eq!(open(status, read), Ok(OPEN_FLAGS));
+        let events = ino_of(shared, "events");
+        assert_eq!(open(events, read), Ok(STREAM_OPEN_FLAGS));
+        assert_eq!(open(INodeNo(9_999_999), read).err(), Some(Errno::ENOENT));
+    }
+
+    #[test]
+    fn a_mount_sends_a_writer_of_a_busy_device_elsewhere_then_waits() {
+        let mount = Mount::new();
+        let shared = &mount.shared;
+        let resolve = ino_of(shared, "resolve");
+        let write = OpenFlags(libc::O_WRONLY | libc::O_TRUNC);
+        let writing = shared.busy.begin(resolve);
+        let first = shared.open(resolve, OWNER_UID, 7, write);
+        assert_eq!(first.err(), Some(Errno::ESTALE));
+        // The kernel's retry walks the path again (a lookup), then opens.
+        let _ = shared.lookup(INodeNo::ROOT, OsStr::new("resolve"), OWNER_UID, 7);
+        let retry = shared.open(resolve, OWNER_UID, 7, write);
+        assert!(retry.is_ok_and(|opened| opened.when_free));
+        drop(writing);
+        let free = shared.open(resolve, OWNER_UID, 7, write);
+        assert!(free.is_ok_and(|opened| !opened.when_free));
+    }
+}

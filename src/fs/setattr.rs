@@ -1,0 +1,207 @@
+//! Which attribute changes a setattr may make. A draft takes any (it is
+//! the writer's file). Of the mount's own files, only a writable one may
+//! be truncated, and only to 0 (that is what `>` does) or, on a device
+//! descriptor, to what was written on it (an in-place writer tidying up
+//! after itself); any other size is `EINVAL`. Nothing else changes: a
+//! read-only file's size, and anyone's mode, owner or times, are `EPERM`.
+
+use std::time::{Duration, SystemTime};
+
+use fuser::{Errno, FileAttr, FileHandle, INodeNo, TimeOrNow};
+
+use super::nodes::{Node, FRESH_TTL};
+use super::Shared;
+
+/// The changes one setattr asks for (`None`: leave as is).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct AttrChange {
+    pub(super) size: Option<u64>,
+    pub(super) mode: Option<u32>,
+    pub(super) uid: Option<u32>,
+    pub(super) gid: Option<u32>,
+    pub(super) atime: Option<TimeOrNow>,
+    pub(super) mtime: Option<TimeOrNow>,
+}
+
+/// A setattr time, as a point in time.
+pub(super) fn time_of(time: TimeOrNow) -> SystemTime {
+    match time {
+        TimeOrNow::SpecificTime(time) => time,
+        TimeOrNow::Now => SystemTime::now(),
+    }
+}
+
+/// Whether `change` is allowed on `node` (one of the mount's own files).
+/// `written` tells how many bytes the descriptor the change came through
+/// wrote, if it is a device descriptor; asked only for such a truncate.
+/// A truncate carries times of its own, which are then ignored.
+pub(super) fn check_change(
+    node: &Node,
+    change: &AttrChange,
+    written: impl FnOnce() -> Option<usize>,
+) -> Result<(), Errno> {
+    let writable = node.target().is_some() || *node == Node::Stage;
+    match change.size {
+        Some(0) if writable => Ok(()),
+        Some(size) if writable && written().is_some_and(|n| n as u64 == size) => Ok(()),
+        Some(_) if writable => Err(Errno::EINVAL),
+        Some(_) => Err(Errno::EPERM),
+        None if change.mode.is_some() || change.uid.is_some() || change.gid.is_some() => {
+            Err(Errno::EPERM)
+        }
+        None if change.atime.is_some() || change.mtime.is_some() => Err(Errno::EPERM),
+        None => Ok(()),
+    }
+}
+
+impl Shared {
+    /// Applies a setattr of `ino` (through descriptor `fh`, if any) and
+    /// returns the attributes after it, and how long they may be kept.
+    pub(super) fn setattr(
+        &self,
+        ino: INodeNo,
+        change: &AttrChange,
+        fh: Option<FileHandle>,
+    ) -> Result<(FileAttr, Duration), Errno> {
+        let node = self.node(ino);
+        // A draft, named or (through its descriptor) not.
+        let draft = match node {
+            Some(Node::Draft) | None => fh
+                .and_then(|fh| self.handles.draft(fh))
+                .or_else(|| self.drafts.get(ino)),
+            Some(_) => None,
+        };
+        if let Some(draft) = draft {
+            self.change_draft(&draft, change)?;
+            return Ok((draft.attr(), FRESH_TTL));
+        }
+        let node = node.ok_or(Errno::ENOENT)?;
+        check_change(&node, change, || fh.and_then(|fh| self.handles.written(fh)))?;
+        let mut attr = self.attr(ino, &node);
+        // As on an ordinary file, the size is what the truncate asked for.
+        attr.size = change.size.unwrap_or(attr.size);
+        Ok((attr, node.attr_ttl()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::device::Device;
+    use crate::fs::nodes::ItemFile;
+    use crate::fs::status::TextFile;
+
+    fn truncate(size: u64) -> AttrChange {
+        AttrChange {
+            size: Some(size),
+            ..AttrChange::default()
+        }
+    }
+
+    fn writable_nodes() -> [Node; 4] {
+        [
+            Node::Device(Device::Resolve),
+            Node::Item(Arc::from("p1"), ItemFile::Reject),
+            Node::PlanCtl,
+            Node::Stage,
+        ]
+    }
+
+    #[test]
+    fn a_writable_file_truncates_to_zero() {
+        for node in writable_nodes() {
+            assert_eq!(
+                check_change(&node, &truncate(0), || None),
+                Ok(()),
+                "{node:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_device_descriptor_truncates_to_what_it_wrote() {
+        let device = Node::Device(Device::Reject);
+        assert_eq!(check_change(&device, &truncate(6), || Some(6)), Ok(()));
+        assert_eq!(
+            check_change(&device, &truncate(7), || Some(6)),
+            Err(Errno::EINVAL)
+        );
+    }
+
+    #[test]
+    fn a_writable_file_refuses_any_other_size_with_einval() {
+        for node in writable_nodes() {
+            assert_eq!(
+                check_change(&node, &truncate(3), || None),
+                Err(Errno::EINVAL),
+                "{node:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_read_only_file_refuses_any_truncate_with_eperm() {
+        for node in [Node::Text(TextFile::Status), Node::Log, Node::Events] {
+            assert_eq!(
+                check_change(&node, &truncate(0), || None),
+                Err(Errno::EPERM)
+            );
+            assert_eq!(
+                check_change(&node, &truncate(5), || Some(5)),
+                Err(Errno::EPERM)
+            );
+        }
+    }
+
+    #[test]
+    fn mode_owner_and_times_are_refused_with_eperm() {
+        let changes = [
+            AttrChange {
+                mode: Some(0o644),
+                ..AttrChange::default()
+            },
+            AttrChange {
+                uid: Some(0),
+                ..AttrChange::default()
+            },
+            AttrChange {
+                gid: Some(0),
+                ..AttrChange::default()
+            },
+            AttrChange {
+                atime: Some(TimeOrNow::Now),
+                ..AttrChange::default()
+            },
+            AttrChange {
+                mtime: Some(TimeOrNow::SpecificTime(SystemTime::UNIX_EPOCH)),
+                ..AttrChange::default()
+            },
+        ];
+        for change in changes {
+            for node in [Node::Device(Device::Resolve), Node::Text(TextFile::Last)] {
+                assert_eq!(check_change(&node, &change, || None), Err(Errno::EPERM));
+            }
+        }
+    }
+
+    #[test]
+    fn a_truncate_with_times_is_judged_by_its_size() {
+        let change = AttrChange {
+            mtime: Some(TimeOrNow::Now),
+            ..truncate(0)
+        };
+        assert_eq!(
+            check_change(&Node::Device(Device::Propose), &change, || None),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn an_empty_change_is_allowed_anywhere() {
+        for node in [Node::Root, Node::Log, Node::Device(Device::Resolve)] {
+            assert_eq!(check_change(&node, &AttrChange::default(), || None), Ok(()));
+        }
+    }
+}
