@@ -18,7 +18,7 @@ use crate::session::directives::QueueInvoker;
 use crate::session::events::EventKind;
 use crate::session::plan::{proposal_from_body, PlanApprovalDetails};
 use crate::session::preview::{BoxFuture, Preview, ToolResult};
-pub(crate) use crate::session::request::{Action, ResolveRequest};
+use crate::session::request::{Action, ResolveRequest};
 use crate::session::Session;
 use crate::texts;
 

@@ -20,7 +20,7 @@ use super::open::OPEN_FLAGS;
 use super::read::Waiting;
 use super::target::Target;
 use super::{errno_of, XdevFs};
-use crate::journal::Who;
+use crate::who::Who;
 
 impl XdevFs {
     /// Runs `answer` on the runtime: inline if it finishes at once (no

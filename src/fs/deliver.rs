@@ -11,7 +11,8 @@ use super::target::Target;
 use super::{errno_of, Shared};
 use crate::dispatch::{DeviceResult, DispatchHooks, Resolution};
 use crate::error::Error;
-use crate::journal::{Record, Who};
+use crate::journal::Record;
+use crate::who::Who;
 
 /// One message on its way to a handler: by a write (on descriptor `fh`)
 /// or by renaming a draft of `bytes` bytes onto the device.

@@ -13,8 +13,9 @@ use crate::fs::message::{Message, WriteStep};
 use crate::fs::nodes::Node;
 use crate::fs::stage::StageChannel;
 use crate::fs::target::Target;
-use crate::journal::{EventsAt, LogReader, Who};
+use crate::journal::{EventsAt, LogReader};
 use crate::maps::remove_and_shrink;
+use crate::who::Who;
 
 /// The state of one open descriptor.
 #[derive(Debug)]

@@ -61,10 +61,11 @@ use fuser::{
 };
 
 use crate::error::Error;
-use crate::journal::{Journal, WhoCache};
+use crate::journal::Journal;
 use crate::plan_desk::PlanDesk;
 use crate::session::events::EventKind;
 use crate::session::Session;
+use crate::who::WhoCache;
 use busy::Busy;
 pub(crate) use control::Control;
 use delivered::Delivered;

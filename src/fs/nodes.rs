@@ -26,10 +26,10 @@ use nix::unistd::{getgid, getuid};
 use parking_lot::Mutex;
 
 use crate::device::Device;
-use crate::dispatch::Action;
 use crate::fs::status::TextFile;
 use crate::fs::target::Target;
 use crate::maps::{remove_and_shrink, shrink_when_sparse};
+use crate::session::request::Action;
 
 /// One file of a pending item's directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

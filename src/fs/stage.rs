@@ -4,11 +4,12 @@
 use crate::device::MAX_MESSAGE;
 use crate::error::Error;
 use crate::fs::message::is_full_chunk;
-use crate::journal::{Journal, Who};
+use crate::journal::Journal;
 use crate::producer::Producer;
 use crate::session::Session;
 use crate::stage_protocol::{ProducerReport, StageRequest};
 use crate::texts::STAGE_SEVERAL_LINES;
+use crate::who::Who;
 
 /// One open `stage` descriptor: the line being written and, once staged,
 /// the producer's preview. Closing it withdraws a preview still pending.

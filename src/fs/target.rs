@@ -4,12 +4,11 @@
 use std::sync::Arc;
 
 use crate::device::Device;
-use crate::dispatch::{
-    decide_pending_with, dispatch_device_with, Action, DispatchHooks, Resolution, ResolveRequest,
-};
+use crate::dispatch::{decide_pending_with, dispatch_device_with, DispatchHooks, Resolution};
 use crate::error::Error;
 use crate::plan_command::PlanCommand;
 use crate::plan_desk::PlanDesk;
+use crate::session::request::{Action, ResolveRequest};
 use crate::session::Session;
 use crate::texts;
 

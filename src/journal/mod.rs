@@ -19,7 +19,7 @@ use crate::session::events::{Event, EventKind};
 use crate::session::preview::Origin;
 use crate::session::Session;
 use crate::stage_protocol::WithdrawReason;
-pub(crate) use crate::who::{Who, WhoCache};
+use crate::who::Who;
 
 /// One journal line.
 #[derive(Debug, Clone, PartialEq, Serialize)]
