@@ -37,6 +37,7 @@ fn track(delta: isize) {
 // counter is only bookkeeping.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded unchanged from the caller, who upholds `GlobalAlloc`.
         let ptr = unsafe { System.alloc(layout) };
         if !ptr.is_null() {
             track(layout.size() as isize);
@@ -45,6 +46,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded unchanged from the caller, who upholds `GlobalAlloc`.
         let ptr = unsafe { System.alloc_zeroed(layout) };
         if !ptr.is_null() {
             track(layout.size() as isize);
@@ -53,11 +55,13 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged from the caller, who upholds `GlobalAlloc`.
         unsafe { System.dealloc(ptr, layout) };
         track(-(layout.size() as isize));
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: forwarded unchanged from the caller, who upholds `GlobalAlloc`.
         let new = unsafe { System.realloc(ptr, layout, new_size) };
         if !new.is_null() {
             track(new_size as isize - layout.size() as isize);

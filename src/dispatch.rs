@@ -125,6 +125,15 @@ pub struct DispatchHooks {
     pub before_decision: Option<BeforeDecision>,
 }
 
+impl std::fmt::Debug for DispatchHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DispatchHooks")
+            .field("cancel", &self.cancel.is_some())
+            .field("before_decision", &self.before_decision.is_some())
+            .finish()
+    }
+}
+
 impl DispatchHooks {
     /// Only a cancel signal.
     pub fn cancel(cancel: Option<Cancel>) -> Self {

@@ -123,7 +123,7 @@ pub fn errno_name(errno: i32) -> String {
 
 /// An I/O error as one short phrase: `No such file or directory` rather
 /// than `No such file or directory (os error 2)`.
-pub fn describe(error: &std::io::Error) -> String {
+pub(crate) fn describe(error: &std::io::Error) -> String {
     let text = error.to_string();
     match text.rfind(" (os error ") {
         Some(at) if text.ends_with(')') => text[..at].to_string(),

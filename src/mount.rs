@@ -349,7 +349,7 @@ pub fn use_one_heap() {
 }
 
 /// How long decisions under way may take to finish when a mount stops.
-pub const DEFAULT_GRACE: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_GRACE: Duration = Duration::from_secs(10);
 
 /// How long unmounting waits for cancelled writers to get their answer.
 const CANCEL_GRACE: Duration = Duration::from_millis(500);

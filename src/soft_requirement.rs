@@ -5,7 +5,7 @@ use crate::session::Session;
 use crate::texts;
 
 /// The tool a soft requirement asks for.
-pub const WRITE_TOOL: &str = "write";
+pub(crate) const WRITE_TOOL: &str = "write";
 
 /// How many forced turns one head id gets before the run stops.
 pub const MAX_FORCED_TURNS: u32 = 3;

@@ -22,13 +22,13 @@ use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 /// The signal CMD and its process group get when the stager goes away.
-pub const ORPHAN_SIGNAL: i32 = libc::SIGTERM;
+pub(crate) const ORPHAN_SIGNAL: i32 = libc::SIGTERM;
 
 /// The stager's end of a supervised command: call [`Supervisor::done`] once
 /// the command has exited. Dropped without that (the stager is failing or
 /// dying), the watcher ends the command's process group.
 #[derive(Debug)]
-pub struct Supervisor {
+pub(crate) struct Supervisor {
     alive: Option<OwnedFd>,
     /// Kept only so that the child inherits it; holding a read end never
     /// keeps the watcher from seeing end of file.
@@ -38,7 +38,7 @@ pub struct Supervisor {
 impl Supervisor {
     /// The command exited on its own: the watcher leaves its process group
     /// alone (a background job it started may run on, as the caller chose).
-    pub fn done(mut self) {
+    pub(crate) fn done(mut self) {
         if let Some(alive) = self.alive.take() {
             // A failed write leaves the pipe unwritten: the watcher then
             // takes the stager for gone, which is the safe side.
@@ -50,7 +50,7 @@ impl Supervisor {
 /// Makes `command` run supervised: in its own process group, signalled
 /// ([`ORPHAN_SIGNAL`]) with its whole group when this process dies. Keep
 /// the returned [`Supervisor`] until the command has exited.
-pub fn supervise(command: &mut Command) -> io::Result<Supervisor> {
+pub(crate) fn supervise(command: &mut Command) -> io::Result<Supervisor> {
     warn_unless_main_thread();
     let (watch, alive) = pipe()?;
     let stager = nix::unistd::getpid().as_raw();

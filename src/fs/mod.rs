@@ -42,7 +42,7 @@ mod read;
 mod setattr;
 mod signals;
 mod stage;
-pub mod status;
+pub(crate) mod status;
 mod target;
 #[cfg(test)]
 mod testing;

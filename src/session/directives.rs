@@ -56,7 +56,8 @@ pub enum RejectAction {
 }
 
 /// Decides the fate of a rejected choice.
-pub type RejectCallback = Arc<dyn Fn(&ToolChoice, RejectReason) -> RejectAction + Send + Sync>;
+pub(crate) type RejectCallback =
+    Arc<dyn Fn(&ToolChoice, RejectReason) -> RejectAction + Send + Sync>;
 
 /// One forced tool call.
 #[derive(Clone)]
@@ -97,6 +98,15 @@ impl std::fmt::Debug for ToolChoice {
 pub struct Directive {
     choices: VecDeque<ToolChoice>,
     on_reject: Option<RejectCallback>,
+}
+
+impl std::fmt::Debug for Directive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Directive")
+            .field("choices", &self.choices)
+            .field("on_reject", &self.on_reject.is_some())
+            .finish()
+    }
 }
 
 impl Directive {

@@ -96,7 +96,7 @@ pub(crate) struct Subscribers {
 /// Called with every event as it happens (under the session's lock, so it
 /// must be quick and must not call back into the session); returns whether
 /// it wants more.
-pub type EventHook = Box<dyn FnMut(&Event) -> bool + Send>;
+pub(crate) type EventHook = Box<dyn FnMut(&Event) -> bool + Send>;
 
 impl Subscribers {
     pub(crate) fn subscribe(&mut self) -> EventStream {

@@ -2,12 +2,12 @@
 //! the abort signal of one agent session. Knows nothing of FUSE.
 
 mod abort;
-pub mod directives;
-pub mod events;
+pub(crate) mod directives;
+pub(crate) mod events;
 mod pending;
-pub mod plan;
-pub mod preview;
-pub mod request;
+pub(crate) mod plan;
+pub(crate) mod preview;
+pub(crate) mod request;
 
 use std::collections::HashSet;
 use std::sync::Arc;

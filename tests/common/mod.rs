@@ -14,7 +14,7 @@ use parking_lot::Mutex;
 use xdev::{apply_fn, reject_fn, CallbackError, Mount, MountOptions, Session, ToolResult};
 
 /// Fails loudly (never skips) when FUSE is not usable here.
-pub fn require_fuse() {
+pub(crate) fn require_fuse() {
     assert!(
         Path::new("/dev/fuse").exists(),
         "FUSE is required for this test: /dev/fuse is missing (run scripts/setup.sh)"
@@ -28,7 +28,7 @@ pub fn require_fuse() {
 
 /// A fresh temp dir (named `prefix...`, removed on drop) holding an empty
 /// directory `mnt` to mount on.
-pub fn temp_mount_point(prefix: &str) -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn temp_mount_point(prefix: &str) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::Builder::new()
         .prefix(prefix)
         .tempdir()
@@ -40,7 +40,7 @@ pub fn temp_mount_point(prefix: &str) -> (tempfile::TempDir, PathBuf) {
 
 /// Lazily unmounts `dir` if something is still mounted there (a daemon
 /// that a failing test left behind).
-pub fn unmount_leftover(dir: &Path) {
+pub(crate) fn unmount_leftover(dir: &Path) {
     if is_mounted(dir) {
         let _ = Command::new("fusermount3")
             .args(["-u", "-z", "-q", "--"])
@@ -51,7 +51,7 @@ pub fn unmount_leftover(dir: &Path) {
 
 /// The exit code of `child` (128 + N for signal N) once it exits, or
 /// `None` if it is still running after `limit`.
-pub fn wait_exit(child: &mut std::process::Child, limit: Duration) -> Option<i32> {
+pub(crate) fn wait_exit(child: &mut std::process::Child, limit: Duration) -> Option<i32> {
     let deadline = std::time::Instant::now() + limit;
     loop {
         if let Ok(Some(status)) = child.try_wait() {
@@ -65,7 +65,7 @@ pub fn wait_exit(child: &mut std::process::Child, limit: Duration) -> Option<i32
 }
 
 /// A session mounted in a fresh temp dir; unmounted on drop.
-pub struct Fixture {
+pub(crate) struct Fixture {
     pub session: Session,
     pub mount: Option<Mount>,
     pub dir: PathBuf,
@@ -73,15 +73,15 @@ pub struct Fixture {
 }
 
 impl Fixture {
-    pub fn new() -> Fixture {
+    pub(crate) fn new() -> Fixture {
         Fixture::with_options(MountOptions::default())
     }
 
-    pub fn with_options(options: MountOptions) -> Fixture {
+    pub(crate) fn with_options(options: MountOptions) -> Fixture {
         Fixture::with_session(Session::new(), options)
     }
 
-    pub fn with_session(session: Session, options: MountOptions) -> Fixture {
+    pub(crate) fn with_session(session: Session, options: MountOptions) -> Fixture {
         require_fuse();
         let (tmp, dir) = temp_mount_point("xdev-test-");
         let mount = xdev::mount(&session, &dir, options).expect("mount");
@@ -93,24 +93,24 @@ impl Fixture {
         }
     }
 
-    pub fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.dir.join(name)
     }
 
-    pub fn path_str(&self, name: &str) -> String {
+    pub(crate) fn path_str(&self, name: &str) -> String {
         self.path(name).display().to_string()
     }
 
-    pub fn read(&self, name: &str) -> String {
+    pub(crate) fn read(&self, name: &str) -> String {
         std::fs::read_to_string(self.path(name)).expect("read status file")
     }
 
-    pub fn status_json(&self) -> serde_json::Value {
+    pub(crate) fn status_json(&self) -> serde_json::Value {
         serde_json::from_str(&self.read("status.json")).expect("status.json is JSON")
     }
 
     /// Runs `script` with `sh -c`, `$D` set to the mount dir.
-    pub fn sh(&self, script: &str) -> Output {
+    pub(crate) fn sh(&self, script: &str) -> Output {
         Command::new("sh")
             .arg("-c")
             .arg(script)
@@ -120,7 +120,7 @@ impl Fixture {
     }
 
     /// Runs `script` with `bash -c`, `$D` set to the mount dir.
-    pub fn bash(&self, script: &str) -> Output {
+    pub(crate) fn bash(&self, script: &str) -> Output {
         Command::new("bash")
             .arg("-c")
             .arg(script)
@@ -130,7 +130,7 @@ impl Fixture {
     }
 
     /// Runs a Python snippet with `D` set to the mount dir; returns stdout.
-    pub fn python(&self, code: &str) -> Output {
+    pub(crate) fn python(&self, code: &str) -> Output {
         Command::new("python3")
             .arg("-c")
             .arg(code)
@@ -150,29 +150,29 @@ impl Drop for Fixture {
 
 /// What a staged test preview's callbacks saw.
 #[derive(Default)]
-pub struct Calls {
+pub(crate) struct Calls {
     pub applied: AtomicUsize,
     pub rejected: AtomicUsize,
     pub reasons: Mutex<Vec<String>>,
 }
 
 impl Calls {
-    pub fn applied(&self) -> usize {
+    pub(crate) fn applied(&self) -> usize {
         self.applied.load(Ordering::SeqCst)
     }
 
-    pub fn rejected(&self) -> usize {
+    pub(crate) fn rejected(&self) -> usize {
         self.rejected.load(Ordering::SeqCst)
     }
 
-    pub fn reasons(&self) -> Vec<String> {
+    pub(crate) fn reasons(&self) -> Vec<String> {
         self.reasons.lock().clone()
     }
 }
 
 /// Stages a preview whose apply answers `applied: <label>` and whose
 /// reject answers `rejected: <label>`, counting calls.
-pub fn stage(session: &Session, label: &str) -> (String, Arc<Calls>) {
+pub(crate) fn stage(session: &Session, label: &str) -> (String, Arc<Calls>) {
     let calls = Arc::new(Calls::default());
     let (on_apply, on_reject) = (Arc::clone(&calls), Arc::clone(&calls));
     let (apply_label, reject_label) = (label.to_string(), label.to_string());
@@ -204,7 +204,11 @@ pub fn stage(session: &Session, label: &str) -> (String, Arc<Calls>) {
 /// Stages a preview (no reject callback) whose apply runs `finish(attempt)`
 /// (`attempt` counts earlier applies from 0), then counts the call and
 /// records the reason, so `applied()` stays 0 while `finish` is waiting.
-pub fn stage_counted<F, Fut>(session: &Session, label: &str, finish: F) -> (String, Arc<Calls>)
+pub(crate) fn stage_counted<F, Fut>(
+    session: &Session,
+    label: &str,
+    finish: F,
+) -> (String, Arc<Calls>)
 where
     F: Fn(usize) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = Result<ToolResult, CallbackError>> + Send + 'static,
@@ -231,7 +235,7 @@ where
 }
 
 /// Stages a preview whose apply sleeps `delay` before succeeding.
-pub fn stage_slow(session: &Session, label: &str, delay: Duration) -> (String, Arc<Calls>) {
+pub(crate) fn stage_slow(session: &Session, label: &str, delay: Duration) -> (String, Arc<Calls>) {
     stage_counted(session, label, move |_| async move {
         tokio::time::sleep(delay).await;
         Ok(ToolResult::ok("slow apply done"))
@@ -239,7 +243,7 @@ pub fn stage_slow(session: &Session, label: &str, delay: Duration) -> (String, A
 }
 
 /// Stages a preview whose apply fails the first `failures` times.
-pub fn stage_flaky(session: &Session, label: &str, failures: usize) -> (String, Arc<Calls>) {
+pub(crate) fn stage_flaky(session: &Session, label: &str, failures: usize) -> (String, Arc<Calls>) {
     stage_counted(session, label, move |attempt| async move {
         if attempt < failures {
             Err(CallbackError::Failed("disk full".into()))
@@ -250,17 +254,17 @@ pub fn stage_flaky(session: &Session, label: &str, failures: usize) -> (String, 
 }
 
 /// The result of a raw `write(2)`: the byte count or the errno.
-pub type WriteResult = Result<usize, i32>;
+pub(crate) type WriteResult = Result<usize, i32>;
 
 fn c_path(path: &Path) -> CString {
     CString::new(path.as_os_str().as_bytes()).expect("path without NUL")
 }
 
 /// A raw open file descriptor, closed on drop.
-pub struct Fd(pub i32);
+pub(crate) struct Fd(pub i32);
 
 impl Fd {
-    pub fn open(path: &Path, flags: i32) -> Result<Fd, i32> {
+    pub(crate) fn open(path: &Path, flags: i32) -> Result<Fd, i32> {
         let path = c_path(path);
         // SAFETY: path is a valid C string; open has no other preconditions.
         let fd = unsafe { libc::open(path.as_ptr(), flags) };
@@ -271,7 +275,7 @@ impl Fd {
         }
     }
 
-    pub fn write(&self, data: &[u8]) -> WriteResult {
+    pub(crate) fn write(&self, data: &[u8]) -> WriteResult {
         // SAFETY: data is a valid buffer of data.len() bytes.
         let n = unsafe { libc::write(self.0, data.as_ptr().cast(), data.len()) };
         if n < 0 {
@@ -281,7 +285,7 @@ impl Fd {
         }
     }
 
-    pub fn read_to_string(&self) -> String {
+    pub(crate) fn read_to_string(&self) -> String {
         let mut out = Vec::new();
         let mut buf = [0u8; 4096];
         loop {
@@ -304,7 +308,7 @@ impl Drop for Fd {
 }
 
 /// The names in directory `dir`, in the order it lists them.
-pub fn dir_names(dir: &Path) -> Vec<String> {
+pub(crate) fn dir_names(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .expect("list a directory")
         .map(|entry| {
@@ -317,18 +321,18 @@ pub fn dir_names(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-pub fn errno() -> i32 {
+pub(crate) fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
 /// open(O_WRONLY|O_TRUNC) + one write + close: what `echo x > dev` does.
-pub fn write_once(path: &Path, data: &[u8]) -> WriteResult {
+pub(crate) fn write_once(path: &Path, data: &[u8]) -> WriteResult {
     let fd = Fd::open(path, libc::O_WRONLY | libc::O_TRUNC)?;
     fd.write(data)
 }
 
 /// Polls `done` every 10 ms for up to `limit`.
-pub fn eventually(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+pub(crate) fn eventually(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     let deadline = std::time::Instant::now() + limit;
     loop {
         if done() {
@@ -343,7 +347,7 @@ pub fn eventually(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
 
 /// Stages a preview whose apply waits until `gate` is notified (at most
 /// 30 s), so a test decides when it finishes.
-pub fn stage_gated(
+pub(crate) fn stage_gated(
     session: &Session,
     label: &str,
 ) -> (String, Arc<Calls>, Arc<tokio::sync::Notify>) {
@@ -360,7 +364,7 @@ pub fn stage_gated(
 }
 
 /// Whether `dir` is a mount point now (per /proc/self/mounts).
-pub fn is_mounted(dir: &Path) -> bool {
+pub(crate) fn is_mounted(dir: &Path) -> bool {
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
     let dir = dir.display().to_string();
     mounts
@@ -370,7 +374,7 @@ pub fn is_mounted(dir: &Path) -> bool {
 
 /// A child process killed (and reaped) when the test ends, even when it
 /// fails, so no daemon outlives its test.
-pub struct KillOnDrop(pub std::process::Child);
+pub(crate) struct KillOnDrop(pub std::process::Child);
 
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
@@ -383,7 +387,7 @@ impl Drop for KillOnDrop {
 
 /// Serialises the tests that measure latency with the ones that load the
 /// machine, so a 2-core CI box does not turn one into the other's flake.
-pub fn quiet() -> parking_lot::MutexGuard<'static, ()> {
+pub(crate) fn quiet() -> parking_lot::MutexGuard<'static, ()> {
     static QUIET: Mutex<()> = Mutex::new(());
     QUIET.lock()
 }
@@ -391,7 +395,7 @@ pub fn quiet() -> parking_lot::MutexGuard<'static, ()> {
 /// The text `key` of `mount-tests/expected-texts` (the one list of expected
 /// user-visible texts, which the shell scenarios read too), with `<dir>` as
 /// `dir` and each `<name>` of `fill` as its value.
-pub fn expected_text(key: &str, dir: &Path, fill: &[(&str, &str)]) -> String {
+pub(crate) fn expected_text(key: &str, dir: &Path, fill: &[(&str, &str)]) -> String {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("mount-tests/expected-texts");
     let texts = std::fs::read_to_string(&file).expect("read mount-tests/expected-texts");
     let text = texts
@@ -406,7 +410,7 @@ pub fn expected_text(key: &str, dir: &Path, fill: &[(&str, &str)]) -> String {
 }
 
 /// [`expected_text`] without placeholders other than `<dir>`.
-pub fn expected(key: &str, dir: &Path) -> String {
+pub(crate) fn expected(key: &str, dir: &Path) -> String {
     expected_text(key, dir, &[])
 }
 
@@ -414,7 +418,7 @@ impl Fixture {
     /// Waits (up to 10 s) until a writer's dispatch has claimed preview
     /// `id`: the writer is then blocked in its `write(2)`, waiting on the
     /// apply. The condition itself, not a guess at how long that takes.
-    pub fn wait_until_deciding(&self, id: &str) {
+    pub(crate) fn wait_until_deciding(&self, id: &str) {
         assert!(
             eventually(Duration::from_secs(10), || self.session.is_in_progress(id)),
             "no writer started deciding {id}"
@@ -425,7 +429,7 @@ impl Fixture {
 /// Waits (up to 10 s) until some process holds `path` open (per
 /// /proc/*/fd): a reader started in the background has then opened it,
 /// so whatever happens next is after its open.
-pub fn wait_until_opened(path: &Path) {
+pub(crate) fn wait_until_opened(path: &Path) {
     let opened = || {
         let Ok(procs) = std::fs::read_dir("/proc") else {
             return false;
