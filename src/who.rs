@@ -34,8 +34,7 @@ impl Who {
 
     /// This process.
     pub fn current() -> Who {
-        // SAFETY: getuid cannot fail and touches no memory.
-        let uid = unsafe { libc::getuid() };
+        let uid = nix::unistd::getuid().as_raw();
         Who::of_thread(uid, std::process::id())
     }
 }

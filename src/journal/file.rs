@@ -2,7 +2,6 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -107,14 +106,9 @@ impl JournalFile {
 }
 
 fn clear_nonblocking(file: &File) -> io::Result<()> {
-    let fd = file.as_raw_fd();
-    // SAFETY: fcntl on a descriptor we own, with plain integer arguments.
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) < 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
+    use nix::fcntl::{fcntl, FcntlArg, OFlag};
+    let flags = OFlag::from_bits_retain(fcntl(file, FcntlArg::F_GETFL)?);
+    fcntl(file, FcntlArg::F_SETFL(flags - OFlag::O_NONBLOCK))?;
     Ok(())
 }
 
@@ -130,9 +124,7 @@ mod tests {
         let link = dir.path().join("link.jsonl");
         std::os::unix::fs::symlink(&target, &link).expect("symlink");
         let fifo = dir.path().join("fifo");
-        let path = std::ffi::CString::new(fifo.display().to_string()).expect("path");
-        // SAFETY: a valid C string path.
-        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
         for (path, says) in [
             (&link, "is a symbolic link"),
             (&fifo.clone(), "FIFO"),
