@@ -105,16 +105,21 @@ struct Shared {
     delivered: Delivered,
 }
 
-impl Shared {
-    /// The state of a fresh mount: nothing open, nothing looked up.
-    fn new(
+/// The xdev filesystem, as fuser drives it.
+pub(crate) struct XdevFs {
+    shared: Arc<Shared>,
+}
+
+impl XdevFs {
+    pub(crate) fn new(
         session: Session,
         journal: Journal,
         plan: Option<PlanDesk>,
         runtime: tokio::runtime::Handle,
         owner: Owner,
     ) -> Self {
-        Shared {
+        // A fresh mount: nothing open, nothing looked up.
+        let shared = Arc::new(Shared {
             control: Arc::new(Control::new(&runtime)),
             inodes: nodes::Inodes::new(plan.is_some()),
             session,
@@ -130,24 +135,7 @@ impl Shared {
             renders: Renders::default(),
             drafts: Drafts::default(),
             delivered: Delivered::default(),
-        }
-    }
-}
-
-/// The xdev filesystem, as fuser drives it.
-pub(crate) struct XdevFs {
-    shared: Arc<Shared>,
-}
-
-impl XdevFs {
-    pub(crate) fn new(
-        session: Session,
-        journal: Journal,
-        plan: Option<PlanDesk>,
-        runtime: tokio::runtime::Handle,
-        owner: Owner,
-    ) -> Self {
-        let shared = Arc::new(Shared::new(session, journal, plan, runtime, owner));
+        });
         forget_decided_items(&shared);
         XdevFs { shared }
     }

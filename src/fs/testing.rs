@@ -1,12 +1,13 @@
 //! A mount's state without a kernel, for the decisions' unit tests.
 
 use std::ffi::OsStr;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use fuser::INodeNo;
 
 use super::nodes::Owner;
-use super::Shared;
+use super::{Shared, XdevFs};
 use crate::journal::Journal;
 use crate::session::Session;
 
@@ -15,7 +16,7 @@ pub(super) const OWNER_UID: u32 = 4242;
 
 /// The state of one mount, and the runtime its waits would run on.
 pub(super) struct Mount {
-    pub(super) shared: Shared,
+    pub(super) shared: Arc<Shared>,
     _runtime: tokio::runtime::Runtime,
 }
 
@@ -34,7 +35,7 @@ impl Mount {
             others_let_in: false,
         };
         let journal = Journal::new(None).expect("an in-memory journal");
-        let shared = Shared::new(
+        let fs = XdevFs::new(
             Session::new(),
             journal,
             None,
@@ -42,7 +43,7 @@ impl Mount {
             owner,
         );
         Mount {
-            shared,
+            shared: fs.shared,
             _runtime: runtime,
         }
     }
