@@ -276,6 +276,24 @@ mod tests {
         StageRequest::parse(&format!("{{\"label\": \"{label}\"}}\n")).expect("valid request")
     }
 
+    /// A device write, answered in the background.
+    fn writing(
+        session: &Session,
+        device: Device,
+        body: &'static str,
+    ) -> tokio::task::JoinHandle<crate::dispatch::Resolution> {
+        let session = session.clone();
+        tokio::spawn(async move { dispatch_resolution_device(&session, device, body).await })
+    }
+
+    /// The producer reports its result.
+    fn report(producer: &Producer, ok: bool, text: &str) {
+        let text = text.to_string();
+        producer
+            .report(ProducerReport { ok, text })
+            .expect("report");
+    }
+
     async fn read_line(producer: &Producer) -> String {
         String::from_utf8(producer.read(4096).await).expect("utf-8")
     }
@@ -289,20 +307,12 @@ mod tests {
             staged,
             format!("{{\"event\":\"staged\",\"id\":\"{}\"}}\n", producer.id())
         );
-        let resolver = tokio::spawn({
-            let session = session.clone();
-            async move { dispatch_resolution_device(&session, Device::Resolve, "ship it").await }
-        });
+        let resolver = writing(&session, Device::Resolve, "ship it");
         assert_eq!(
             read_line(&producer).await,
             "{\"event\":\"apply\",\"reason\":\"ship it\"}\n"
         );
-        producer
-            .report(ProducerReport {
-                ok: true,
-                text: "done".into(),
-            })
-            .expect("report");
+        report(&producer, true, "done");
         let resolution = resolver.await.expect("resolver");
         assert_eq!(resolution.text, "done");
         assert!(resolution.is_ok());
@@ -315,17 +325,9 @@ mod tests {
         let session = Session::new();
         let producer = Producer::stage(&session, &request("edit"));
         read_line(&producer).await;
-        let failing = tokio::spawn({
-            let session = session.clone();
-            async move { dispatch_resolution_device(&session, Device::Resolve, "go").await }
-        });
+        let failing = writing(&session, Device::Resolve, "go");
         read_line(&producer).await;
-        producer
-            .report(ProducerReport {
-                ok: false,
-                text: "tests failed".into(),
-            })
-            .expect("report");
+        report(&producer, false, "tests failed");
         let resolution = failing.await.expect("resolver");
         assert_eq!(resolution.text, "Apply failed: tests failed");
         assert_eq!(resolution.errno(), libc::EIO);
@@ -333,10 +335,7 @@ mod tests {
             session.pending_head().map(|head| head.id),
             Some(producer.id().to_string())
         );
-        let rejecting = tokio::spawn({
-            let session = session.clone();
-            async move { dispatch_resolution_device(&session, Device::Reject, "never mind").await }
-        });
+        let rejecting = writing(&session, Device::Reject, "never mind");
         assert_eq!(
             read_line(&producer).await,
             "{\"event\":\"discard\",\"reason\":\"never mind\"}\n"
@@ -355,10 +354,7 @@ mod tests {
 
         let producer = Producer::stage(&session, &request("edit"));
         read_line(&producer).await;
-        let resolver = tokio::spawn({
-            let session = session.clone();
-            async move { dispatch_resolution_device(&session, Device::Resolve, "go").await }
-        });
+        let resolver = writing(&session, Device::Resolve, "go");
         read_line(&producer).await;
         drop(producer);
         let resolution = resolver.await.expect("resolver");
@@ -377,34 +373,18 @@ mod tests {
         let session = Session::new();
         let producer = Producer::stage(&session, &request("edit"));
         read_line(&producer).await;
-        let rejecting = tokio::spawn({
-            let session = session.clone();
-            async move { dispatch_resolution_device(&session, Device::Reject, "no").await }
-        });
+        let rejecting = writing(&session, Device::Reject, "no");
         read_line(&producer).await;
-        producer
-            .report(ProducerReport {
-                ok: false,
-                text: "cannot revert".into(),
-            })
-            .expect("report");
+        report(&producer, false, "cannot revert");
         let resolution = rejecting.await.expect("rejecter");
         assert_eq!(resolution.text, "Reject failed: cannot revert");
         assert_eq!(session.pending_count(), 1);
-        let resolver = tokio::spawn({
-            let session = session.clone();
-            async move { dispatch_resolution_device(&session, Device::Resolve, "then apply").await }
-        });
+        let resolver = writing(&session, Device::Resolve, "then apply");
         assert_eq!(
             read_line(&producer).await,
             "{\"event\":\"apply\",\"reason\":\"then apply\"}\n"
         );
-        producer
-            .report(ProducerReport {
-                ok: true,
-                text: "applied".into(),
-            })
-            .expect("report");
+        report(&producer, true, "applied");
         assert_eq!(resolver.await.expect("resolver").text, "applied");
     }
 
