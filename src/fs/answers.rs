@@ -39,6 +39,23 @@ impl XdevFs {
         true
     }
 
+    /// Runs `answer` (built from the mount's state and the asker's cancel:
+    /// its signal or the mount closing) through [`XdevFs::answer_soon`]; the
+    /// mount counts it in flight until it ends, so unmounting waits for it.
+    fn answer_waiting<F, Fut>(&self, req: &Request, answer: F)
+    where
+        F: FnOnce(Arc<super::Shared>, crate::dispatch::Cancel) -> Fut,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let cancel = self.shared.control.cancel_for(req.pid());
+        let in_flight = InFlight::start(&self.shared.control);
+        let answering = answer(Arc::clone(&self.shared), cancel);
+        self.answer_soon(async move {
+            let _in_flight = in_flight;
+            answering.await;
+        });
+    }
+
     /// Answers a write on a device-like descriptor: the first write's
     /// message is dispatched (or refused), a later one gets its outcome.
     #[allow(clippy::too_many_arguments)]
@@ -152,11 +169,7 @@ impl XdevFs {
         waiting: Waiting,
         reply: ReplyData,
     ) {
-        let shared = Arc::clone(&self.shared);
-        let cancel = self.shared.control.cancel_for(req.pid());
-        let in_flight = InFlight::start(&self.shared.control);
-        self.answer_soon(async move {
-            let _in_flight = in_flight;
+        self.answer_waiting(req, move |shared, cancel| async move {
             let bytes = match waiting {
                 Waiting::Events(at) => {
                     tokio::select! {
@@ -215,11 +228,7 @@ impl XdevFs {
         handle: Handle,
         reply: ReplyOpen,
     ) {
-        let shared = Arc::clone(&self.shared);
-        let cancel = self.shared.control.cancel_for(req.pid());
-        let in_flight = InFlight::start(&self.shared.control);
-        self.answer_soon(async move {
-            let _in_flight = in_flight;
+        self.answer_waiting(req, move |shared, cancel| async move {
             tokio::select! {
                 () = shared.busy.until_free(ino) => {
                     reply.opened(shared.handles.insert(handle), OPEN_FLAGS)
