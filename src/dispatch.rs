@@ -363,6 +363,17 @@ async fn catch_panic<T>(
         })
 }
 
+/// The result a callback answered with, for `preview` decided by `request`.
+fn answered(preview: &Preview, request: &ResolveRequest, result: ToolResult) -> Resolution {
+    let details = details_for(preview, request, result.details.clone());
+    Resolution::from_handler(Ok(result), Some(details))
+}
+
+/// A callback that failed, for `preview` decided by `request`.
+fn failed(preview: &Preview, request: &ResolveRequest, error: Error) -> Resolution {
+    Resolution::failed(error, Some(details_for(preview, request, None)))
+}
+
 async fn apply(session: &Session, preview: &Preview, request: &ResolveRequest) -> Resolution {
     let reason = &request.reason;
     let applying = async { (preview.apply)(reason.clone(), request.extra.clone()).await };
@@ -370,14 +381,12 @@ async fn apply(session: &Session, preview: &Preview, request: &ResolveRequest) -
         Ok(result) => {
             let ok = !result.is_error;
             session.consume(preview, EventKind::Applied, reason, &result.text, ok);
-            let details = details_for(preview, request, result.details.clone());
-            Resolution::from_handler(Ok(result), Some(details))
+            answered(preview, request, result)
         }
         Err(error) => {
             let error = callback_failure(error, texts::apply_failed);
             session.requeue_after_failure(preview, reason, &error.to_string());
-            let details = details_for(preview, request, None);
-            Resolution::failed(error, Some(details))
+            failed(preview, request, error)
         }
     }
 }
@@ -401,14 +410,12 @@ async fn discard(session: &Session, preview: &Preview, request: &ResolveRequest)
                 &result.text,
                 !result.is_error,
             );
-            let details = details_for(preview, request, result.details.clone());
-            Resolution::from_handler(Ok(result), Some(details))
+            answered(preview, request, result)
         }
         Err(error) => {
             let error = callback_failure(error, texts::reject_failed);
             session.keep_after_failure(preview, reason, &error.to_string());
-            let details = details_for(preview, request, None);
-            Resolution::failed(error, Some(details))
+            failed(preview, request, error)
         }
     }
 }

@@ -660,16 +660,17 @@ mod tests {
         assert!(matches!(found, Err(Error::PlanNotFound(_))));
     }
 
+    /// A desk of this kind (with no plans) that has entered plan mode.
+    fn entered_desk(kind: PlanHandlerKind) -> (Session, PlanDesk) {
+        let session = Session::new();
+        let desk = PlanDesk::new(session.clone(), PathBuf::from("/nonexistent"), kind, None);
+        desk.enter();
+        (session, desk)
+    }
+
     #[test]
     fn the_desk_does_not_keep_itself_alive_through_the_session() {
-        let session = Session::new();
-        let desk = PlanDesk::new(
-            session.clone(),
-            PathBuf::from("/nonexistent"),
-            PlanHandlerKind::Review,
-            None,
-        );
-        desk.enter();
+        let (session, desk) = entered_desk(PlanHandlerKind::Review);
         let weak = Arc::downgrade(&desk.inner);
         drop(desk);
         assert!(weak.upgrade().is_none());
@@ -678,14 +679,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_handler_outliving_its_desk_refuses_with_eperm() {
-        let session = Session::new();
-        let desk = PlanDesk::new(
-            session.clone(),
-            PathBuf::from("/nonexistent"),
-            PlanHandlerKind::Yolo,
-            None,
-        );
-        desk.enter();
+        let (session, desk) = entered_desk(PlanHandlerKind::Yolo);
         drop(desk);
         let answer =
             crate::dispatch_resolution_device(&session, crate::Device::Propose, "auth").await;
