@@ -79,10 +79,7 @@ async fn a_cancelled_wait_returns_its_error_and_the_apply_still_completes() {
     });
     gate.wait_started().await;
     signal.send(()).expect("writer waiting");
-    let answer = timeout(PROMPTLY, writer)
-        .await
-        .expect("at once")
-        .expect("join");
+    let answer = answered_at_once(writer).await;
     assert_eq!(answer.error, Some(Error::Interrupted));
     assert_eq!(answer.errno(), libc::EINTR);
     assert!(session.is_pending(&id));

@@ -253,6 +253,20 @@ fn recording_invoker(
     (invoker, seen)
 }
 
+/// What a spawned write or tool answers, which must come at once.
+async fn answered_at_once<T>(task: tokio::task::JoinHandle<T>) -> T {
+    timeout(PROMPTLY, task)
+        .await
+        .expect("answers at once")
+        .expect("join")
+}
+
+/// A resolve of `body` whose cancel signal has fired already with `why`.
+async fn resolve_with_fired_cancel(session: &Session, body: &str, why: &str) -> Resolution {
+    xdev::dispatch_resolution_device_until(session, Device::Resolve, body, Some(fired_cancel(why)))
+        .await
+}
+
 /// A cancel signal that has fired already (the user pressed Ctrl-C before
 /// the dispatch began).
 fn fired_cancel(why: &str) -> xdev::Cancel {
