@@ -47,16 +47,8 @@ async fn a_panicking_apply_counts_as_a_failure_and_requeues() {
 
 #[tokio::test]
 async fn a_panicking_reject_leaves_the_preview_pending() {
-    let session = Session::new();
-    let id = session.queue_resolve_handler(
-        "edit a.rs",
-        "edit",
-        echo_apply("edit a.rs"),
-        Some(reject_fn(|_reason, _extra| async {
-            panic!("reject callback bug")
-        })),
-    );
-    let answer = write(&session, Device::Reject, "x").await;
+    let reject = reject_fn(|_reason, _extra| async { panic!("reject callback bug") });
+    let (session, id, answer) = rejected_through(reject, "x").await;
     assert_eq!(answer.errno(), libc::EIO);
     assert_eq!(pending_ids(&session), [&*id]);
     assert_eq!(session.in_progress_count(), 0);
