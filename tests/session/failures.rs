@@ -182,23 +182,15 @@ async fn discard_text_defaults_unless_the_reject_callback_answers() {
     let answer = write(&session, Device::Reject, "  not needed \n").await;
     assert_eq!(answer.text, "Discarded: edit a.rs. Reason: not needed");
     // A reject callback that returns nothing.
-    session.queue_resolve_handler(
-        "edit b.rs",
-        "edit",
-        echo_apply("b"),
-        Some(reject_fn(|_reason, _extra| async { Ok(None) })),
-    );
+    let nothing = reject_fn(|_reason, _extra| async { Ok(None) });
+    stage_with_reject(&session, "edit b.rs", nothing);
     let answer = write(&session, Device::Reject, "dup").await;
     assert_eq!(answer.text, "Discarded: edit b.rs. Reason: dup");
     // A reject callback with its own answer.
-    session.queue_resolve_handler(
-        "edit c.rs",
-        "edit",
-        echo_apply("c"),
-        Some(reject_fn(|reason, _extra| async move {
-            Ok(Some(ToolResult::ok(format!("restored c.rs ({reason})"))))
-        })),
-    );
+    let restores = reject_fn(|reason, _extra| async move {
+        Ok(Some(ToolResult::ok(format!("restored c.rs ({reason})"))))
+    });
+    stage_with_reject(&session, "edit c.rs", restores);
     let answer = write(&session, Device::Reject, "dup").await;
     assert_eq!(answer.text, "restored c.rs (dup)");
     // The resolve tool's discard uses the same default.

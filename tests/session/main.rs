@@ -262,6 +262,13 @@ fn directive(tools: &[&str], action: RejectAction) -> (Directive, ReasonLog) {
     (directive, log)
 }
 
+/// Enqueues a [`directive`] of these tools on the session; its reject log.
+fn enqueue(session: &Session, tools: &[&str], action: RejectAction) -> ReasonLog {
+    let (directive, log) = directive(tools, action);
+    session.enqueue_directive(directive);
+    log
+}
+
 fn served(session: &Session) -> Option<String> {
     session.serve_tool_choice().map(|choice| choice.tool_name)
 }
