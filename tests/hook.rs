@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{eventually, require_fuse, Fixture, KillOnDrop};
+use common::{dir_names, eventually, require_fuse, Fixture, KillOnDrop};
 use serde_json::Value;
 use xdev::{MountOptions, PlanDesk, PlanHandlerKind, Session};
 
@@ -140,22 +140,6 @@ fn deny_request(message: &str) -> String {
     )
 }
 
-/// The names in a directory, sorted.
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap_or_else(|err| panic!("ls {}: {err}", dir.display()))
-        .map(|entry| {
-            entry
-                .expect("entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
-    names.sort();
-    names
-}
-
 fn write_device(path: &Path, reason: &str) {
     std::fs::write(path, reason).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
 }
@@ -190,10 +174,9 @@ fn claude_pre_tool_use_resolved_is_allowed_with_the_reason() {
         std::fs::read_to_string(item.join("detail")).expect("detail"),
         "{\n  \"command\": \"rm -rf build/\",\n  \"description\": \"Remove the build directory\"\n}\n"
     );
-    assert_eq!(
-        names_in(&item),
-        ["detail", "label", "reject", "resolve", "source"]
-    );
+    let mut listed = dir_names(&item);
+    listed.sort();
+    assert_eq!(listed, ["detail", "label", "reject", "resolve", "source"]);
 
     let ran = answer(hook, &fixture.path("resolve"), "tests pass\n");
     assert_decided(
@@ -408,7 +391,7 @@ fn a_preview_without_detail_has_no_detail_file() {
     let fixture = Fixture::new();
     let (id, _calls) = common::stage(&fixture.session, "edit a.rs");
     let item = fixture.path("pending").join(&id);
-    let listed = names_in(&item);
+    let listed = dir_names(&item);
     assert!(!listed.contains(&"detail".to_string()), "{listed:?}");
     let missing = std::fs::read(item.join("detail")).map_err(|err| err.raw_os_error());
     assert_eq!(missing, Err(Some(libc::ENOENT)));

@@ -758,10 +758,8 @@ fn nothing_can_be_created_removed_renamed_linked_or_chmodded() {
 #[test]
 fn a_held_status_descriptor_rereads_fresh_from_offset_0() {
     let fx = Fixture::new();
-    let mut child = std::process::Command::new("python3")
-        .arg("-c")
-        .arg("import os, sys\nfd = os.open(os.environ['D'] + '/status', os.O_RDONLY)\nprint(os.pread(fd, 4096, 0).decode().splitlines()[0], flush=True)\nsys.stdin.readline()\nprint(os.pread(fd, 4096, 0).decode().splitlines()[0], flush=True)")
-        .env("D", &fx.dir)
+    let mut child = fx
+        .command("python3", "import os, sys\nfd = os.open(os.environ['D'] + '/status', os.O_RDONLY)\nprint(os.pread(fd, 4096, 0).decode().splitlines()[0], flush=True)\nsys.stdin.readline()\nprint(os.pread(fd, 4096, 0).decode().splitlines()[0], flush=True)")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -1042,40 +1040,22 @@ fn a_blocked_writer_dies_promptly_on_sigint_and_sigkill() {
     for signal in [libc::SIGINT, libc::SIGKILL] {
         let fx = Fixture::new();
         let (id, calls, gate) = stage_gated(&fx.session, "slow");
-        let mut child = std::process::Command::new("sh")
-            .arg("-c")
-            .arg("echo go > \"$D/resolve\"")
-            .env("D", &fx.dir)
+        let mut child = fx
+            .command("sh", "echo go > \"$D/resolve\"")
             .spawn()
             .expect("spawn writer");
         assert!(eventually(Duration::from_secs(2), || fx
             .session
             .in_progress_count()
             == 1));
-        let killed = Instant::now();
-        // SAFETY: signalling a child this test spawned and has not reaped.
-        unsafe { libc::kill(child.id() as i32, signal) };
-        assert!(
-            eventually(Duration::from_millis(500), || matches!(
-                child.try_wait(),
-                Ok(Some(_))
-            )),
-            "writer still blocked 500 ms after signal {signal}"
-        );
-        let gone_after = killed.elapsed();
-        assert!(gone_after < Duration::from_millis(500), "{gone_after:?}");
+        signal_and_see_it_go(&mut child, signal, "writer");
         assert_eq!(last_json(&fx)["errno"], "EINTR", "signal {signal}");
         assert_eq!(
             calls.applied(),
             0,
             "the apply is not cancelled, only no longer awaited"
         );
-        gate.notify_one();
-        assert!(eventually(Duration::from_secs(2), || calls.applied() == 1));
-        assert!(
-            eventually(Duration::from_secs(1), || !fx.session.is_pending(&id)),
-            "its outcome is still recorded"
-        );
+        open_gate(&fx.session, &id, &calls, &gate);
     }
 }
 
