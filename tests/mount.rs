@@ -765,12 +765,10 @@ fn a_held_status_descriptor_rereads_fresh_from_offset_0() {
         .spawn()
         .expect("python");
     let mut out = std::io::BufReader::new(child.stdout.take().expect("stdout"));
-    let mut first = String::new();
-    std::io::BufRead::read_line(&mut out, &mut first).expect("first read");
+    let first = next_line(&mut out);
     stage(&fx.session, "edit");
     std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), b"\n").expect("go on");
-    let mut second = String::new();
-    std::io::BufRead::read_line(&mut out, &mut second).expect("second read");
+    let second = next_line(&mut out);
     assert_eq!(
         (first.as_str(), second.as_str()),
         ("pending: 0\n", "pending: 1\n")
@@ -838,6 +836,18 @@ fn a_slow_apply_does_not_delay_status_reads() {
     assert_eq!(writer.join().expect("writer"), Ok(2));
 }
 
+/// The slow apply of [`slow_write_waiting`] is still running; opening its
+/// gate lets the waiting write finish, whole.
+fn let_the_slow_write_finish(
+    slow: &Calls,
+    gate: &tokio::sync::Notify,
+    blocked: std::thread::JoinHandle<WriteResult>,
+) {
+    assert_eq!(slow.applied(), 0, "the slow apply is still running");
+    gate.notify_one();
+    assert_eq!(blocked.join().expect("writer"), Ok(8));
+}
+
 /// Stages a gated preview and starts `echo "slow one" > resolve` on it;
 /// returns once that write is waiting on the apply (the gate releases it).
 fn slow_write_waiting(
@@ -890,9 +900,7 @@ fn writers_of_the_same_device_do_not_queue_behind_a_slow_one() {
             "writer {index} waited {waited:?} behind the slow one"
         );
     }
-    assert_eq!(slow.applied(), 0, "the slow apply is still running");
-    gate.notify_one();
-    assert_eq!(blocked.join().expect("writer"), Ok(8));
+    let_the_slow_write_finish(&slow, &gate, blocked);
 }
 
 #[test]
@@ -913,9 +921,7 @@ fn reopening_a_device_through_an_old_descriptor_while_a_write_waits_fails_at_onc
     let (_, fast) = stage(&fx.session, "fast");
     assert_eq!(write_once(&fx.path("resolve"), b"fast"), Ok(4));
     assert_eq!(fast.applied(), 1);
-    assert_eq!(slow.applied(), 0, "the slow apply is still running");
-    gate.notify_one();
-    assert_eq!(blocked.join().expect("writer"), Ok(8));
+    let_the_slow_write_finish(&slow, &gate, blocked);
 }
 
 #[test]

@@ -304,8 +304,7 @@ print(record['event'], record['label'], flush=True)
         .expect("python reader");
     // Its first line says it has polled once: stage only then.
     let mut lines = std::io::BufReader::new(reader.stdout.take().expect("stdout"));
-    let mut first = String::new();
-    std::io::BufRead::read_line(&mut lines, &mut first).expect("the reader's first line");
+    let first = next_line(&mut lines);
     stage(&fx.session, "after the reader");
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut lines, &mut rest).expect("the reader's output");

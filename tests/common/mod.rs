@@ -384,6 +384,13 @@ pub(crate) fn signal_and_see_it_go(child: &mut std::process::Child, signal: i32,
     assert!(gone_after < Duration::from_millis(500), "{gone_after:?}");
 }
 
+/// The next line a child printed (empty once it has ended).
+pub(crate) fn next_line(lines: &mut impl std::io::BufRead) -> String {
+    let mut line = String::new();
+    lines.read_line(&mut line).expect("read a line");
+    line
+}
+
 /// Whether `dir` is a mount point now (per /proc/self/mounts).
 pub(crate) fn is_mounted(dir: &Path) -> bool {
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
