@@ -165,16 +165,16 @@ fn claude_pre_tool_use_resolved_is_allowed_with_the_reason() {
     let input = fixture_input("claude-pretooluse-bash.json");
     let (hook, id) = staged_hook(&fixture, &[], &input);
     assert!(id.starts_with("pending-action:Bash:"), "{id}");
-    let item = fixture.path("pending").join(&id);
+    let item = format!("pending/{id}");
     assert_eq!(
-        std::fs::read_to_string(item.join("label")).expect("label"),
+        fixture.read(&format!("{item}/label")),
         "Bash: rm -rf build/\n"
     );
     assert_eq!(
-        std::fs::read_to_string(item.join("detail")).expect("detail"),
+        fixture.read(&format!("{item}/detail")),
         "{\n  \"command\": \"rm -rf build/\",\n  \"description\": \"Remove the build directory\"\n}\n"
     );
-    let mut listed = dir_names(&item);
+    let mut listed = dir_names(&fixture.path(&item));
     listed.sort();
     assert_eq!(listed, ["detail", "label", "reject", "resolve", "source"]);
 
@@ -323,11 +323,7 @@ fn no_mount_prints_nothing_unless_strict() {
         )),
         "{reason}"
     );
-    assert!(
-        ran.stderr.ends_with("; denying (--strict)\n"),
-        "{}",
-        ran.stderr
-    );
+    assert!(ran.stderr.ends_with("; denying (--strict)\n"), "{ran:?}");
 }
 
 #[test]
