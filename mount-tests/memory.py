@@ -23,6 +23,8 @@ import subprocess
 import sys
 import time
 
+from verdict import verdict
+
 NOBODY = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
 
 FLOOD = r"""
@@ -145,10 +147,7 @@ def main():
     if after > 2 * fresh:
         problems.append(f"after {args.previews} previews the daemon holds {after:.1f} MiB, over twice the fresh {fresh:.1f} MiB")
 
-    for problem in problems:
-        print(f"memory: FAIL: {problem}", file=sys.stderr)
-    print(f"memory: {'FAIL' if problems else 'ok'}", flush=True)
-    return 1 if problems else 0
+    return verdict("memory", problems)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,8 @@ import subprocess
 import sys
 import time
 
+from verdict import verdict
+
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -316,10 +318,7 @@ def main():
     problems = listing_problems + check(args, producer, results, journal_start)
     time.sleep(2.5)  # the daemon gives memory back once a burst is over
     say("daemon RSS after deciding (KiB)", rss_kib(args.daemon_pid))
-    for problem in problems:
-        print(f"stress: FAIL: {problem}", file=sys.stderr)
-    print(f"stress: {'FAIL' if problems else 'ok'}", flush=True)
-    return 1 if problems else 0
+    return verdict("stress", problems)
 
 
 if __name__ == "__main__":

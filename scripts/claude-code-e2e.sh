@@ -69,18 +69,12 @@ for arg in "$@"; do
     esac
 done
 
-say() { printf 'claude-code-e2e: %s\n' "$*"; }
-e2e_say() { say "$@"; }
+E2E_NAME=claude-code-e2e
 W=
 xdev_pid=
 decider_pid=
 netns_pid=
 MNT=
-die() {
-    printf 'claude-code-e2e: FAIL: %s\n' "$*" >&2
-    [ -n "$W" ] && keep=1
-    exit 1
-}
 
 # shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
@@ -171,13 +165,7 @@ say "Claude Code $CLAUDE_CODE_VERSION, xdev $("$XDEV_BIN" --version 2>/dev/null 
 export E2E_WORK=$W E2E_PROJECT=$PROJECT E2E_HOME=$HOME_DIR E2E_MARK1=$MARK1 E2E_MARK2=$MARK2 \
     E2E_CLAUDE=$CLAUDE E2E_PROMPT=$PROMPT E2E_TIMEOUT=$TIMEOUT E2E_PYTHON=$PYTHON \
     E2E_SERVER=$E2E/model_server.py
-started=$EPOCHREALTIME
-unshare --net -- bash "$E2E/in_netns.sh" &
-netns_pid=$!
-wait "$netns_pid"
-netns_status=$?
-netns_pid=
-elapsed=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+e2e_run_in_netns
 [ "$netns_status" = 0 ] || die "the namespace run failed (status $netns_status); see $W"
 
 # The decider is done once both previews were decided; give it a moment.
@@ -191,16 +179,7 @@ cat "$MNT/log" >"$W/journal.jsonl" 2>/dev/null || die "cannot read $MNT/log"
 say "decider:"
 sed 's/^/  /' "$W/decider.err"
 say "server requests:"
-"$PYTHON" - "$W/requests.jsonl" <<'PY'
-import json, sys
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    b = r.get("body")
-    what = ""
-    if isinstance(b, dict):
-        what = f" model={b.get('model')} stream={b.get('stream')} messages={len(b.get('messages') or [])} tools={len(b.get('tools') or [])}"
-    print(f"  {r['method']} {r['path']} -> {r['status']} {r['answer']}{what}")
-PY
+e2e_print_requests "$W/requests.jsonl" model
 say "checks:"
 hook_kind=real
 [ "$stand_in" = 1 ] && hook_kind=stand-in

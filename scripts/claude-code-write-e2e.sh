@@ -100,18 +100,12 @@ rules | accept-edits) ;;
     ;;
 esac
 
-say() { printf 'claude-code-write-e2e: %s\n' "$*"; }
-e2e_say() { say "$@"; }
+E2E_NAME=claude-code-write-e2e
 W=
 xdev_pid=
 stage_pid=
 netns_pid=
 MNT=
-die() {
-    printf 'claude-code-write-e2e: FAIL: %s\n' "$*" >&2
-    [ -n "$W" ] && keep=1
-    exit 1
-}
 
 # shellcheck disable=SC2317 # run by the EXIT trap and between runs
 stop_run() {
@@ -145,7 +139,7 @@ say "Claude Code $CLAUDE_CODE_VERSION, xdev $("$XDEV_BIN" --version 2>/dev/null 
 # run_variant NAME: one run (pending or none) in $W/NAME; its checks go to
 # $W/NAME/check.out. Returns check.py's status.
 run_variant() {
-    local name=$1 R started elapsed netns_status
+    local name=$1 R elapsed netns_status
     R=$W/$name
     MNT=$R/mnt
     local marker=$R/marker
@@ -173,13 +167,7 @@ run_variant() {
     export E2E_WORK=$R E2E_PROJECT=$R/project E2E_HOME=$R/home E2E_CLAUDE=$CLAUDE E2E_PROMPT=$PROMPT \
         E2E_TIMEOUT=$TIMEOUT E2E_PYTHON=$PYTHON E2E_SERVER=$E2E/model_server.py E2E_SCRIPT=write \
         E2E_FILE=$MNT/resolve E2E_CONTENT=$CONTENT E2E_PERMISSIONS=$permissions E2E_STRACE
-    started=$EPOCHREALTIME
-    unshare --net -- bash "$E2E/in_netns.sh" &
-    netns_pid=$!
-    wait "$netns_pid"
-    netns_status=$?
-    netns_pid=
-    elapsed=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+    e2e_run_in_netns
     [ "$netns_status" = 0 ] || die "$name: the namespace run failed (status $netns_status); see $R"
 
     if [ -n "$stage_pid" ]; then
@@ -204,16 +192,7 @@ run_variant() {
     MNT=
 
     say "$name: server requests (${elapsed}s in the namespace):"
-    "$PYTHON" - "$R/requests.jsonl" <<'PY'
-import json, sys
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    b = r.get("body")
-    what = ""
-    if isinstance(b, dict):
-        what = f" stream={b.get('stream')} messages={len(b.get('messages') or [])} tools={len(b.get('tools') or [])}"
-    print(f"  {r['method']} {r['path']} -> {r['status']} {r['answer']}{what}")
-PY
+    e2e_print_requests "$R/requests.jsonl"
     say "$name: journal:"
     sed 's/^/  /' "$R/journal.jsonl"
     say "$name: last: $(cat "$R/last.txt")"

@@ -6,7 +6,7 @@ use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{eventually, is_mounted, require_fuse, KillOnDrop};
@@ -222,10 +222,9 @@ fn device_named_leftovers_are_refused_by_name_and_never_deleted() {
     assert_eq!(code, 0, "a write into the bare directory makes a file");
     std::fs::write(dir.join("reject"), "mine\n").expect("reject file");
     let out = mount_command(&dir).output().expect("xdev mount");
-    assert_eq!(out.status.code(), Some(1));
     let shown = dir.display();
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
+        refusal(&out),
         format!(
             "xdev: mount point {shown} holds 2 files named like devices (reject, resolve) left by writes while nothing was mounted there; check them, remove them (rm -- '{shown}/reject' '{shown}/resolve'), then mount again\n"
         )
@@ -246,9 +245,8 @@ fn a_directory_served_by_a_live_xdev_says_so() {
     let (_tmp, dir) = mount_point_in_temp_dir();
     let (mut child, _) = start_daemon(&dir);
     let out = mount_command(&dir).output().expect("second xdev mount");
-    assert_eq!(out.status.code(), Some(1));
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
+        refusal(&out),
         format!(
             "xdev: mount point {} is already served by a running xdev (stop that daemon first, or use another directory)\n",
             dir.display()
@@ -341,6 +339,11 @@ fn mount_in_namespace(dir: &Path, setup: &str, user: Option<&str>) -> String {
         .env("D", dir)
         .output()
         .expect("unshare (util-linux)");
+    refusal(&out)
+}
+
+/// What a command that refused (exit 1) said on stderr.
+fn refusal(out: &Output) -> String {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -397,9 +400,8 @@ fn a_journal_that_is_not_a_regular_file_is_a_startup_error_naming_it() {
             .arg(journal)
             .output()
             .expect("xdev");
-        assert_eq!(out.status.code(), Some(1));
         assert_eq!(
-            String::from_utf8_lossy(&out.stderr),
+            refusal(&out),
             format!(
                 "xdev: cannot use the journal file: {} {problem}\n",
                 journal.display()

@@ -454,9 +454,9 @@ fn a_waiting_renamer_dies_promptly_on_sigint_and_sigkill_and_leaves_no_draft() {
     for signal in [libc::SIGINT, libc::SIGKILL] {
         let fx = Fixture::new();
         let (id, calls, gate) = stage_gated(&fx.session, "slow");
-        let mut renamer = std::process::Command::new("python3")
-            .arg("-c")
-            .arg(
+        let mut renamer = fx
+            .command(
+                "python3",
                 "import os, errno, signal\nD = os.environ['D']\n\
                  signal.signal(signal.SIGINT, lambda *a: None)\n\
                  fd = os.open(D + '/k.tmp', os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)\n\
@@ -466,24 +466,13 @@ fn a_waiting_renamer_dies_promptly_on_sigint_and_sigkill_and_leaves_no_draft() {
                  except OSError as e:\n\
                  \x20   print(errno.errorcode[e.errno])\n",
             )
-            .env("D", &fx.dir)
             .stdout(std::process::Stdio::piped())
             .spawn()
             .expect("renamer");
         assert!(eventually(Duration::from_secs(2), || fx
             .session
             .is_in_progress(&id)));
-        let signalled = Instant::now();
-        // SAFETY: signalling a child this test spawned and has not reaped.
-        unsafe { libc::kill(renamer.id() as i32, signal) };
-        assert!(
-            eventually(Duration::from_millis(500), || matches!(
-                renamer.try_wait(),
-                Ok(Some(_))
-            )),
-            "renamer still blocked 500 ms after signal {signal}"
-        );
-        assert!(signalled.elapsed() < Duration::from_millis(500));
+        signal_and_see_it_go(&mut renamer, signal, "renamer");
         let mut printed = String::new();
         std::io::Read::read_to_string(renamer.stdout.as_mut().expect("stdout"), &mut printed)
             .expect("read");
@@ -500,12 +489,7 @@ fn a_waiting_renamer_dies_promptly_on_sigint_and_sigkill_and_leaves_no_draft() {
                 .any(|record| record["errno"] == "EINTR" && record["process"] == "python3"),
             "journaled as an interrupted writer, signal {signal}"
         );
-        gate.notify_one();
-        assert!(eventually(Duration::from_secs(2), || calls.applied() == 1));
-        assert!(
-            eventually(Duration::from_secs(1), || !fx.session.is_pending(&id)),
-            "its outcome is still recorded"
-        );
+        open_gate(&fx.session, &id, &calls, &gate);
     }
 }
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{eventually, require_fuse, Fixture, KillOnDrop};
+use common::{dir_names, eventually, require_fuse, Fixture, KillOnDrop};
 use serde_json::Value;
 use xdev::{MountOptions, PlanDesk, PlanHandlerKind, Session};
 
@@ -96,13 +96,48 @@ fn staged_id(fixture: &Fixture) -> String {
     fixture.session.pending_head().expect("a head").id
 }
 
+/// Starts the hook on `input` and waits until it has staged its preview:
+/// the hook, and the preview's id.
+fn staged_hook(fixture: &Fixture, args: &[&str], input: &[u8]) -> (KillOnDrop, String) {
+    let hook = spawn_hook(&fixture.dir, args, input);
+    let id = staged_id(fixture);
+    (hook, id)
+}
+
+/// Writes `reason` to the device at `path` and returns what the waiting
+/// hook did.
+fn answer(hook: KillOnDrop, path: &Path, reason: &str) -> Ran {
+    write_device(path, reason);
+    finish(hook)
+}
+
 /// Runs the hook on `input`, waits for its preview, answers it by writing
 /// `reason` to `device`, and returns what the hook did.
 fn decide_hook(fixture: &Fixture, input: &[u8], device: &str, reason: &str) -> Ran {
-    let hook = spawn_hook(&fixture.dir, &[], input);
-    staged_id(fixture);
-    write_device(&fixture.path(device), reason);
-    finish(hook)
+    let (hook, _id) = staged_hook(fixture, &[], input);
+    answer(hook, &fixture.path(device), reason)
+}
+
+/// The hook ended with 0, printing the line `decision` and nothing on
+/// stderr, and the mount's `last` reads `last`.
+fn assert_decided(fixture: &Fixture, ran: &Ran, decision: &str, last: &str) {
+    assert_eq!(
+        (ran.code, ran.stdout.as_str(), ran.stderr.as_str()),
+        (0, format!("{decision}\n").as_str(), "")
+    );
+    assert_eq!(fixture.read("last"), last);
+}
+
+/// The label of the preview at the head of the queue.
+fn head_label(fixture: &Fixture) -> String {
+    fixture.session.pending_head().expect("head").label
+}
+
+/// What the hook prints when a `PermissionRequest` is denied with `message`.
+fn deny_request(message: &str) -> String {
+    format!(
+        "{{\"hookSpecificOutput\":{{\"hookEventName\":\"PermissionRequest\",\"decision\":{{\"behavior\":\"deny\",\"message\":\"{message}\"}}}}}}\n"
+    )
 }
 
 fn write_device(path: &Path, reason: &str) {
@@ -127,44 +162,28 @@ fn record<'a>(records: &'a [Value], event: &str, id: &str) -> &'a Value {
 #[test]
 fn claude_pre_tool_use_resolved_is_allowed_with_the_reason() {
     let fixture = Fixture::new();
-    let hook = spawn_hook(
-        &fixture.dir,
-        &[],
-        &fixture_input("claude-pretooluse-bash.json"),
-    );
-    let id = staged_id(&fixture);
+    let input = fixture_input("claude-pretooluse-bash.json");
+    let (hook, id) = staged_hook(&fixture, &[], &input);
     assert!(id.starts_with("pending-action:Bash:"), "{id}");
-    let item = fixture.path("pending").join(&id);
+    let item = format!("pending/{id}");
     assert_eq!(
-        std::fs::read_to_string(item.join("label")).expect("label"),
+        fixture.read(&format!("{item}/label")),
         "Bash: rm -rf build/\n"
     );
     assert_eq!(
-        std::fs::read_to_string(item.join("detail")).expect("detail"),
+        fixture.read(&format!("{item}/detail")),
         "{\n  \"command\": \"rm -rf build/\",\n  \"description\": \"Remove the build directory\"\n}\n"
     );
-    let mut listed: Vec<String> = std::fs::read_dir(&item)
-        .expect("ls item")
-        .map(|entry| {
-            entry
-                .expect("entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
+    let mut listed = dir_names(&fixture.path(&item));
     listed.sort();
     assert_eq!(listed, ["detail", "label", "reject", "resolve", "source"]);
 
-    write_device(&fixture.path("resolve"), "tests pass\n");
-    let ran = finish(hook);
-    assert_eq!(
-        (ran.code, ran.stdout.as_str(), ran.stderr.as_str()),
-        (0, format!("{ALLOW_PRE}\n").as_str(), "")
-    );
-    assert_eq!(
-        fixture.read("last"),
-        "Allowed: Bash: rm -rf build/. Reason: tests pass\n"
+    let ran = answer(hook, &fixture.path("resolve"), "tests pass\n");
+    assert_decided(
+        &fixture,
+        &ran,
+        ALLOW_PRE,
+        "Allowed: Bash: rm -rf build/. Reason: tests pass\n",
     );
     let records = journal(&fixture);
     for event in ["staged", "resolve"] {
@@ -177,24 +196,15 @@ fn claude_pre_tool_use_resolved_is_allowed_with_the_reason() {
 #[test]
 fn claude_pre_tool_use_rejected_is_denied_with_the_reason_as_the_message() {
     let fixture = Fixture::new();
-    let hook = spawn_hook(
-        &fixture.dir,
-        &[],
-        &fixture_input("claude-pretooluse-bash.json"),
-    );
-    let id = staged_id(&fixture);
-    write_device(
-        &fixture.path("pending").join(&id).join("reject"),
-        "too risky",
-    );
-    let ran = finish(hook);
-    assert_eq!(
-        (ran.code, ran.stdout.as_str(), ran.stderr.as_str()),
-        (0, format!("{DENY_PRE}\n").as_str(), "")
-    );
-    assert_eq!(
-        fixture.read("last"),
-        "Denied: Bash: rm -rf build/. Reason: too risky\n"
+    let input = fixture_input("claude-pretooluse-bash.json");
+    let (hook, id) = staged_hook(&fixture, &[], &input);
+    let reject = fixture.path("pending").join(&id).join("reject");
+    let ran = answer(hook, &reject, "too risky");
+    assert_decided(
+        &fixture,
+        &ran,
+        DENY_PRE,
+        "Denied: Bash: rm -rf build/. Reason: too risky\n",
     );
     let decided = record(&journal(&fixture), &format!("pending/{id}/reject"), &id).clone();
     assert_eq!(decided["toolUseId"], "toolu_01BashRm");
@@ -204,15 +214,10 @@ fn claude_pre_tool_use_rejected_is_denied_with_the_reason_as_the_message() {
 fn claude_permission_request_is_allowed_or_denied() {
     let fixture = Fixture::new();
     let input = fixture_input("claude-permissionrequest-write.json");
-    let hook = spawn_hook(&fixture.dir, &[], &input);
-    let id = staged_id(&fixture);
-    assert_eq!(
-        fixture.session.pending_head().expect("head").label,
-        "Write: src/main.rs (3 lines)"
-    );
+    let (hook, id) = staged_hook(&fixture, &[], &input);
+    assert_eq!(head_label(&fixture), "Write: src/main.rs (3 lines)");
     assert!(id.starts_with("pending-action:Write:"), "{id}");
-    write_device(&fixture.path("resolve"), "looks right");
-    let ran = finish(hook);
+    let ran = answer(hook, &fixture.path("resolve"), "looks right");
     assert_eq!((ran.code, ran.stdout), (0, format!("{ALLOW_REQUEST}\n")));
     let records = journal(&fixture);
     let decided = record(&records, "resolve", &id);
@@ -223,13 +228,7 @@ fn claude_permission_request_is_allowed_or_denied() {
     );
 
     let ran = decide_hook(&fixture, &input, "reject", "not that file");
-    assert_eq!(
-        (ran.code, ran.stdout),
-        (
-            0,
-            "{\"hookSpecificOutput\":{\"hookEventName\":\"PermissionRequest\",\"decision\":{\"behavior\":\"deny\",\"message\":\"not that file\"}}}\n".to_string()
-        )
-    );
+    assert_eq!((ran.code, ran.stdout), (0, deny_request("not that file")));
 }
 
 #[test]
@@ -237,14 +236,9 @@ fn codex_permission_request_is_allowed_or_denied() {
     let fixture = Fixture::new();
     let input = fixture_input("codex-permissionrequest-bash.json");
     // `--agent claude` does not override what the input tells (`turn_id`).
-    let hook = spawn_hook(&fixture.dir, &["--agent", "claude"], &input);
-    let id = staged_id(&fixture);
-    assert_eq!(
-        fixture.session.pending_head().expect("head").label,
-        "Bash: cargo publish"
-    );
-    write_device(&fixture.path("resolve"), "release day");
-    let ran = finish(hook);
+    let (hook, id) = staged_hook(&fixture, &["--agent", "claude"], &input);
+    assert_eq!(head_label(&fixture), "Bash: cargo publish");
+    let ran = answer(hook, &fixture.path("resolve"), "release day");
     assert_eq!((ran.code, ran.stdout), (0, format!("{ALLOW_REQUEST}\n")));
     assert_eq!(
         record(&journal(&fixture), "staged", &id)["sessionId"],
@@ -255,10 +249,7 @@ fn codex_permission_request_is_allowed_or_denied() {
     let ran = decide_hook(&fixture, &input, "reject", "\n");
     assert_eq!(
         (ran.code, ran.stdout),
-        (
-            0,
-            "{\"hookSpecificOutput\":{\"hookEventName\":\"PermissionRequest\",\"decision\":{\"behavior\":\"deny\",\"message\":\"Denied through xdev (no reason given).\"}}}\n".to_string()
-        )
+        (0, deny_request("Denied through xdev (no reason given)."))
     );
 }
 
@@ -332,11 +323,7 @@ fn no_mount_prints_nothing_unless_strict() {
         )),
         "{reason}"
     );
-    assert!(
-        ran.stderr.ends_with("; denying (--strict)\n"),
-        "{}",
-        ran.stderr
-    );
+    assert!(ran.stderr.ends_with("; denying (--strict)\n"), "{ran:?}");
 }
 
 #[test]
@@ -377,12 +364,8 @@ fn bad_stdin_prints_nothing_and_says_why() {
 #[test]
 fn killing_the_hook_withdraws_its_preview_within_a_second() {
     let fixture = Fixture::new();
-    let mut hook = spawn_hook(
-        &fixture.dir,
-        &[],
-        &fixture_input("claude-pretooluse-bash.json"),
-    );
-    let id = staged_id(&fixture);
+    let input = fixture_input("claude-pretooluse-bash.json");
+    let (mut hook, id) = staged_hook(&fixture, &[], &input);
     hook.0.kill().expect("SIGKILL the hook");
     let killed = Instant::now();
     assert!(
@@ -404,16 +387,7 @@ fn a_preview_without_detail_has_no_detail_file() {
     let fixture = Fixture::new();
     let (id, _calls) = common::stage(&fixture.session, "edit a.rs");
     let item = fixture.path("pending").join(&id);
-    let listed: Vec<String> = std::fs::read_dir(&item)
-        .expect("ls item")
-        .map(|entry| {
-            entry
-                .expect("entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
+    let listed = dir_names(&item);
     assert!(!listed.contains(&"detail".to_string()), "{listed:?}");
     let missing = std::fs::read(item.join("detail")).map_err(|err| err.raw_os_error());
     assert_eq!(missing, Err(Some(libc::ENOENT)));
@@ -462,11 +436,7 @@ fn exit_plan_mode_goes_to_the_plan_desk_approve_allows_and_refine_denies() {
     let ran = finish(hook);
     assert_eq!(
         (ran.code, ran.stdout, ran.stderr),
-        (
-            0,
-            "{\"hookSpecificOutput\":{\"hookEventName\":\"PermissionRequest\",\"decision\":{\"behavior\":\"deny\",\"message\":\"add tests first\"}}}\n".to_string(),
-            String::new()
-        )
+        (0, deny_request("add tests first"), String::new())
     );
 
     let hook = spawn_hook(&fixture.dir, &[], &input);
@@ -480,17 +450,9 @@ fn exit_plan_mode_goes_to_the_plan_desk_approve_allows_and_refine_denies() {
 #[test]
 fn exit_plan_mode_without_a_plan_desk_is_a_preview() {
     let fixture = Fixture::new();
-    let hook = spawn_hook(
-        &fixture.dir,
-        &[],
-        &fixture_input("claude-permissionrequest-exitplanmode.json"),
-    );
-    staged_id(&fixture);
-    assert_eq!(
-        fixture.session.pending_head().expect("head").label,
-        "ExitPlanMode: Add login"
-    );
-    write_device(&fixture.path("resolve"), "go");
-    let ran = finish(hook);
+    let exit_plan_mode = fixture_input("claude-permissionrequest-exitplanmode.json");
+    let hook = staged_hook(&fixture, &[], &exit_plan_mode).0;
+    assert_eq!(head_label(&fixture), "ExitPlanMode: Add login");
+    let ran = answer(hook, &fixture.path("resolve"), "go");
     assert_eq!((ran.code, ran.stdout), (0, format!("{ALLOW_REQUEST}\n")));
 }

@@ -758,21 +758,17 @@ fn nothing_can_be_created_removed_renamed_linked_or_chmodded() {
 #[test]
 fn a_held_status_descriptor_rereads_fresh_from_offset_0() {
     let fx = Fixture::new();
-    let mut child = std::process::Command::new("python3")
-        .arg("-c")
-        .arg("import os, sys\nfd = os.open(os.environ['D'] + '/status', os.O_RDONLY)\nprint(os.pread(fd, 4096, 0).decode().splitlines()[0], flush=True)\nsys.stdin.readline()\nprint(os.pread(fd, 4096, 0).decode().splitlines()[0], flush=True)")
-        .env("D", &fx.dir)
+    let mut child = fx
+        .command("python3", "import os, sys\nfd = os.open(os.environ['D'] + '/status', os.O_RDONLY)\nprint(os.pread(fd, 4096, 0).decode().splitlines()[0], flush=True)\nsys.stdin.readline()\nprint(os.pread(fd, 4096, 0).decode().splitlines()[0], flush=True)")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("python");
     let mut out = std::io::BufReader::new(child.stdout.take().expect("stdout"));
-    let mut first = String::new();
-    std::io::BufRead::read_line(&mut out, &mut first).expect("first read");
+    let first = next_line(&mut out);
     stage(&fx.session, "edit");
     std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), b"\n").expect("go on");
-    let mut second = String::new();
-    std::io::BufRead::read_line(&mut out, &mut second).expect("second read");
+    let second = next_line(&mut out);
     assert_eq!(
         (first.as_str(), second.as_str()),
         ("pending: 0\n", "pending: 1\n")
@@ -840,6 +836,18 @@ fn a_slow_apply_does_not_delay_status_reads() {
     assert_eq!(writer.join().expect("writer"), Ok(2));
 }
 
+/// The slow apply of [`slow_write_waiting`] is still running; opening its
+/// gate lets the waiting write finish, whole.
+fn let_the_slow_write_finish(
+    slow: &Calls,
+    gate: &tokio::sync::Notify,
+    blocked: std::thread::JoinHandle<WriteResult>,
+) {
+    assert_eq!(slow.applied(), 0, "the slow apply is still running");
+    gate.notify_one();
+    assert_eq!(blocked.join().expect("writer"), Ok(8));
+}
+
 /// Stages a gated preview and starts `echo "slow one" > resolve` on it;
 /// returns once that write is waiting on the apply (the gate releases it).
 fn slow_write_waiting(
@@ -892,9 +900,7 @@ fn writers_of_the_same_device_do_not_queue_behind_a_slow_one() {
             "writer {index} waited {waited:?} behind the slow one"
         );
     }
-    assert_eq!(slow.applied(), 0, "the slow apply is still running");
-    gate.notify_one();
-    assert_eq!(blocked.join().expect("writer"), Ok(8));
+    let_the_slow_write_finish(&slow, &gate, blocked);
 }
 
 #[test]
@@ -915,9 +921,7 @@ fn reopening_a_device_through_an_old_descriptor_while_a_write_waits_fails_at_onc
     let (_, fast) = stage(&fx.session, "fast");
     assert_eq!(write_once(&fx.path("resolve"), b"fast"), Ok(4));
     assert_eq!(fast.applied(), 1);
-    assert_eq!(slow.applied(), 0, "the slow apply is still running");
-    gate.notify_one();
-    assert_eq!(blocked.join().expect("writer"), Ok(8));
+    let_the_slow_write_finish(&slow, &gate, blocked);
 }
 
 #[test]
@@ -1042,40 +1046,22 @@ fn a_blocked_writer_dies_promptly_on_sigint_and_sigkill() {
     for signal in [libc::SIGINT, libc::SIGKILL] {
         let fx = Fixture::new();
         let (id, calls, gate) = stage_gated(&fx.session, "slow");
-        let mut child = std::process::Command::new("sh")
-            .arg("-c")
-            .arg("echo go > \"$D/resolve\"")
-            .env("D", &fx.dir)
+        let mut child = fx
+            .command("sh", "echo go > \"$D/resolve\"")
             .spawn()
             .expect("spawn writer");
         assert!(eventually(Duration::from_secs(2), || fx
             .session
             .in_progress_count()
             == 1));
-        let killed = Instant::now();
-        // SAFETY: signalling a child this test spawned and has not reaped.
-        unsafe { libc::kill(child.id() as i32, signal) };
-        assert!(
-            eventually(Duration::from_millis(500), || matches!(
-                child.try_wait(),
-                Ok(Some(_))
-            )),
-            "writer still blocked 500 ms after signal {signal}"
-        );
-        let gone_after = killed.elapsed();
-        assert!(gone_after < Duration::from_millis(500), "{gone_after:?}");
+        signal_and_see_it_go(&mut child, signal, "writer");
         assert_eq!(last_json(&fx)["errno"], "EINTR", "signal {signal}");
         assert_eq!(
             calls.applied(),
             0,
             "the apply is not cancelled, only no longer awaited"
         );
-        gate.notify_one();
-        assert!(eventually(Duration::from_secs(2), || calls.applied() == 1));
-        assert!(
-            eventually(Duration::from_secs(1), || !fx.session.is_pending(&id)),
-            "its outcome is still recorded"
-        );
+        open_gate(&fx.session, &id, &calls, &gate);
     }
 }
 

@@ -37,6 +37,12 @@ fn plan_aged(dir: &Path, name: &str, age_secs: u64) {
         .expect("set mtime");
 }
 
+/// A desk of this kind on the session, over the plan directory, not yet
+/// entered.
+fn new_desk(session: &Session, dir: &TempDir, kind: PlanHandlerKind) -> PlanDesk {
+    PlanDesk::new(session.clone(), dir.path().to_path_buf(), kind, None)
+}
+
 /// A session whose texts name `/mnt/x`, and a desk in plan mode.
 fn desk(dir: &TempDir, kind: PlanHandlerKind, execute_with: Option<&str>) -> (Session, PlanDesk) {
     let session = Session::new();
@@ -50,6 +56,14 @@ fn desk(dir: &TempDir, kind: PlanHandlerKind, execute_with: Option<&str>) -> (Se
     desk.enter();
     assert!(session.plan_mode());
     (session, desk)
+}
+
+/// A plan directory holding `auth-plan.md`, and a desk of this kind in plan
+/// mode on it.
+fn auth_desk(kind: PlanHandlerKind) -> (TempDir, Session, PlanDesk) {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let (session, desk) = desk(&dir, kind, None);
+    (dir, session, desk)
 }
 
 fn path_of(dir: &TempDir, name: &str) -> String {
@@ -72,11 +86,22 @@ fn propose_in_background(session: &Session, body: &str) -> JoinHandle<Resolution
     tokio::spawn(async move { dispatch_resolution_device(&session, Device::Propose, &body).await })
 }
 
+/// A `propose` of `title` written in the background, once the desk has it
+/// under review.
+async fn waiting_for_review(
+    session: &Session,
+    desk: &PlanDesk,
+    title: &str,
+) -> JoinHandle<Resolution> {
+    let write = propose_in_background(session, title);
+    under_review(desk).await;
+    write
+}
+
 /// A proposal of `auth` is taken under review again and can be approved
 /// (the earlier review is really gone).
 async fn a_new_proposal_is_accepted(session: &Session, desk: &PlanDesk) {
-    let write = propose_in_background(session, "auth");
-    under_review(desk).await;
+    let write = waiting_for_review(session, desk, "auth").await;
     assert!(desk.approve(None).is_ok());
     assert!(finished(write).await.is_ok());
 }
@@ -115,8 +140,7 @@ fn not_in_plan_mode() -> String {
 
 #[tokio::test]
 async fn yolo_approves_at_once_and_leaves_plan_mode() {
-    let dir = plan_dir(&["auth-plan.md"]);
-    let (session, desk) = desk(&dir, PlanHandlerKind::Yolo, None);
+    let (_dir, session, desk) = auth_desk(PlanHandlerKind::Yolo);
 
     let answer = propose(&session, "auth\n").await;
     let text = "Plan approved. Implementing now with the current agent.";
@@ -165,17 +189,15 @@ async fn yolo_still_needs_the_plan_file() {
 
 #[tokio::test]
 async fn review_blocks_the_write_until_approved() {
-    let dir = plan_dir(&["auth-plan.md"]);
-    let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+    let (dir, session, desk) = auth_desk(PlanHandlerKind::Review);
 
-    let write = propose_in_background(&session, "auth");
-    let review = under_review(&desk).await;
+    let write = waiting_for_review(&session, &desk, "auth").await;
     assert_eq!(
-        review,
-        PlanUnderReview {
+        desk.status().under_review,
+        Some(PlanUnderReview {
             slug: "auth".into(),
             path: path_of(&dir, "auth-plan.md"),
-        }
+        })
     );
     sleep(A_WHILE).await;
     assert!(!write.is_finished(), "the write waits for the reviewer");
@@ -199,11 +221,9 @@ async fn review_blocks_the_write_until_approved() {
 
 #[tokio::test]
 async fn review_approval_carries_the_feedback() {
-    let dir = plan_dir(&["auth-plan.md"]);
-    let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+    let (dir, session, desk) = auth_desk(PlanHandlerKind::Review);
 
-    let write = propose_in_background(&session, "auth");
-    under_review(&desk).await;
+    let write = waiting_for_review(&session, &desk, "auth").await;
     let decided = desk.approve(Some("  mind the migration \n"));
     let text = format!(
         "{}\n\nReviewer feedback: mind the migration",
@@ -217,11 +237,9 @@ async fn review_approval_carries_the_feedback() {
 
 #[tokio::test]
 async fn review_refine_keeps_plan_mode_and_gives_the_feedback() {
-    let dir = plan_dir(&["auth-plan.md"]);
-    let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+    let (dir, session, desk) = auth_desk(PlanHandlerKind::Review);
 
-    let write = propose_in_background(&session, "auth plan");
-    under_review(&desk).await;
+    let write = waiting_for_review(&session, &desk, "auth plan").await;
     let decided = desk.refine("Split step 2 into two steps.");
     let text = "Plan refinement requested. Update the plan file, then write auth to /mnt/x/propose again when ready.\nSplit step 2 into two steps.";
     assert_eq!(decided.as_deref(), Ok(text));
@@ -235,8 +253,7 @@ async fn review_refine_keeps_plan_mode_and_gives_the_feedback() {
     assert_eq!(status.last_decision.as_deref(), Some(text));
 
     // The next proposal is accepted and decided.
-    let write = propose_in_background(&session, "auth");
-    under_review(&desk).await;
+    let write = waiting_for_review(&session, &desk, "auth").await;
     assert!(desk.approve(None).is_ok());
     assert_eq!(
         finished(write).await.text,
@@ -249,8 +266,7 @@ async fn review_second_propose_is_busy() {
     let dir = plan_dir(&["auth-plan.md", "db-plan.md"]);
     let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
 
-    let write = propose_in_background(&session, "auth");
-    under_review(&desk).await;
+    let write = waiting_for_review(&session, &desk, "auth").await;
     let second = propose(&session, "db").await;
     assert_eq!(second.errno(), libc::EBUSY);
     assert!(matches!(second.error, Some(Error::Busy(_))));
@@ -271,8 +287,7 @@ async fn review_second_propose_is_busy() {
 
 #[tokio::test]
 async fn dropping_the_waiting_handler_cancels_the_review() {
-    let dir = plan_dir(&["auth-plan.md"]);
-    let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+    let (_dir, session, desk) = auth_desk(PlanHandlerKind::Review);
 
     // What the mount does when the writer is killed: it drops the work.
     let handler = session.plan_proposal_handler().expect("plan mode is on");
@@ -301,8 +316,7 @@ async fn dropping_the_waiting_handler_cancels_the_review() {
 
 #[tokio::test]
 async fn a_writer_that_gives_up_cancels_the_review() {
-    let dir = plan_dir(&["auth-plan.md"]);
-    let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+    let (_dir, session, desk) = auth_desk(PlanHandlerKind::Review);
 
     // The mount's cancel signal (the writer got a signal while waiting).
     let (give_up, given_up) = tokio::sync::oneshot::channel::<()>();
@@ -325,11 +339,9 @@ async fn a_writer_that_gives_up_cancels_the_review() {
 
 #[tokio::test]
 async fn a_session_abort_cancels_the_review() {
-    let dir = plan_dir(&["auth-plan.md"]);
-    let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+    let (_dir, session, desk) = auth_desk(PlanHandlerKind::Review);
 
-    let write = propose_in_background(&session, "auth");
-    under_review(&desk).await;
+    let write = waiting_for_review(&session, &desk, "auth").await;
     session.abort("daemon shutdown");
     let answer = finished(write).await;
     assert_eq!(answer.errno(), libc::ECANCELED);
@@ -338,11 +350,9 @@ async fn a_session_abort_cancels_the_review() {
 
 #[tokio::test]
 async fn exit_cancels_the_review_and_then_propose_is_eperm() {
-    let dir = plan_dir(&["auth-plan.md"]);
-    let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+    let (_dir, session, desk) = auth_desk(PlanHandlerKind::Review);
 
-    let write = propose_in_background(&session, "auth");
-    under_review(&desk).await;
+    let write = waiting_for_review(&session, &desk, "auth").await;
     desk.exit();
 
     let answer = finished(write).await;
@@ -403,8 +413,7 @@ async fn async_answers_at_once_then_busy_then_approve() {
 
 #[tokio::test]
 async fn async_refine_frees_the_slot_and_keeps_plan_mode() {
-    let dir = plan_dir(&["auth-plan.md"]);
-    let (session, desk) = desk(&dir, PlanHandlerKind::Async, None);
+    let (_dir, session, desk) = auth_desk(PlanHandlerKind::Async);
 
     assert!(propose(&session, "auth").await.is_ok());
     let text = desk.refine("more tests").expect("a plan is under review");
@@ -422,8 +431,7 @@ async fn async_refine_frees_the_slot_and_keeps_plan_mode() {
 
 #[tokio::test]
 async fn async_review_is_dropped_by_exit() {
-    let dir = plan_dir(&["auth-plan.md"]);
-    let (session, desk) = desk(&dir, PlanHandlerKind::Async, None);
+    let (_dir, session, desk) = auth_desk(PlanHandlerKind::Async);
     assert!(propose(&session, "auth").await.is_ok());
     desk.exit();
     assert_eq!(desk.status().under_review, None);
@@ -502,8 +510,7 @@ async fn an_empty_title_with_no_plan_is_enoent() {
 
 #[tokio::test]
 async fn a_bad_title_is_einval_before_the_desk_sees_it() {
-    let dir = plan_dir(&["auth-plan.md"]);
-    let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+    let (_dir, session, desk) = auth_desk(PlanHandlerKind::Review);
     let answer = propose(&session, "../auth").await;
     assert_eq!(answer.errno(), libc::EINVAL);
     assert_eq!(desk.status().under_review, None);
@@ -513,8 +520,7 @@ async fn a_bad_title_is_einval_before_the_desk_sees_it() {
 
 #[tokio::test]
 async fn nothing_to_decide_is_enoent() {
-    let dir = plan_dir(&["auth-plan.md"]);
-    let (_session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+    let (_dir, _session, desk) = auth_desk(PlanHandlerKind::Review);
     let expected = Err(Error::NothingToResolve("No plan is under review.".into()));
     assert_eq!(desk.approve(Some("ok")), expected);
     assert_eq!(desk.refine("more"), expected);
@@ -526,12 +532,7 @@ async fn propose_before_enter_is_eperm() {
     let dir = plan_dir(&["auth-plan.md"]);
     let session = Session::new();
     session.set_mount_dir("/mnt/x");
-    let desk = PlanDesk::new(
-        session.clone(),
-        dir.path().to_path_buf(),
-        PlanHandlerKind::Yolo,
-        None,
-    );
+    let desk = new_desk(&session, &dir, PlanHandlerKind::Yolo);
     assert!(!desk.status().plan_mode);
     let answer = propose(&session, "auth").await;
     assert_eq!(answer.errno(), libc::EPERM);
@@ -540,34 +541,25 @@ async fn propose_before_enter_is_eperm() {
 
 #[tokio::test]
 async fn status_serializes_in_camel_case() {
-    let dir = plan_dir(&["auth-plan.md"]);
-    let (session, desk) = desk(&dir, PlanHandlerKind::Async, None);
+    let (dir, session, desk) = auth_desk(PlanHandlerKind::Async);
     let plan_dir = dir.path().display().to_string();
-
-    assert_eq!(
-        serde_json::to_value(desk.status()).expect("serializes"),
+    let status_with = |under_review: serde_json::Value| {
         json!({
             "planMode": true,
             "handler": "async",
             "planDir": plan_dir,
-            "underReview": null,
+            "underReview": under_review,
             "lastDecision": null,
             "decisions": 0,
         })
-    );
+    };
+    let status = || serde_json::to_value(desk.status()).expect("serializes");
+
+    assert_eq!(status(), status_with(json!(null)));
 
     assert!(propose(&session, "auth").await.is_ok());
-    assert_eq!(
-        serde_json::to_value(desk.status()).expect("serializes"),
-        json!({
-            "planMode": true,
-            "handler": "async",
-            "planDir": plan_dir,
-            "underReview": {"slug": "auth", "path": path_of(&dir, "auth-plan.md")},
-            "lastDecision": null,
-            "decisions": 0,
-        })
-    );
+    let under_review = json!({"slug": "auth", "path": path_of(&dir, "auth-plan.md")});
+    assert_eq!(status(), status_with(under_review));
 }
 
 #[test]
@@ -595,8 +587,7 @@ fn plan_details(dir: &TempDir, slug: &str, outcome: PlanOutcome) -> Option<PlanA
 
 #[tokio::test]
 async fn every_handler_kind_returns_the_plans_details() {
-    let dir = plan_dir(&["auth-plan.md"]);
-    let (session, _desk) = desk(&dir, PlanHandlerKind::Yolo, None);
+    let (dir, session, _desk) = auth_desk(PlanHandlerKind::Yolo);
     let answer = propose(&session, "auth").await;
     assert_eq!(
         answer.plan,
@@ -612,13 +603,11 @@ async fn every_handler_kind_returns_the_plans_details() {
     assert!(desk_async.approve(None).is_ok());
 
     let (session, desk_review) = desk(&dir, PlanHandlerKind::Review, None);
-    let write = propose_in_background(&session, "auth");
-    under_review(&desk_review).await;
+    let write = waiting_for_review(&session, &desk_review, "auth").await;
     assert!(desk_review.refine("smaller steps").is_ok());
     let answer = finished(write).await;
     assert_eq!(answer.plan, plan_details(&dir, "auth", PlanOutcome::Refine));
-    let write = propose_in_background(&session, "auth");
-    under_review(&desk_review).await;
+    let write = waiting_for_review(&session, &desk_review, "auth").await;
     assert!(desk_review.approve(None).is_ok());
     let answer = finished(write).await;
     assert_eq!(
@@ -629,8 +618,7 @@ async fn every_handler_kind_returns_the_plans_details() {
 
 #[tokio::test]
 async fn dropping_the_desk_leaves_plan_mode() {
-    let dir = plan_dir(&["auth-plan.md"]);
-    let (session, desk) = desk(&dir, PlanHandlerKind::Review, None);
+    let (_dir, session, desk) = auth_desk(PlanHandlerKind::Review);
     drop(desk);
     assert!(!session.plan_mode(), "plan mode follows its desk");
     let answer = propose(&session, "auth").await;
@@ -642,14 +630,8 @@ async fn dropping_the_desk_leaves_plan_mode() {
 
 #[tokio::test]
 async fn dropping_a_replaced_desk_keeps_the_new_desks_plan_mode() {
-    let dir = plan_dir(&["auth-plan.md"]);
-    let (session, old) = desk(&dir, PlanHandlerKind::Review, None);
-    let new = PlanDesk::new(
-        session.clone(),
-        dir.path().to_path_buf(),
-        PlanHandlerKind::Yolo,
-        None,
-    );
+    let (dir, session, old) = auth_desk(PlanHandlerKind::Review);
+    let new = new_desk(&session, &dir, PlanHandlerKind::Yolo);
     new.enter();
     drop(old);
     assert!(session.plan_mode());
@@ -658,8 +640,7 @@ async fn dropping_a_replaced_desk_keeps_the_new_desks_plan_mode() {
 
 #[tokio::test]
 async fn a_handler_outliving_its_desk_names_the_real_mount() {
-    let dir = plan_dir(&["auth-plan.md"]);
-    let (session, desk) = desk(&dir, PlanHandlerKind::Yolo, None);
+    let (_dir, session, desk) = auth_desk(PlanHandlerKind::Yolo);
     let handler = session.plan_proposal_handler().expect("plan mode");
     drop(desk);
     let proposal = PlanProposal {
@@ -679,12 +660,7 @@ fn the_last_desk_may_go_with_a_handler_the_session_drops() {
     std::thread::spawn(move || {
         let dir = plan_dir(&["auth-plan.md"]);
         let session = Session::new();
-        let desk = PlanDesk::new(
-            session.clone(),
-            dir.path().to_path_buf(),
-            PlanHandlerKind::Yolo,
-            None,
-        );
+        let desk = new_desk(&session, &dir, PlanHandlerKind::Yolo);
         desk.enter();
         let held = desk.clone();
         session.set_standing_resolve_handler(xdev::queue_invoker(move |_request| {
@@ -703,14 +679,8 @@ fn the_last_desk_may_go_with_a_handler_the_session_drops() {
 /// desk entered on the same session.
 #[tokio::test]
 async fn an_old_desk_leaving_keeps_the_new_desks_plan_mode() {
-    let dir = plan_dir(&["auth-plan.md"]);
-    let (session, old) = desk(&dir, PlanHandlerKind::Review, None);
-    let new = PlanDesk::new(
-        session.clone(),
-        dir.path().to_path_buf(),
-        PlanHandlerKind::Yolo,
-        None,
-    );
+    let (dir, session, old) = auth_desk(PlanHandlerKind::Review);
+    let new = new_desk(&session, &dir, PlanHandlerKind::Yolo);
     new.enter();
     old.exit();
     assert!(session.plan_mode(), "the new desk's plan mode stays");

@@ -39,11 +39,9 @@ def line():
 /// Runs a Python producer script (after [`PRODUCER_PRELUDE`]) with `args`,
 /// and waits until its preview is the one pending.
 fn python_producer(fx: &Fixture, script: &str, args: &[&str]) -> std::process::Child {
-    let producer = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(format!("{PRODUCER_PRELUDE}{script}"))
+    let producer = fx
+        .command("python3", &format!("{PRODUCER_PRELUDE}{script}"))
         .args(args)
-        .env("D", &fx.dir)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("python producer");
@@ -287,9 +285,9 @@ fn the_journal_file_equals_the_log() {
 fn events_block_until_the_next_record_and_poll_reports_readiness() {
     let fx = Fixture::new();
     stage(&fx.session, "before the reader");
-    let mut reader = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(
+    let mut reader = fx
+        .command(
+            "python3",
             r#"
 import os, select, json, sys
 fd = os.open(os.environ['D'] + '/events', os.O_RDONLY)
@@ -301,14 +299,12 @@ record = json.loads(os.read(fd, 65536).decode().splitlines()[0])
 print(record['event'], record['label'], flush=True)
 "#,
         )
-        .env("D", &fx.dir)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("python reader");
     // Its first line says it has polled once: stage only then.
     let mut lines = std::io::BufReader::new(reader.stdout.take().expect("stdout"));
-    let mut first = String::new();
-    std::io::BufRead::read_line(&mut lines, &mut first).expect("the reader's first line");
+    let first = next_line(&mut lines);
     stage(&fx.session, "after the reader");
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut lines, &mut rest).expect("the reader's output");
@@ -475,10 +471,8 @@ fn killing_a_waiting_proposer_cancels_its_review() {
     let (fx, desk, plans) = plan_fixture(PlanHandlerKind::Review);
     desk.enter();
     std::fs::write(plans.path().join("auth-plan.md"), "# plan").expect("plan file");
-    let mut child = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("echo auth > \"$D/propose\"")
-        .env("D", &fx.dir)
+    let mut child = fx
+        .command("sh", "echo auth > \"$D/propose\"")
         .spawn()
         .expect("proposer");
     assert!(eventually(Duration::from_secs(3), || fx

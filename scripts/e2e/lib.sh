@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Shared by scripts/claude-code-e2e.sh and scripts/claude-code-write-e2e.sh
-# (sourced first). It sets what both use; the caller defines die and say
+# (sourced first). It sets what both use; the caller sets E2E_NAME (what say
+# and die print first) and W (the work directory, empty until there is one)
 # before calling the functions.
 
 # The pinned Claude Code, and where things are.
@@ -12,6 +13,19 @@ XDEV_BIN=${XDEV_BIN:-$ROOT/target/debug/xdev}
 TIMEOUT=${E2E_TIMEOUT:-180}
 if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=$(command -v python3); fi
 export CLAUDE_CODE_VERSION ROOT E2E CACHE XDEV_BIN TIMEOUT PYTHON
+
+# say: prints a line of progress.
+say() { printf '%s: %s\n' "$E2E_NAME" "$*"; }
+e2e_say() { say "$@"; }
+
+# shellcheck disable=SC2034 # keep is the caller's (its EXIT trap reads it)
+# die: prints why the run failed, keeps the work directory (when there is
+# one), and exits 1.
+die() {
+    printf '%s: FAIL: %s\n' "$E2E_NAME" "$*" >&2
+    [ -n "${W:-}" ] && keep=1
+    exit 1
+}
 
 # e2e_claude_bin: prints the path of a Claude Code binary in $CACHE whose
 # --version is the pinned one. The npm package's bin/claude.exe is replaced by
@@ -113,4 +127,37 @@ e2e_leave_work_dir() {
     else
         rm -rf "$1"
     fi
+}
+
+# shellcheck disable=SC2034 # netns_status and elapsed are the caller's
+# e2e_run_in_netns: runs $E2E/in_netns.sh (with the E2E_* variables the
+# caller exported) in a network namespace of its own and waits for it. Sets
+# netns_pid while it runs (for the caller's EXIT trap), then netns_status and
+# elapsed (the seconds it took, to a tenth).
+e2e_run_in_netns() {
+    local started=$EPOCHREALTIME
+    unshare --net -- bash "$E2E/in_netns.sh" &
+    netns_pid=$!
+    wait "$netns_pid"
+    netns_status=$?
+    netns_pid=
+    elapsed=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+}
+
+# e2e_print_requests REQUESTS [model]: prints, indented, a line for each
+# request the scripted model server answered (its requests.jsonl), with the
+# model asked for when the second argument is "model".
+e2e_print_requests() {
+    "$PYTHON" - "$1" "${2:-}" <<'PY'
+import json, sys
+show_model = sys.argv[2] == "model"
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    b = r.get("body")
+    what = ""
+    if isinstance(b, dict):
+        model = f" model={b.get('model')}" if show_model else ""
+        what = f"{model} stream={b.get('stream')} messages={len(b.get('messages') or [])} tools={len(b.get('tools') or [])}"
+    print(f"  {r['method']} {r['path']} -> {r['status']} {r['answer']}{what}")
+PY
 }

@@ -109,34 +109,27 @@ impl Fixture {
         serde_json::from_str(&self.read("status.json")).expect("status.json is JSON")
     }
 
+    /// `program -c script` with `$D` set to the mount dir, not started yet:
+    /// for a test that spawns it and talks to it.
+    pub(crate) fn command(&self, program: &str, script: &str) -> Command {
+        let mut command = Command::new(program);
+        command.arg("-c").arg(script).env("D", &self.dir);
+        command
+    }
+
     /// Runs `script` with `sh -c`, `$D` set to the mount dir.
     pub(crate) fn sh(&self, script: &str) -> Output {
-        Command::new("sh")
-            .arg("-c")
-            .arg(script)
-            .env("D", &self.dir)
-            .output()
-            .expect("run sh")
+        self.command("sh", script).output().expect("run sh")
     }
 
     /// Runs `script` with `bash -c`, `$D` set to the mount dir.
     pub(crate) fn bash(&self, script: &str) -> Output {
-        Command::new("bash")
-            .arg("-c")
-            .arg(script)
-            .env("D", &self.dir)
-            .output()
-            .expect("run bash")
+        self.command("bash", script).output().expect("run bash")
     }
 
     /// Runs a Python snippet with `D` set to the mount dir; returns stdout.
     pub(crate) fn python(&self, code: &str) -> Output {
-        Command::new("python3")
-            .arg("-c")
-            .arg(code)
-            .env("D", &self.dir)
-            .output()
-            .expect("run python3")
+        self.command("python3", code).output().expect("run python3")
     }
 }
 
@@ -361,6 +354,41 @@ pub(crate) fn stage_gated(
         }
     });
     (id, calls, gate)
+}
+
+/// Opens the gate of a [`stage_gated`] preview: its apply runs once, and
+/// its outcome is recorded though nobody waits for it any more.
+pub(crate) fn open_gate(session: &Session, id: &str, calls: &Calls, gate: &tokio::sync::Notify) {
+    gate.notify_one();
+    assert!(eventually(Duration::from_secs(2), || calls.applied() == 1));
+    assert!(
+        eventually(Duration::from_secs(1), || !session.is_pending(id)),
+        "its outcome is still recorded"
+    );
+}
+
+/// Sends `signal` to `child` (which the test spawned and has not reaped)
+/// and asserts that it is gone within 500 ms.
+pub(crate) fn signal_and_see_it_go(child: &mut std::process::Child, signal: i32, what: &str) {
+    let signalled = std::time::Instant::now();
+    // SAFETY: signalling a child this test spawned and has not reaped.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    assert!(
+        eventually(Duration::from_millis(500), || matches!(
+            child.try_wait(),
+            Ok(Some(_))
+        )),
+        "{what} still blocked 500 ms after signal {signal}"
+    );
+    let gone_after = signalled.elapsed();
+    assert!(gone_after < Duration::from_millis(500), "{gone_after:?}");
+}
+
+/// The next line a child printed (empty once it has ended).
+pub(crate) fn next_line(lines: &mut impl std::io::BufRead) -> String {
+    let mut line = String::new();
+    lines.read_line(&mut line).expect("read a line");
+    line
 }
 
 /// Whether `dir` is a mount point now (per /proc/self/mounts).

@@ -2,17 +2,22 @@
 
 use super::*;
 
+/// Stages a slow edit, resolves it with `go` and aborts the session with
+/// `why` while the apply waits: the preview's id, the apply's gate, and what
+/// the resolve answered (at once: an abort does not wait for the apply).
+async fn aborted_while_applying(session: &Session, why: &str) -> (String, Gate, Resolution) {
+    let (id, gate, resolving) = resolving_gated(session, "slow edit", "go").await;
+    session.abort(why);
+    let answer = answered_at_once(resolving).await;
+    assert_eq!(answer.text, format!("Aborted: {why}"));
+    (id, gate, answer)
+}
+
 #[tokio::test]
 async fn abort_returns_at_once_and_the_late_apply_is_still_recorded() {
     let session = Session::new();
     let mut events = session.subscribe();
-    let (id, mut gate, resolving) = resolving_gated(&session, "slow edit", "go").await;
-    session.abort("user pressed stop");
-    let answer = timeout(PROMPTLY, resolving)
-        .await
-        .expect("abort must answer at once, not wait for the apply")
-        .expect("join");
-    assert_eq!(answer.text, "Aborted: user pressed stop");
+    let (id, mut gate, answer) = aborted_while_applying(&session, "user pressed stop").await;
     assert_eq!(answer.errno(), libc::ECANCELED);
     assert_eq!(
         answer.error,
@@ -45,13 +50,7 @@ async fn abort_returns_at_once_and_the_late_apply_is_still_recorded() {
 async fn abort_then_a_late_failure_requeues_the_preview() {
     let session = Session::new();
     let mut events = session.subscribe();
-    let (id, mut gate, resolving) = resolving_gated(&session, "slow edit", "go").await;
-    session.abort("shutdown");
-    let answer = timeout(PROMPTLY, resolving)
-        .await
-        .expect("at once")
-        .expect("join");
-    assert_eq!(answer.text, "Aborted: shutdown");
+    let (id, mut gate, _answer) = aborted_while_applying(&session, "shutdown").await;
 
     gate.release(Err(CallbackError::Failed("disk full".into())));
     let failed = next_event(&mut events, EventKind::Failed).await;
@@ -92,10 +91,7 @@ async fn abort_also_releases_a_waiting_reject_and_tool() {
     let rejecting = spawn_write(&session, Device::Reject, "no");
     timeout(PROMPTLY, started.recv()).await.expect("started");
     session.abort("esc");
-    let answer = timeout(PROMPTLY, rejecting)
-        .await
-        .expect("at once")
-        .expect("join");
+    let answer = answered_at_once(rejecting).await;
     assert_eq!(answer.text, "Aborted: esc");
     assert_eq!(answer.errno(), libc::ECANCELED);
     assert!(session.is_pending(&id));
@@ -117,10 +113,7 @@ async fn abort_also_releases_a_waiting_reject_and_tool() {
     });
     gate.wait_started().await;
     session.abort("tool aborted");
-    let answer = timeout(PROMPTLY, tool)
-        .await
-        .expect("at once")
-        .expect("join");
+    let answer = answered_at_once(tool).await;
     assert_eq!(answer.text, "Aborted: tool aborted");
     gate.release(Ok(ToolResult::ok("late")));
     next_event(&mut events, EventKind::Applied).await;
@@ -139,13 +132,7 @@ async fn a_cancel_that_has_already_fired_never_starts_the_work() {
     );
     drain(&mut events);
 
-    let answer = xdev::dispatch_resolution_device_until(
-        &session,
-        Device::Resolve,
-        "go",
-        Some(fired_cancel("ctrl-c")),
-    )
-    .await;
+    let answer = resolve_with_fired_cancel(&session, "go", "ctrl-c").await;
     assert_eq!(answer.text, "Aborted: ctrl-c");
     assert_eq!(answer.errno(), libc::ECANCELED);
     // Nothing was taken, nothing ran, nothing was recorded, and the preview waits where it was.
@@ -192,10 +179,7 @@ async fn the_resolve_tool_gives_up_when_its_cancel_fires_and_the_apply_runs_on()
     };
     gate.wait_started().await;
     fire.send(()).expect("cancel waiting");
-    let answer = timeout(PROMPTLY, tool)
-        .await
-        .expect("at once")
-        .expect("join");
+    let answer = answered_at_once(tool).await;
     assert_eq!(answer.text, "Aborted: turn aborted");
     gate.release(Ok(ToolResult::ok("applied late")));
     let applied = next_event(&mut events, EventKind::Applied).await;
@@ -221,13 +205,7 @@ async fn a_fired_cancel_leaves_the_queue_invoker_uninvoked() {
         ),
     );
     session.serve_tool_choice().expect("served");
-    let answer = xdev::dispatch_resolution_device_until(
-        &session,
-        Device::Resolve,
-        "go",
-        Some(fired_cancel("ctrl-c")),
-    )
-    .await;
+    let answer = resolve_with_fired_cancel(&session, "go", "ctrl-c").await;
     assert_eq!(answer.errno(), libc::ECANCELED);
     assert!(seen.lock().is_empty(), "the invoker never ran");
     assert_eq!(

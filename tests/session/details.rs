@@ -72,16 +72,7 @@ async fn details_carry_every_field_and_source_details_only_when_returned() {
 #[tokio::test]
 async fn a_failed_apply_still_carries_details_without_source_details() {
     let session = Session::new();
-    session.queue_resolve_handler(
-        "edit a.rs",
-        "edit",
-        flaky_apply(
-            1,
-            CallbackError::Failed("x".into()),
-            &Arc::new(AtomicUsize::new(0)),
-        ),
-        None,
-    );
+    stage_flaky(&session, "edit a.rs", 1, CallbackError::Failed("x".into()));
     let answer = write(&session, Device::Resolve, "why").await;
     let details = answer.details.expect("details");
     assert_eq!(

@@ -5,10 +5,8 @@ use super::*;
 #[test]
 fn directives_yield_their_choices_in_order_one_per_turn() {
     let session = Session::new();
-    let (first, log) = directive(&["read", "edit"], RejectAction::Drop);
-    let (second, _) = directive(&["bash"], RejectAction::Drop);
-    session.enqueue_directive(first);
-    session.enqueue_directive(second);
+    let log = enqueue(&session, &["read", "edit"], RejectAction::Drop);
+    enqueue(&session, &["bash"], RejectAction::Drop);
     assert_eq!(hard(&session).as_deref(), Some("read"));
     assert_eq!(served(&session).as_deref(), Some("read"));
     // Serving again in the same turn returns the choice in flight.
@@ -38,10 +36,8 @@ fn a_rejected_choice_is_dropped_by_default() {
 #[test]
 fn reject_callback_requeue_puts_the_choice_back_at_the_head() {
     let session = Session::new();
-    let (first, log) = directive(&["a", "b"], RejectAction::Requeue);
-    let (second, _) = directive(&["z"], RejectAction::Drop);
-    session.enqueue_directive(first);
-    session.enqueue_directive(second);
+    let log = enqueue(&session, &["a", "b"], RejectAction::Requeue);
+    enqueue(&session, &["z"], RejectAction::Drop);
     assert_eq!(served(&session).as_deref(), Some("a"));
     assert_eq!(
         session.finish_turn(TurnEnd::Rejected(RejectReason::Unavailable)),
@@ -68,12 +64,9 @@ fn reject_callback_requeue_puts_the_choice_back_at_the_head() {
 #[test]
 fn reject_callback_drop_keeps_the_rest_and_drop_sequence_drops_it() {
     let session = Session::new();
-    let (dropping, _) = directive(&["a", "b"], RejectAction::Drop);
-    let (dropping_all, log) = directive(&["c", "d", "e"], RejectAction::DropSequence);
-    let (last, _) = directive(&["z"], RejectAction::Drop);
-    session.enqueue_directive(dropping);
-    session.enqueue_directive(dropping_all);
-    session.enqueue_directive(last);
+    enqueue(&session, &["a", "b"], RejectAction::Drop);
+    let log = enqueue(&session, &["c", "d", "e"], RejectAction::DropSequence);
+    enqueue(&session, &["z"], RejectAction::Drop);
     assert_eq!(served(&session).as_deref(), Some("a"));
     session.finish_turn(TurnEnd::Rejected(RejectReason::Error));
     assert_eq!(served(&session).as_deref(), Some("b"));
@@ -135,10 +128,8 @@ async fn an_invoked_invoker_resolves_normally() {
 #[test]
 fn clearing_rejects_the_in_flight_choice_cleared_whatever_the_callback_says() {
     let session = Session::new();
-    let (first, log) = directive(&["a", "b"], RejectAction::Requeue);
-    let (second, _) = directive(&["c"], RejectAction::Requeue);
-    session.enqueue_directive(first);
-    session.enqueue_directive(second);
+    let log = enqueue(&session, &["a", "b"], RejectAction::Requeue);
+    enqueue(&session, &["c"], RejectAction::Requeue);
     assert_eq!(served(&session).as_deref(), Some("a"));
     session.clear_directives();
     assert_eq!(

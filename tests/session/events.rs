@@ -31,14 +31,27 @@ async fn events_report_every_change_with_its_id_label_tool_reason_and_text() {
     session.clear_pending();
 
     let seen = drain(&mut events);
+    // Every event names its preview's label and source tool.
+    let previews = [
+        (&applied, "edit a.rs", "edit"),
+        (&discarded, "edit b.rs", "edit"),
+        (&flaky, "edit c.rs", "apply_patch"),
+        (&cleared, "edit d.rs", "edit"),
+    ];
+    for event in &seen {
+        let named = previews
+            .iter()
+            .find(|(id, ..)| **id == event.id)
+            .map(|&(_, label, tool)| (label, tool));
+        let said = (event.label.as_str(), event.source_tool.as_str());
+        assert_eq!(named, Some(said), "{event:?}");
+    }
     let summary: Vec<_> = seen
         .iter()
         .map(|event| {
             (
                 event.kind,
                 event.id.as_str(),
-                event.label.as_str(),
-                event.source_tool.as_str(),
                 event.reason.as_deref(),
                 event.text.as_deref(),
                 event.ok,
@@ -48,56 +61,26 @@ async fn events_report_every_change_with_its_id_label_tool_reason_and_text() {
     assert_eq!(
         summary,
         [
-            (
-                EventKind::Staged,
-                applied.as_str(),
-                "edit a.rs",
-                "edit",
-                None,
-                None,
-                true
-            ),
+            (EventKind::Staged, applied.as_str(), None, None, true),
             (
                 EventKind::Applied,
                 applied.as_str(),
-                "edit a.rs",
-                "edit",
                 Some("tests pass"),
                 Some("applied edit a.rs: tests pass"),
                 true
             ),
-            (
-                EventKind::Staged,
-                discarded.as_str(),
-                "edit b.rs",
-                "edit",
-                None,
-                None,
-                true
-            ),
+            (EventKind::Staged, discarded.as_str(), None, None, true),
             (
                 EventKind::Discarded,
                 discarded.as_str(),
-                "edit b.rs",
-                "edit",
                 Some("wrong"),
                 Some("Discarded: edit b.rs. Reason: wrong"),
                 true
             ),
-            (
-                EventKind::Staged,
-                flaky.as_str(),
-                "edit c.rs",
-                "apply_patch",
-                None,
-                None,
-                true
-            ),
+            (EventKind::Staged, flaky.as_str(), None, None, true),
             (
                 EventKind::Failed,
                 flaky.as_str(),
-                "edit c.rs",
-                "apply_patch",
                 Some("try"),
                 Some("Apply failed: EROFS"),
                 false
@@ -105,8 +88,6 @@ async fn events_report_every_change_with_its_id_label_tool_reason_and_text() {
             (
                 EventKind::Requeued,
                 flaky.as_str(),
-                "edit c.rs",
-                "apply_patch",
                 Some("try"),
                 Some("Apply failed: EROFS"),
                 false
@@ -114,30 +95,12 @@ async fn events_report_every_change_with_its_id_label_tool_reason_and_text() {
             (
                 EventKind::Withdrawn,
                 flaky.as_str(),
-                "edit c.rs",
-                "apply_patch",
                 Some("producer exited"),
                 None,
                 true
             ),
-            (
-                EventKind::Staged,
-                cleared.as_str(),
-                "edit d.rs",
-                "edit",
-                None,
-                None,
-                true
-            ),
-            (
-                EventKind::Cleared,
-                cleared.as_str(),
-                "edit d.rs",
-                "edit",
-                None,
-                None,
-                true
-            ),
+            (EventKind::Staged, cleared.as_str(), None, None, true),
+            (EventKind::Cleared, cleared.as_str(), None, None, true),
         ]
     );
     assert_eq!(

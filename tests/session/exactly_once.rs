@@ -47,16 +47,8 @@ async fn a_panicking_apply_counts_as_a_failure_and_requeues() {
 
 #[tokio::test]
 async fn a_panicking_reject_leaves_the_preview_pending() {
-    let session = Session::new();
-    let id = session.queue_resolve_handler(
-        "edit a.rs",
-        "edit",
-        echo_apply("edit a.rs"),
-        Some(reject_fn(|_reason, _extra| async {
-            panic!("reject callback bug")
-        })),
-    );
-    let answer = write(&session, Device::Reject, "x").await;
+    let reject = reject_fn(|_reason, _extra| async { panic!("reject callback bug") });
+    let (session, id, answer) = rejected_through(reject, "x").await;
     assert_eq!(answer.errno(), libc::EIO);
     assert_eq!(pending_ids(&session), [&*id]);
     assert_eq!(session.in_progress_count(), 0);
@@ -79,10 +71,7 @@ async fn a_cancelled_wait_returns_its_error_and_the_apply_still_completes() {
     });
     gate.wait_started().await;
     signal.send(()).expect("writer waiting");
-    let answer = timeout(PROMPTLY, writer)
-        .await
-        .expect("at once")
-        .expect("join");
+    let answer = answered_at_once(writer).await;
     assert_eq!(answer.error, Some(Error::Interrupted));
     assert_eq!(answer.errno(), libc::EINTR);
     assert!(session.is_pending(&id));

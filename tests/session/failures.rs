@@ -6,12 +6,11 @@ use super::*;
 async fn apply_failure_requeues_the_same_id_at_the_head_before_returning() {
     let session = Session::new();
     let other = stage(&session, "other", "edit");
-    let calls = Arc::new(AtomicUsize::new(0));
-    let id = session.queue_resolve_handler(
+    let (id, calls) = stage_flaky(
+        &session,
         "edit a.rs",
-        "edit",
-        flaky_apply(1, CallbackError::Failed("disk full".into()), &calls),
-        None,
+        1,
+        CallbackError::Failed("disk full".into()),
     );
     let mut events = session.subscribe();
 
@@ -44,13 +43,7 @@ async fn apply_failure_requeues_the_same_id_at_the_head_before_returning() {
 #[tokio::test]
 async fn apply_failure_of_a_lower_preview_moves_it_to_the_head() {
     let session = Session::new();
-    let calls = Arc::new(AtomicUsize::new(0));
-    let low = session.queue_resolve_handler(
-        "low",
-        "edit",
-        flaky_apply(1, CallbackError::Failed("locked".into()), &calls),
-        None,
-    );
+    let (low, _calls) = stage_flaky(&session, "low", 1, CallbackError::Failed("locked".into()));
     let high = stage(&session, "high", "edit");
     let answer = run_resolve_invocation(&session, &low, ResolveRequest::apply("by id")).await;
     assert_eq!(answer.text, "Apply failed: locked");
@@ -60,12 +53,11 @@ async fn apply_failure_of_a_lower_preview_moves_it_to_the_head() {
 #[tokio::test]
 async fn apply_failure_then_reject_discards() {
     let session = Session::new();
-    let calls = Arc::new(AtomicUsize::new(0));
-    let id = session.queue_resolve_handler(
+    let (id, calls) = stage_flaky(
+        &session,
         "edit a.rs",
-        "edit",
-        flaky_apply(5, CallbackError::Failed("boom".into()), &calls),
-        None,
+        5,
+        CallbackError::Failed("boom".into()),
     );
     assert_eq!(
         write(&session, Device::Resolve, "x").await.text,
@@ -80,16 +72,11 @@ async fn apply_failure_then_reject_discards() {
 #[tokio::test]
 async fn tool_errors_pass_unchanged_and_other_failures_are_wrapped() {
     let session = Session::new();
-    let calls = Arc::new(AtomicUsize::new(0));
-    session.queue_resolve_handler(
+    stage_flaky(
+        &session,
         "edit",
-        "edit",
-        flaky_apply(
-            1,
-            CallbackError::Tool("Edit conflict: a.rs changed on disk".into()),
-            &calls,
-        ),
-        None,
+        1,
+        CallbackError::Tool("Edit conflict: a.rs changed on disk".into()),
     );
     let answer = write(&session, Device::Resolve, "x").await;
     assert_eq!(answer.text, "Edit conflict: a.rs changed on disk");
@@ -97,12 +84,7 @@ async fn tool_errors_pass_unchanged_and_other_failures_are_wrapped() {
 
     let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "read-only file");
     let from_io: CallbackError = io.into();
-    session.queue_resolve_handler(
-        "io",
-        "edit",
-        flaky_apply(1, from_io, &Arc::new(AtomicUsize::new(0))),
-        None,
-    );
+    stage_flaky(&session, "io", 1, from_io);
     let answer = write(&session, Device::Resolve, "x").await;
     assert_eq!(answer.text, "Apply failed: read-only file");
 }
@@ -148,11 +130,10 @@ async fn a_failing_reject_leaves_the_preview_pending_where_it_was() {
     let below = stage(&session, "below", "edit");
     let attempts = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&attempts);
-    let id = session.queue_resolve_handler(
+    let id = stage_with_reject(
+        &session,
         "edit a.rs",
-        "edit",
-        echo_apply("edit a.rs"),
-        Some(reject_fn(move |_reason, _extra| {
+        reject_fn(move |_reason, _extra| {
             let attempt = counted.fetch_add(1, Ordering::SeqCst) + 1;
             async move {
                 if attempt == 1 {
@@ -161,7 +142,7 @@ async fn a_failing_reject_leaves_the_preview_pending_where_it_was() {
                     Ok(None)
                 }
             }
-        })),
+        }),
     );
     let mut events = session.subscribe();
     let answer = write(&session, Device::Reject, "no").await;
@@ -183,16 +164,11 @@ async fn a_failing_reject_leaves_the_preview_pending_where_it_was() {
 
 #[tokio::test]
 async fn a_reject_failure_that_is_not_a_tool_error_is_an_eio_error() {
-    let session = Session::new();
-    let id = session.queue_resolve_handler(
-        "edit a.rs",
-        "edit",
-        echo_apply("edit a.rs"),
-        Some(reject_fn(|_reason, _extra| async {
-            Err(CallbackError::Failed("backup missing".into()))
-        })),
-    );
-    let answer = write(&session, Device::Reject, "no").await;
+    let (session, id, answer) = rejected_through(
+        reject_fn(|_reason, _extra| async { Err(CallbackError::Failed("backup missing".into())) }),
+        "no",
+    )
+    .await;
     assert_eq!(answer.errno(), libc::EIO);
     assert!(answer.text.contains("backup missing"), "{}", answer.text);
     assert!(session.is_pending(&id));
@@ -206,23 +182,15 @@ async fn discard_text_defaults_unless_the_reject_callback_answers() {
     let answer = write(&session, Device::Reject, "  not needed \n").await;
     assert_eq!(answer.text, "Discarded: edit a.rs. Reason: not needed");
     // A reject callback that returns nothing.
-    session.queue_resolve_handler(
-        "edit b.rs",
-        "edit",
-        echo_apply("b"),
-        Some(reject_fn(|_reason, _extra| async { Ok(None) })),
-    );
+    let nothing = reject_fn(|_reason, _extra| async { Ok(None) });
+    stage_with_reject(&session, "edit b.rs", nothing);
     let answer = write(&session, Device::Reject, "dup").await;
     assert_eq!(answer.text, "Discarded: edit b.rs. Reason: dup");
     // A reject callback with its own answer.
-    session.queue_resolve_handler(
-        "edit c.rs",
-        "edit",
-        echo_apply("c"),
-        Some(reject_fn(|reason, _extra| async move {
-            Ok(Some(ToolResult::ok(format!("restored c.rs ({reason})"))))
-        })),
-    );
+    let restores = reject_fn(|reason, _extra| async move {
+        Ok(Some(ToolResult::ok(format!("restored c.rs ({reason})"))))
+    });
+    stage_with_reject(&session, "edit c.rs", restores);
     let answer = write(&session, Device::Reject, "dup").await;
     assert_eq!(answer.text, "restored c.rs (dup)");
     // The resolve tool's discard uses the same default.

@@ -14,8 +14,9 @@ use xdev::{
     apply_fn, dispatch_resolution_device, plan_handler, queue_invoker, reject_fn,
     run_resolve_invocation, run_resolve_tool, Action, ApplyFn, CallbackError, Details, Device,
     Directive, Error, Event, EventKind, EventStream, PlanProposal, PlanTitle, RejectAction,
-    RejectReason, Resolution, ResolveRequest, Session, SoftRequirement, SoftRequirementTracker,
-    ToolCall, ToolChoice, ToolChoiceDirective, ToolResult, TurnEnd, TurnVerdict,
+    RejectFn, RejectReason, Resolution, ResolveRequest, Session, SoftRequirement,
+    SoftRequirementTracker, ToolCall, ToolChoice, ToolChoiceDirective, ToolResult, TurnEnd,
+    TurnVerdict,
 };
 
 mod abort;
@@ -52,6 +53,37 @@ fn echo_apply(label: &str) -> ApplyFn {
         let text = format!("applied {label}: {reason}");
         async move { Ok(ToolResult::ok(text)) }
     })
+}
+
+/// Stages `label` (tool `edit`, an [`echo_apply`] of the label) with this
+/// reject callback.
+fn stage_with_reject(session: &Session, label: &str, reject: RejectFn) -> String {
+    session.queue_resolve_handler(label, "edit", echo_apply(label), Some(reject))
+}
+
+/// Stages `label` (tool `edit`) with a [`flaky_apply`] that fails its first
+/// `failures` calls with `error`: the preview's id and the count of the
+/// apply's calls.
+fn stage_flaky(
+    session: &Session,
+    label: &str,
+    failures: usize,
+    error: CallbackError,
+) -> (String, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let id =
+        session.queue_resolve_handler(label, "edit", flaky_apply(failures, error, &calls), None);
+    (id, calls)
+}
+
+/// A session with `edit a.rs` staged with this reject callback, and the
+/// preview rejected with `reason`: the session, the preview's id, and the
+/// answer.
+async fn rejected_through(reject: RejectFn, reason: &str) -> (Session, String, Resolution) {
+    let session = Session::new();
+    let id = stage_with_reject(&session, "edit a.rs", reject);
+    let answer = write(&session, Device::Reject, reason).await;
+    (session, id, answer)
 }
 
 /// An apply that counts its calls and answers `text`.
@@ -230,6 +262,13 @@ fn directive(tools: &[&str], action: RejectAction) -> (Directive, ReasonLog) {
     (directive, log)
 }
 
+/// Enqueues a [`directive`] of these tools on the session; its reject log.
+fn enqueue(session: &Session, tools: &[&str], action: RejectAction) -> ReasonLog {
+    let (directive, log) = directive(tools, action);
+    session.enqueue_directive(directive);
+    log
+}
+
 fn served(session: &Session) -> Option<String> {
     session.serve_tool_choice().map(|choice| choice.tool_name)
 }
@@ -251,6 +290,20 @@ fn recording_invoker(
         async move { Ok(ToolResult::ok(answer).with_details(json!({"from": answer}))) }
     });
     (invoker, seen)
+}
+
+/// What a spawned write or tool answers, which must come at once.
+async fn answered_at_once<T>(task: tokio::task::JoinHandle<T>) -> T {
+    timeout(PROMPTLY, task)
+        .await
+        .expect("answers at once")
+        .expect("join")
+}
+
+/// A resolve of `body` whose cancel signal has fired already with `why`.
+async fn resolve_with_fired_cancel(session: &Session, body: &str, why: &str) -> Resolution {
+    xdev::dispatch_resolution_device_until(session, Device::Resolve, body, Some(fired_cancel(why)))
+        .await
 }
 
 /// A cancel signal that has fired already (the user pressed Ctrl-C before

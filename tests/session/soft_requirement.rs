@@ -51,9 +51,7 @@ fn the_soft_requirement_follows_the_head_and_the_mount_dir() {
 
 #[test]
 fn the_predicate_accepts_only_writes_to_resolve_or_reject() {
-    let session = Session::new();
-    stage(&session, "a", "edit");
-    let requirement = soft(&session);
+    let (session, requirement) = one_staged();
     for path in [
         "/xdev/resolve",
         "/xdev/reject",
@@ -85,15 +83,22 @@ fn the_predicate_accepts_only_writes_to_resolve_or_reject() {
     }
 }
 
+/// A session with one preview (`a`, tool `edit`) staged, and the soft
+/// requirement it serves.
+fn one_staged() -> (Session, SoftRequirement) {
+    let session = Session::new();
+    stage(&session, "a", "edit");
+    let requirement = soft(&session);
+    (session, requirement)
+}
+
 fn write_call(path: &str) -> ToolCall {
     ToolCall::new("write", Some(path))
 }
 
 #[test]
 fn tracker_compliant_turns_run_and_the_reminder_is_injected_once() {
-    let session = Session::new();
-    stage(&session, "a", "edit");
-    let requirement = soft(&session);
+    let (_session, requirement) = one_staged();
     let mut tracker = SoftRequirementTracker::new();
 
     let plan = tracker.before_model_call(Some(&requirement));
@@ -126,9 +131,7 @@ fn tracker_compliant_turns_run_and_the_reminder_is_injected_once() {
 
 #[test]
 fn tracker_detours_bare_text_other_tools_and_mixed_batches() {
-    let session = Session::new();
-    stage(&session, "a", "edit");
-    let requirement = soft(&session);
+    let (_session, requirement) = one_staged();
     let cases: [(&str, Vec<ToolCall>); 4] = [
         ("bare text", vec![]),
         ("other tool", vec![ToolCall::new("bash", None)]),
@@ -169,9 +172,7 @@ fn tracker_detours_bare_text_other_tools_and_mixed_batches() {
 
 #[test]
 fn tracker_stops_after_three_forced_turns_for_the_same_head() {
-    let session = Session::new();
-    stage(&session, "a", "edit");
-    let requirement = soft(&session);
+    let (_session, requirement) = one_staged();
     let mut tracker = SoftRequirementTracker::new();
     tracker.before_model_call(Some(&requirement));
     let bash = [ToolCall::new("bash", Some("/xdev/resolve"))];
@@ -192,9 +193,7 @@ fn tracker_stops_after_three_forced_turns_for_the_same_head() {
 
 #[tokio::test]
 async fn tracker_resets_and_reinjects_on_a_new_head_id() {
-    let session = Session::new();
-    stage(&session, "a", "edit");
-    let first = soft(&session);
+    let (session, first) = one_staged();
     let mut tracker = SoftRequirementTracker::new();
     assert!(tracker.before_model_call(Some(&first)).reminder.is_some());
     for _ in 0..2 {
@@ -237,9 +236,7 @@ async fn tracker_resets_and_reinjects_on_a_new_head_id() {
 
 #[test]
 fn the_predicate_accepts_the_xd_prefix_in_any_case() {
-    let session = Session::new();
-    stage(&session, "a", "edit");
-    let requirement = soft(&session);
+    let (session, requirement) = one_staged();
     for path in ["XD://resolve", "Xd://reject", "xD://resolve"] {
         assert!(requirement.accepts("write", Some(path)), "{path}");
         assert!(
