@@ -10,7 +10,9 @@
 #   - `echo auth > DIR/propose` with auth-plan.md present succeeds with
 #     `Plan approved. Implementing now with <target>.` (the daemon's
 #     --execute-with) and plan mode ends, so the next propose is EPERM
-#     again; `xdev plan status` names the handler and the decision.
+#     again; `xdev plan status` names the handler and the decision;
+#   - status.json's `last.plan` and the journal's propose record name the
+#     plan decided (title, plan path, outcome).
 # The shared mount is not touched (it stays out of plan mode).
 . "$(dirname "$0")/lib.sh"
 scratch
@@ -64,6 +66,14 @@ if ! err=$(echo auth 2>&1 >"$P/propose"); then
 fi
 assert_content "$P/last" "$approved"
 assert_eq "$(D=$P status_json 's["planMode"]')" "False" "planMode after a yolo approval"
+# What a review UI reads: the plan the handler decided, in status.json and
+# in the journal's propose record.
+plan_seen="{'outcome': 'approved', 'planPath': '$plans/auth-plan.md', 'title': 'auth'}"
+assert_eq "$(D=$P status_json 'dict(sorted(s["last"]["plan"].items()))')" "$plan_seen" "status.json last.plan"
+propose_record=$(D=$P log_records 'r["event"] == "propose" and r["outcome"] == "ok"')
+record_plan=$(py '
+print(dict(sorted(json.loads(sys.argv[1])["plan"].items())))' "$propose_record")
+assert_eq "$record_plan" "$plan_seen" "the plan in the journal record of the propose"
 plan_status=$(xdev plan status --mount "$P") || fail "xdev plan status failed"
 py '
 s = json.loads(sys.argv[1])

@@ -16,6 +16,7 @@ use crate::dispatch::{BeforeDecision, Details, Resolution};
 use crate::error::{errno_name, Error};
 use crate::maps::remove_and_shrink;
 use crate::session::events::{Event, EventKind};
+use crate::session::plan::PlanApprovalDetails;
 use crate::session::preview::Origin;
 use crate::session::Session;
 use crate::stage_protocol::WithdrawReason;
@@ -53,6 +54,10 @@ pub struct Record {
     /// Who caused it, when known.
     #[serde(flatten)]
     pub who: Option<Who>,
+    /// The plan a `propose` was about, when its handler named it (title,
+    /// plan path, outcome): what a review UI watching `events` needs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanApprovalDetails>,
 }
 
 fn now() -> f64 {
@@ -81,6 +86,7 @@ impl Record {
             errno: None,
             origin: None,
             who,
+            plan: None,
         }
     }
 
@@ -113,6 +119,7 @@ impl Record {
                 .map(|error| error.errno_name().to_string()),
             origin: details.and_then(|details| details.origin.clone()),
             who,
+            plan: resolution.plan.clone(),
         }
     }
 
@@ -133,6 +140,7 @@ impl Record {
             errno: None,
             origin: details.origin.clone(),
             who,
+            plan: None,
         }
     }
 
@@ -181,6 +189,7 @@ impl Record {
             errno: errno.map(|errno| errno_name(errno).to_string()),
             origin: event.origin.clone(),
             who,
+            plan: None,
         })
     }
 }
@@ -244,6 +253,7 @@ impl Losses {
             errno: None,
             origin: None,
             who: None,
+            plan: None,
         })
     }
 }
