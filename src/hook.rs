@@ -470,7 +470,7 @@ pub fn render(input: &HookInput, verdict: &Verdict) -> Option<String> {
 /// empty reason is valid on the devices).
 fn allow_reason(reason: &str) -> String {
     if reason.trim().is_empty() {
-        "Approved through xdev.".to_string()
+        texts::HOOK_ALLOWED_WITHOUT_REASON.to_string()
     } else {
         reason.to_string()
     }
@@ -480,7 +480,7 @@ fn allow_reason(reason: &str) -> String {
 /// reason at all to the model (and Codex replaces it with its own).
 fn deny_message(reason: &str) -> String {
     if reason.trim().is_empty() {
-        "Denied through xdev (no reason given).".to_string()
+        texts::HOOK_DENIED_WITHOUT_REASON.to_string()
     } else {
         reason.to_string()
     }
@@ -543,9 +543,7 @@ fn timed_out(options: &HookOptions) -> (Verdict, Option<String>) {
             )),
         ),
         OnTimeout::Deny => (
-            Verdict::Deny(format!(
-                "No decision came through xdev within {waited}; denied."
-            )),
+            Verdict::Deny(texts::hook_denied_after(&waited)),
             Some(format!(
                 "xdev hook: no decision within {waited}; the preview was withdrawn and the call denied (--on-timeout deny)"
             )),
@@ -730,15 +728,15 @@ fn wait_for_review(mount: &Path, before: u64) -> Result<String, ClientError> {
 /// after the desk's first sentence, which tells a device writer how to
 /// propose again and means nothing to the agent).
 fn plan_decided(decision: &str) -> Result<Decided, ClientError> {
-    if decision.starts_with("Plan approved") {
+    if decision.starts_with(texts::PLAN_APPROVED) {
         return Ok(Decided::Allowed(decision.to_string()));
     }
-    if let Some(rest) = decision.strip_prefix("Plan refinement requested.") {
+    if let Some(rest) = decision.strip_prefix(texts::PLAN_REFINEMENT_REQUESTED) {
         let feedback = rest
             .split_once('\n')
             .map_or("", |(_, feedback)| feedback.trim());
         return Ok(Decided::Denied(if feedback.is_empty() {
-            "Plan refinement requested.".to_string()
+            texts::PLAN_REFINEMENT_REQUESTED.to_string()
         } else {
             feedback.to_string()
         }));

@@ -137,20 +137,33 @@ pub const PLAN_TITLE_WITH_PATH: &str = "Plan title must not contain path separat
 pub const PLAN_TITLE_EMPTY_AFTER_SANITIZING: &str =
     "Plan title must contain at least one letter, number, underscore, or hyphen after sanitization.";
 
+/// How every approval of a plan begins (`xdev hook` tells one by it).
+pub const PLAN_APPROVED: &str = "Plan approved";
+/// How every request for a better plan begins (its feedback follows on the
+/// next lines).
+pub const PLAN_REFINEMENT_REQUESTED: &str = "Plan refinement requested.";
+
 /// The `yolo` handler's answer.
 pub fn plan_approved_at_once(target: &str) -> String {
-    format!("Plan approved. Implementing now with {target}.")
+    format!("{PLAN_APPROVED}. Implementing now with {target}.")
 }
 
 /// A reviewer approved the plan at `path`.
 pub fn plan_approved_at(path: &str) -> String {
-    format!("Plan approved at {path}. Plan mode exited; proceed with the implementation.")
+    format!("{PLAN_APPROVED} at {path}. Plan mode exited; proceed with the implementation.")
 }
 
 /// A reviewer asked for a better plan (`slug`'s feedback follows on the next line).
 pub fn plan_refinement_requested(slug: &str, dir: &str) -> String {
-    format!("Plan refinement requested. Update the plan file, then write {slug} to {dir}/propose again when ready.")
+    format!("{PLAN_REFINEMENT_REQUESTED} Update the plan file, then write {slug} to {dir}/propose again when ready.")
 }
+
+/// `plan/ctl` on a mount without a plan desk.
+pub const NO_PLAN_DESK: &str = "This mount has no plan desk (mount with --plan-dir).";
+/// `plan/ctl` answered `enter`.
+pub const PLAN_MODE_ENTERED: &str = "Plan mode entered.";
+/// `plan/ctl` answered `exit`.
+pub const PLAN_MODE_EXITED: &str = "Plan mode exited.";
 
 /// A named plan whose file is missing.
 pub fn plan_file_not_found(path: &str) -> String {
@@ -215,6 +228,16 @@ pub fn bad_result_line(error: impl std::fmt::Display) -> String {
 /// A producer reports a result when no decision asked for one.
 pub const NO_DECISION_AWAITING_RESULT: &str =
     "No decision is waiting for a result on this descriptor.";
+
+/// The reason of an allow `xdev hook` passes on when none was written.
+pub const HOOK_ALLOWED_WITHOUT_REASON: &str = "Approved through xdev.";
+/// The message of a deny `xdev hook` passes on when none was written.
+pub const HOOK_DENIED_WITHOUT_REASON: &str = "Denied through xdev (no reason given).";
+
+/// `xdev hook --on-timeout deny`: what the agent is told.
+pub fn hook_denied_after(waited: impl std::fmt::Display) -> String {
+    format!("No decision came through xdev within {waited}; denied.")
+}
 
 /// The result text of a tool call `xdev hook` let through.
 pub fn hook_allowed(label: &str, reason: &str) -> String {

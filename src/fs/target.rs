@@ -84,18 +84,17 @@ pub(crate) fn action_file(action: Action) -> &'static str {
 /// `refine <feedback>`.
 fn plan_control(plan: Option<&PlanDesk>, text: &str) -> Resolution {
     let Some(desk) = plan else {
-        let error =
-            Error::NotInPlanMode("This mount has no plan desk (mount with --plan-dir).".into());
+        let error = Error::NotInPlanMode(texts::NO_PLAN_DESK.into());
         return Resolution::failed(error, None);
     };
     let outcome = text.parse().and_then(|command| match command {
         PlanCommand::Enter => {
             desk.enter();
-            Ok("Plan mode entered.".to_string())
+            Ok(texts::PLAN_MODE_ENTERED.to_string())
         }
         PlanCommand::Exit => {
             desk.exit();
-            Ok("Plan mode exited.".to_string())
+            Ok(texts::PLAN_MODE_EXITED.to_string())
         }
         PlanCommand::Approve(feedback) => desk.approve(feedback.as_deref()),
         PlanCommand::Refine(feedback) => desk.refine(&feedback),
