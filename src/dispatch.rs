@@ -572,7 +572,9 @@ pub async fn decide_pending_with(
     mut hooks: DispatchHooks,
 ) -> Resolution {
     if let Some(error) = hooks.fired() {
-        return Resolution::failed(error, None);
+        let mut resolution = Resolution::failed(error, None);
+        resolution.id = Some(id.to_string());
+        return resolution;
     }
     let Some(preview) = session.claim(id) else {
         let text = texts::no_pending_action_with_id(id);

@@ -263,8 +263,10 @@ impl PlanDesk {
             .set_plan_proposal_handler_owned(handler, owner);
     }
 
-    /// Turns plan mode off: clears the session's plan proposal handler. A
-    /// review under way is cancelled (a waiting `review` write fails with
+    /// Turns plan mode off: clears the plan proposal handler this desk's
+    /// [`PlanDesk::enter`] installed (one another desk or the harness
+    /// installed since stays: it is not this desk's to end). A review under
+    /// way is cancelled (a waiting `review` write fails with
     /// `Aborted: …`, `ECANCELED`); the latest decision is kept.
     pub fn exit(&self) {
         let mut state = self.inner.state.lock();

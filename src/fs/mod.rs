@@ -94,7 +94,7 @@ struct Shared {
     plan: Option<PlanDesk>,
     runtime: tokio::runtime::Handle,
     handles: Handles,
-    inodes: nodes::Inodes,
+    inodes: Arc<nodes::Inodes>,
     last: LastResult,
     owner: Owner,
     who: WhoCache,
@@ -121,7 +121,7 @@ impl XdevFs {
         // A fresh mount: nothing open, nothing looked up.
         let shared = Arc::new(Shared {
             control: Arc::new(Control::new(&runtime)),
-            inodes: nodes::Inodes::new(plan.is_some()),
+            inodes: Arc::new(nodes::Inodes::new(plan.is_some())),
             session,
             journal,
             plan,
@@ -148,19 +148,27 @@ impl XdevFs {
 
 /// Once a preview leaves the stack, the kernel forgets its directory's
 /// name, which a listing may have let it cache (see [`notify`]).
+///
+/// The hook runs under the session's lock, so it holds only the inode table
+/// and the control, never the whole mount state: if its upgrade were the
+/// last strong handle, dropping the mount state there (an open `stage`
+/// withdraws its preview, which takes the session's lock) would hang.
 fn forget_decided_items(shared: &Arc<Shared>) {
-    let weak = Arc::downgrade(shared);
+    let (inodes, control) = (
+        Arc::downgrade(&shared.inodes),
+        Arc::downgrade(&shared.control),
+    );
     shared.session.on_event(move |event| {
-        let Some(shared) = weak.upgrade() else {
+        let (Some(inodes), Some(control)) = (inodes.upgrade(), control.upgrade()) else {
             return false;
         };
         let gone = matches!(
             event.kind,
             EventKind::Applied | EventKind::Discarded | EventKind::Withdrawn | EventKind::Cleared
         );
-        if gone && shared.inodes.item_may_be_cached(&event.id) {
-            if let Some(pending) = shared.inodes.pending_dir() {
-                shared.control.forget(pending, &event.id);
+        if gone && inodes.item_may_be_cached(&event.id) {
+            if let Some(pending) = inodes.pending_dir() {
+                control.forget(pending, &event.id);
             }
         }
         true

@@ -102,9 +102,13 @@ impl PendingStack {
     }
 
     /// Removes this very preview once it is decided; a newer preview staged
-    /// under its id meanwhile stays.
+    /// under its id meanwhile stays. False if its id is gone altogether (a
+    /// session boundary cleared it, and said so).
     pub(crate) fn remove_decided(&mut self, preview: &Preview) -> bool {
-        self.slot_of(preview).is_some() && self.remove(&preview.id).is_some()
+        if self.slot_of(preview).is_some() {
+            return self.remove(&preview.id).is_some();
+        }
+        self.slots.contains_key(&*preview.id)
     }
 
     /// Removes a preview by id, claimed or not.

@@ -201,3 +201,28 @@ async fn a_refused_decision_never_frees_another_writers_claim() {
     assert_eq!(second.await.expect("join").text, "applied");
     assert_eq!(applies.load(Ordering::SeqCst), 1);
 }
+
+/// A preview applied while its id was staged again is still reported
+/// applied, and the newer preview under that id stays pending.
+#[tokio::test]
+async fn a_preview_decided_after_its_id_was_staged_again_is_reported_and_the_newer_stays() {
+    let session = Session::new();
+    let mut events = session.subscribe();
+    let (id, mut gate, resolving) = resolving_gated(&session, "slow", "first").await;
+    session.register_pending(
+        &id,
+        "newer",
+        "edit",
+        counted_apply(&Arc::default(), "newer"),
+        None,
+    );
+    gate.release(Ok(ToolResult::ok("applied the first")));
+    assert_eq!(resolving.await.expect("join").text, "applied the first");
+    let applied = next_event(&mut events, EventKind::Applied).await;
+    assert_eq!(applied.id, id);
+    assert_eq!(pending_ids(&session), [&*id], "the newer preview stands");
+    assert_eq!(
+        session.pending_head().map(|head| head.label),
+        Some("newer".to_string())
+    );
+}
