@@ -10,10 +10,10 @@ use fuser::{Errno, FileAttr, FileHandle, INodeNo, RenameFlags};
 
 use crate::error::Error;
 
-use super::drafts::{Created, Creator, Draft, MetaChange, Place};
+use super::drafts::{Created, Creator, Draft, Place};
 use super::handles::Handle;
 use super::nodes::{Inodes, Node};
-use super::setattr::{time_of, AttrChange};
+use super::setattr::AttrChange;
 use super::target::Target;
 use super::Shared;
 use crate::device::message_text;
@@ -148,13 +148,7 @@ impl Shared {
         if let Some(size) = change.size {
             self.drafts.set_len(draft, size)?;
         }
-        draft.change(MetaChange {
-            perm: change.mode.map(|mode| (mode & 0o7777) as u16),
-            uid: change.uid,
-            gid: change.gid,
-            atime: change.atime.map(time_of),
-            mtime: change.mtime.map(time_of),
-        });
+        draft.change(change);
         Ok(())
     }
 

@@ -18,6 +18,7 @@ use std::time::SystemTime;
 use fuser::{Errno, FileAttr, FileType, INodeNo};
 use parking_lot::Mutex;
 
+use super::setattr::{time_of, AttrChange};
 use crate::device::MAX_MESSAGE;
 
 /// How many drafts one uid may hold at once.
@@ -88,16 +89,6 @@ struct DraftFile {
     ctime: SystemTime,
 }
 
-/// A change of a draft's metadata, as `setattr` asks for it.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct MetaChange {
-    pub(crate) perm: Option<u16>,
-    pub(crate) uid: Option<u32>,
-    pub(crate) gid: Option<u32>,
-    pub(crate) atime: Option<SystemTime>,
-    pub(crate) mtime: Option<SystemTime>,
-}
-
 impl Draft {
     /// The inode number it was given.
     pub(crate) fn ino(&self) -> INodeNo {
@@ -135,17 +126,17 @@ impl Draft {
 
     /// Changes its mode, owner or times (permission was checked by the
     /// kernel, as for any file).
-    pub(crate) fn change(&self, change: MetaChange) {
+    pub(crate) fn change(&self, change: &AttrChange) {
         let mut file = self.file.lock();
-        let now = SystemTime::now();
-        if let Some(perm) = change.perm {
-            file.perm = perm & 0o7777;
+        if let Some(mode) = change.mode {
+            // The type bits are the kernel's; only permission bits change.
+            file.perm = (mode & 0o7777) as u16;
         }
         file.uid = change.uid.unwrap_or(file.uid);
         file.gid = change.gid.unwrap_or(file.gid);
-        file.atime = change.atime.unwrap_or(file.atime);
-        file.mtime = change.mtime.unwrap_or(file.mtime);
-        file.ctime = now;
+        file.atime = change.atime.map_or(file.atime, time_of);
+        file.mtime = change.mtime.map_or(file.mtime, time_of);
+        file.ctime = SystemTime::now();
     }
 
     /// Its attributes.
