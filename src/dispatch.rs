@@ -19,7 +19,7 @@ use crate::session::events::EventKind;
 use crate::session::plan::{proposal_from_body, PlanApprovalDetails};
 use crate::session::preview::{BoxFuture, Preview, ToolResult};
 use crate::session::request::{Action, ResolveRequest};
-use crate::session::Session;
+use crate::session::{Next, Session};
 use crate::texts;
 
 /// The details every result carries.
@@ -458,12 +458,12 @@ fn invoke_queue(
 /// The work for a resolve/reject: queue invoker first, then the head of the
 /// pending stack. `None` when neither can dispatch.
 fn queue_or_pending(session: &Session, request: ResolveRequest) -> Option<Work> {
-    if let Some(invoker) = session.take_queue_invoker() {
-        let tool_name = session.hard_tool().unwrap_or_default();
-        return Some(Work::handler(invoke_queue(invoker, tool_name, request)));
-    }
-    let preview = session.claim_head()?;
-    Some(Work::preview(session, preview, request))
+    Some(match session.take_next()? {
+        Next::Invoker(invoker, tool_name) => {
+            Work::handler(invoke_queue(invoker, tool_name, request))
+        }
+        Next::Preview(preview) => Work::preview(session, preview, request),
+    })
 }
 
 /// The "nothing pending" answer of a device, with the propose hint while
@@ -578,7 +578,9 @@ pub async fn decide_pending_with(
     }
     let Some(preview) = session.claim(id) else {
         let text = texts::no_pending_action_with_id(id);
-        return Resolution::failed(Error::NothingToResolve(text), None);
+        let mut resolution = Resolution::failed(Error::NothingToResolve(text), None);
+        resolution.id = Some(id.to_string());
+        return resolution;
     };
     let work = Work::preview(session, preview, request);
     race(session, work, hooks).await

@@ -207,11 +207,11 @@ impl DirectiveQueue {
     }
 
     /// The in-flight invoker, marked as invoked.
-    pub(crate) fn take_invoker(&mut self) -> Option<QueueInvoker> {
+    pub(crate) fn take_invoker(&mut self) -> Option<(QueueInvoker, String)> {
         let in_flight = self.in_flight.as_mut()?;
         let invoker = in_flight.choice.invoker.clone()?;
         in_flight.invoked = true;
-        Some(invoker)
+        Some((invoker, in_flight.choice.tool_name.clone()))
     }
 
     /// Ends the in-flight choice's turn. A choice served with an invoker

@@ -32,6 +32,14 @@ pub type StandingHandler = QueueInvoker;
 /// The default mount point named in user-facing texts.
 pub const DEFAULT_MOUNT_DIR: &str = "/xdev";
 
+/// What a resolve or reject decides (see [`Session::take_next`]).
+pub(crate) enum Next {
+    /// A hard directive's queue invoker, and the name of its tool.
+    Invoker(QueueInvoker, String),
+    /// The newest pending preview, claimed.
+    Preview(Arc<Preview>),
+}
+
 /// Everything behind the session's one lock.
 #[derive(Default)]
 struct State {
@@ -395,10 +403,6 @@ impl Session {
 
     // ----- claims, used by dispatch -------------------------------------
 
-    pub(crate) fn claim_head(&self) -> Option<Arc<Preview>> {
-        self.shared.state.lock().pending.claim_head()
-    }
-
     pub(crate) fn claim(&self, id: &str) -> Option<Arc<Preview>> {
         self.shared.state.lock().pending.claim(id)
     }
@@ -497,8 +501,15 @@ impl Session {
             .map(str::to_string)
     }
 
-    pub(crate) fn take_queue_invoker(&self) -> Option<QueueInvoker> {
-        self.shared.state.lock().directives.take_invoker()
+    /// What a resolve or reject decides, under one lock: the in-flight
+    /// queue invoker (with its tool's name) if there is one, else the head
+    /// of the pending stack, claimed.
+    pub(crate) fn take_next(&self) -> Option<Next> {
+        let mut state = self.shared.state.lock();
+        if let Some((invoker, tool_name)) = state.directives.take_invoker() {
+            return Some(Next::Invoker(invoker, tool_name));
+        }
+        state.pending.claim_head().map(Next::Preview)
     }
 
     // ----- handler slots -------------------------------------------------
