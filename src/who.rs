@@ -121,6 +121,19 @@ impl WhoCache {
         Who { uid, pid, process }
     }
 
+    /// The process thread `tid` belongs to, without reading its name (the
+    /// size a writer sees, and a draft's creator, need only this).
+    pub(crate) fn pid(&self, tid: u32) -> u32 {
+        let now = Instant::now();
+        let cached = self
+            .writers
+            .lock()
+            .get(&tid)
+            .filter(|writer| now.duration_since(writer.seen) < THREAD_GROUP_TTL)
+            .map(|writer| writer.pid);
+        cached.unwrap_or_else(|| thread_group(tid))
+    }
+
     /// The process and current name of a writer seen within the TTL whose
     /// process still exists.
     fn recent(&self, tid: u32, now: Instant) -> Option<(u32, String)> {

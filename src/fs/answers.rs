@@ -14,9 +14,9 @@ use futures::FutureExt;
 use super::busy::Writing;
 use super::control::InFlight;
 use super::deliver::Delivery;
-use super::handles::{Handle, Outcome};
+use super::handles::Outcome;
 use super::message::WriteStep;
-use super::open::OPEN_FLAGS;
+use super::open::Opened;
 use super::read::Waiting;
 use super::target::Target;
 use super::{errno_of, XdevFs};
@@ -122,16 +122,14 @@ impl XdevFs {
                 bytes,
                 fh,
             } = delivery;
-            let (device, pid) = (target.clone(), who.pid);
-            let resolution = Arc::clone(&shared)
-                .dispatch(target, text, fh, tid, Some(who))
-                .await;
+            let pid = who.pid;
+            let resolution = shared.dispatch(&target, &text, fh, tid, Some(who)).await;
             // Free before the answer: the writer's next open may
             // come at once, and must not be sent elsewhere.
             drop(writing);
             let errno = resolution.error.as_ref().map(errno_of);
             if errno.is_none() {
-                shared.delivered.record(device, pid, bytes);
+                shared.delivered.record(target, pid, bytes);
             }
             answer(errno);
         });
@@ -225,13 +223,13 @@ impl XdevFs {
         &self,
         req: &Request,
         ino: INodeNo,
-        handle: Handle,
+        opened: Opened,
         reply: ReplyOpen,
     ) {
         self.answer_waiting(req, move |shared, cancel| async move {
             tokio::select! {
                 () = shared.busy.until_free(ino) => {
-                    reply.opened(shared.handles.insert(handle), OPEN_FLAGS)
+                    reply.opened(shared.handles.insert(opened.handle), opened.flags)
                 }
                 error = cancel => reply.error(errno_of(&error)),
             }

@@ -37,17 +37,11 @@ impl Shared {
         node.attr(ino, size, self.owner)
     }
 
-    /// A node's attributes as thread `tid` of `uid` should see them, and
+    /// A node's attributes as thread `tid` should see them, and
     /// how long the kernel may keep them. A process that has just delivered
     /// a message to a device sees the device's size as the bytes it wrote,
     /// as an ordinary file would show, uncached.
-    pub(super) fn attr_for(
-        &self,
-        uid: u32,
-        tid: u32,
-        ino: INodeNo,
-        node: &Node,
-    ) -> (FileAttr, Duration) {
+    pub(super) fn attr_for(&self, tid: u32, ino: INodeNo, node: &Node) -> (FileAttr, Duration) {
         let mut attr = self.attr(ino, node);
         let ttl = node.attr_ttl();
         // Most of the time nobody has delivered anything lately: no lookup
@@ -55,7 +49,7 @@ impl Shared {
         let Some(target) = node.target().filter(|_| !self.delivered.is_empty()) else {
             return (attr, ttl);
         };
-        let pid = self.who.who(uid, tid).pid;
+        let pid = self.who.pid(tid);
         match self.delivered.size_for(&target, pid) {
             Some(size) => {
                 attr.size = size;
@@ -68,14 +62,9 @@ impl Shared {
 
     /// The attributes of `ino` for a getattr: a node that exists, or a
     /// draft whose name is gone but which is still open (an `fstat`).
-    pub(super) fn getattr(
-        &self,
-        ino: INodeNo,
-        uid: u32,
-        tid: u32,
-    ) -> Result<(FileAttr, Duration), Errno> {
+    pub(super) fn getattr(&self, ino: INodeNo, tid: u32) -> Result<(FileAttr, Duration), Errno> {
         match self.node(ino) {
-            Some(node) => Ok(self.attr_for(uid, tid, ino, &node)),
+            Some(node) => Ok(self.attr_for(tid, ino, &node)),
             None => match self.handles.draft_by_ino(ino) {
                 Some(draft) => Ok((draft.attr(), FRESH_TTL)),
                 None => Err(Errno::ENOENT),
@@ -83,11 +72,11 @@ impl Shared {
         }
     }
 
-    /// Thread `tid` of `uid` reads `target` now: it no longer sees the
+    /// Thread `tid` reads `target` now: it no longer sees the
     /// size of what it delivered there.
-    pub(super) fn forget_delivery(&self, uid: u32, tid: u32, target: &Target) {
+    pub(super) fn forget_delivery(&self, tid: u32, target: &Target) {
         if !self.delivered.is_empty() {
-            let pid = self.who.who(uid, tid).pid;
+            let pid = self.who.pid(tid);
             self.delivered.forget(target, pid);
         }
     }

@@ -2,8 +2,6 @@
 //! where its result is recorded: on its descriptor, in the status files,
 //! and in the journal, before the writer gets its answer.
 
-use std::sync::Arc;
-
 use fuser::{Errno, FileHandle};
 
 use super::handles::Handle;
@@ -26,9 +24,9 @@ pub(super) struct Delivery {
 impl Shared {
     /// Dispatches one complete message and records its result.
     pub(super) async fn dispatch(
-        self: Arc<Self>,
-        target: Target,
-        text: String,
+        &self,
+        target: &Target,
+        text: &str,
         fh: Option<FileHandle>,
         tid: u32,
         who: Option<Who>,
@@ -38,9 +36,9 @@ impl Shared {
             before_decision: self.journal.before_decision(|| target.name(), who.as_ref()),
         };
         let resolution = target
-            .dispatch(&self.session, self.plan.as_ref(), &text, hooks)
+            .dispatch(&self.session, self.plan.as_ref(), text, hooks)
             .await;
-        self.record(&target, fh, &text, &resolution, who);
+        self.record(target, fh, text, &resolution, who);
         resolution
     }
 

@@ -121,7 +121,7 @@ impl Shared {
         if caller.uid != self.owner.uid && caller.uid != 0 {
             return Err(Errno::EACCES);
         }
-        let pid = self.who.who(caller.uid, caller.tid).pid;
+        let pid = self.who.pid(caller.tid);
         let creator = Creator::new(caller.uid, caller.gid, pid);
         let exclusive = flags & libc::O_EXCL != 0;
         let created = self.drafts.create(
@@ -205,9 +205,9 @@ impl Shared {
     /// What renaming `from` (in `from_dir`) to `to` (in `to_dir`) does.
     ///
     /// Only the caller's drafts move. Onto a device-like file, the draft's
-    /// bytes are one message under the rules of a write (at most 64 KiB,
-    /// UTF-8); a draft that breaks them is kept (`EMSGSIZE`, `EINVAL`) and
-    /// nothing is dispatched. A draft to be delivered is taken away here,
+    /// bytes are one message under the rules of a write (UTF-8; a draft
+    /// never grows past 64 KiB, its writes stop there with `EFBIG`); a draft
+    /// that is not UTF-8 is kept (`EINVAL`) and nothing is dispatched. A draft to be delivered is taken away here,
     /// so it is gone whatever the outcome. Onto any other file of the
     /// mount, `EPERM`, and the draft is kept.
     fn plan_rename(

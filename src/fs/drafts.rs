@@ -366,12 +366,16 @@ impl Drafts {
         }
         let before = file.bytes.len();
         let after = new_len(before);
-        if after > MAX_MESSAGE.max(before) {
+        // A draft never holds more than one message, so a rename can never
+        // deliver one that is too long.
+        if after > MAX_MESSAGE {
             return Err(Errno::EFBIG);
         }
-        let others = table.bytes_of_uid_except(draft.creator.uid, draft.ino);
-        if after > before && others + after > MAX_DRAFT_BYTES_PER_UID {
-            return Err(Errno::EDQUOT);
+        if after > before {
+            let others = table.bytes_of_uid_except(draft.creator.uid, draft.ino);
+            if others + after > MAX_DRAFT_BYTES_PER_UID {
+                return Err(Errno::EDQUOT);
+            }
         }
         file.bytes.resize(after, 0);
         fill(&mut file.bytes);

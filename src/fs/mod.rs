@@ -245,7 +245,7 @@ impl Filesystem for XdevFs {
     }
 
     fn getattr(&self, req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
-        let attr = self.shared.getattr(ino, req.uid(), req.pid());
+        let attr = self.shared.getattr(ino, req.pid());
         answer!(reply, attr, (attr, ttl) => reply.attr(&ttl, &attr))
     }
 
@@ -281,7 +281,7 @@ impl Filesystem for XdevFs {
 
     fn open(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
         match self.shared.open(ino, req.uid(), req.pid(), flags) {
-            Ok(opened) if opened.when_free => self.open_when_free(req, ino, opened.handle, reply),
+            Ok(opened) if opened.when_free => self.open_when_free(req, ino, opened, reply),
             Ok(opened) => reply.opened(self.shared.handles.insert(opened.handle), opened.flags),
             Err(errno) => reply.error(errno),
         }

@@ -125,7 +125,7 @@ impl Shared {
         let writing = flags.acc_mode() != OpenAccMode::O_RDONLY;
         if flags.acc_mode() != OpenAccMode::O_WRONLY {
             if let Some(target) = node.target() {
-                self.forget_delivery(uid, tid, &target);
+                self.forget_delivery(tid, &target);
             }
         }
         let open_write = match node {
