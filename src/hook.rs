@@ -49,7 +49,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use thiserror::Error;
 
@@ -58,6 +58,7 @@ use crate::client::{
     StagedPreview,
 };
 use crate::plan_command::PlanCommand;
+use crate::plan_desk::PlanStatus;
 use crate::safe_text::{is_unprintable, one_line, path_safe_source_tool, MAX_LABEL_BYTES};
 use crate::session::plan::PlanTitle;
 use crate::stage_protocol::{ProducerMessage, WithdrawReason, MAX_DETAIL_BYTES, MAX_ORIGIN_BYTES};
@@ -631,20 +632,8 @@ fn report(staged: &StagedPreview, text: &str) {
 
 // ----- plans --------------------------------------------------------------
 
-/// The plan desk's status, as `plan/status` shows it.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct DeskStatus {
-    plan_mode: bool,
-    plan_dir: String,
-    under_review: Option<Value>,
-    last_decision: Option<String>,
-    #[serde(default)]
-    decisions: u64,
-}
-
 /// The plan desk's status, or `None` when the mount has none.
-fn desk_status(mount: &Path) -> Result<Option<DeskStatus>, ClientError> {
+fn desk_status(mount: &Path) -> Result<Option<PlanStatus>, ClientError> {
     let path = mount.join("plan").join("status");
     if !path.exists() {
         return Ok(None);
@@ -661,7 +650,7 @@ fn desk_status(mount: &Path) -> Result<Option<DeskStatus>, ClientError> {
 fn decide_plan(
     options: &HookOptions,
     plan: &str,
-    desk: &DeskStatus,
+    desk: &PlanStatus,
 ) -> Result<Decided, ClientError> {
     let dir = options
         .plan_dir

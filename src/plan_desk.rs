@@ -41,7 +41,7 @@ use std::sync::{Arc, Weak};
 use std::time::SystemTime;
 
 use parking_lot::Mutex;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
 use crate::error::Error;
@@ -53,7 +53,9 @@ use crate::session::{Session, WeakSession};
 use crate::texts;
 
 /// How a plan proposal is decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum PlanHandlerKind {
     /// Approve every plan at once.
@@ -106,7 +108,7 @@ impl FromStr for PlanHandlerKind {
 }
 
 /// The plan under review, as [`PlanStatus`] shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlanUnderReview {
     /// The plan's slug (its file name without `-plan.md`).
@@ -115,8 +117,9 @@ pub struct PlanUnderReview {
     pub path: String,
 }
 
-/// A snapshot of the desk, for `xdev plan status` and `status.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// A snapshot of the desk, as `plan/status` shows it (`xdev plan status`
+/// and `xdev hook` read it back).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlanStatus {
     /// Whether plan mode is on (a plan proposal handler is set).
@@ -131,6 +134,7 @@ pub struct PlanStatus {
     pub last_decision: Option<String>,
     /// How many decisions the desk has made: a waiter tells a new decision
     /// by this, since two decisions may read the same.
+    #[serde(default)]
     pub decisions: u64,
 }
 
@@ -167,14 +171,13 @@ struct Review {
 /// Everything behind the desk's lock.
 #[derive(Default)]
 struct DeskState {
-    /// Set by `enter`, cleared by `exit` and by an approval.
-    active: bool,
     review: Option<Review>,
     next_review: u64,
     last_decision: Option<String>,
     decisions: u64,
-    /// The handler `enter` installed, so that leaving plan mode clears it
-    /// only if no other desk has entered plan mode since.
+    /// The handler `enter` installed (set by `enter`, taken by `exit` and by
+    /// an approval): the desk is in plan mode while it holds one, and
+    /// leaving clears it only if no other desk has entered plan mode since.
     installed: Option<PlanHandler>,
 }
 
@@ -253,7 +256,6 @@ impl PlanDesk {
     /// session (replacing any other). A review under way is kept.
     pub fn enter(&self) {
         let mut state = self.inner.state.lock();
-        state.active = true;
         let handler = self.proposal_handler();
         state.installed = Some(Arc::clone(&handler));
         // The session holds the desk only weakly: plan mode follows the desk.
@@ -368,7 +370,6 @@ impl Inner {
     /// Leaves plan mode if this desk's handler is still the session's
     /// (another desk may have entered plan mode since, and keeps it).
     fn leave_plan_mode(&self, state: &mut DeskState) {
-        state.active = false;
         if let Some(handler) = state.installed.take() {
             self.session.clear_plan_proposal_handler_if(&handler);
         }
@@ -511,7 +512,7 @@ async fn propose(
 /// files the proposal, all under the desk's lock.
 fn submit(desk: &Arc<Inner>, proposal: &PlanProposal) -> Result<Proposed, Error> {
     let mut state = desk.state.lock();
-    if !state.active {
+    if state.installed.is_none() {
         // `exit` ran between the dispatch taking the handler and calling it.
         return Err(Error::NotInPlanMode(texts::not_in_plan_mode(
             &desk.session.mount_dir(),
