@@ -663,7 +663,7 @@ fn decide_plan(
     }
     let answer = write_device(&options.mount.join("propose"), slug.as_bytes())?;
     let decision = if answer == texts::PLAN_READY {
-        wait_for_review(&options.mount, desk.decisions)?
+        wait_for_review(&options.mount, &slug, desk.decisions)?
     } else {
         answer
     };
@@ -692,24 +692,31 @@ fn write_plan(path: &Path, plan: &str) -> Result<(), ClientError> {
     std::fs::rename(&scratch, path).map_err(|err| io("cannot write the plan to", err))
 }
 
-/// Waits for an `async` review to end; its decision is the desk's latest,
-/// unless the desk has made no decision since `before` (counted: two
-/// decisions may read the same), when the review was cancelled.
-fn wait_for_review(mount: &Path, before: u64) -> Result<String, ClientError> {
+/// Waits for the `async` review of plan `slug` to end; its decision is the
+/// desk's latest, unless the desk has made no decision since `before`
+/// (counted: two decisions may read the same) or its latest was about
+/// another plan: then this review was cancelled, and another plan's
+/// approval is never taken for this one's.
+fn wait_for_review(mount: &Path, slug: &str, before: u64) -> Result<String, ClientError> {
     loop {
         std::thread::sleep(PLAN_POLL);
         let Some(desk) = desk_status(mount)? else {
             return Err(ClientError::Protocol("the plan desk went away".into()));
         };
-        if desk.under_review.is_some() {
-            continue;
+        if desk.under_review.is_none() {
+            return review_decision(desk, slug, before);
         }
-        return match desk.last_decision {
-            Some(decision) if desk.decisions > before => Ok(decision),
-            _ => Err(ClientError::Protocol(
-                "the plan review was cancelled (plan mode exited)".into(),
-            )),
-        };
+    }
+}
+
+/// What ended the review of plan `slug`, once nothing is under review: the
+/// desk's latest decision if it is a new one about this plan, else the
+/// review was cancelled.
+fn review_decision(desk: PlanStatus, slug: &str, before: u64) -> Result<String, ClientError> {
+    let ours = desk.last_decided.is_some_and(|plan| plan.slug == slug);
+    match desk.last_decision {
+        Some(decision) if ours && desk.decisions > before => Ok(decision),
+        _ => Err(ClientError::Protocol(texts::REVIEW_CANCELLED.into())),
     }
 }
 
@@ -738,6 +745,38 @@ fn plan_decided(decision: &str) -> Result<Decided, ClientError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The desk after `decisions` decisions, the latest about `slug`.
+    fn desk_after(decisions: u64, slug: &str) -> PlanStatus {
+        PlanStatus {
+            plan_mode: false,
+            handler: crate::PlanHandlerKind::Async,
+            plan_dir: "/p".into(),
+            under_review: None,
+            last_decision: Some(format!("{} at /p/{slug}-plan.md.", texts::PLAN_APPROVED)),
+            last_decided: Some(crate::PlanUnderReview {
+                slug: slug.into(),
+                path: format!("/p/{slug}-plan.md"),
+            }),
+            decisions,
+        }
+    }
+
+    #[test]
+    fn only_a_new_decision_about_its_own_plan_ends_a_review() {
+        let decided = review_decision(desk_after(3, "auth"), "auth", 2);
+        assert!(
+            matches!(&decided, Ok(text) if text.contains("auth-plan.md")),
+            "{decided:?}"
+        );
+        // Another plan's approval, made after this one was filed (and then
+        // cancelled), is not this plan's.
+        let other = review_decision(desk_after(3, "billing"), "auth", 2);
+        assert!(matches!(other, Err(ClientError::Protocol(_))), "{other:?}");
+        // No decision since the proposal: cancelled.
+        let none = review_decision(desk_after(2, "auth"), "auth", 2);
+        assert!(matches!(none, Err(ClientError::Protocol(_))), "{none:?}");
+    }
     use serde_json::json;
 
     fn input(event: &str, tool: &str, tool_input: Value) -> HookInput {

@@ -132,6 +132,10 @@ pub struct PlanStatus {
     pub under_review: Option<PlanUnderReview>,
     /// The text of the latest decision, if any.
     pub last_decision: Option<String>,
+    /// The plan the latest decision was about: a waiter for its own plan
+    /// never takes another plan's decision for its own.
+    #[serde(default)]
+    pub last_decided: Option<PlanUnderReview>,
     /// How many decisions the desk has made: a waiter tells a new decision
     /// by this, since two decisions may read the same.
     #[serde(default)]
@@ -154,6 +158,14 @@ impl PlanFile {
             outcome,
         }
     }
+
+    /// How `plan/status` names this plan.
+    fn shown(&self) -> PlanUnderReview {
+        PlanUnderReview {
+            slug: self.slug.clone(),
+            path: self.path.display().to_string(),
+        }
+    }
 }
 
 /// A reviewer's decision as the waiting `review` write gets it.
@@ -174,6 +186,7 @@ struct DeskState {
     review: Option<Review>,
     next_review: u64,
     last_decision: Option<String>,
+    last_decided: Option<PlanUnderReview>,
     decisions: u64,
     /// The handler `enter` installed (set by `enter`, taken by `exit` and by
     /// an approval): the desk is in plan mode while it holds one, and
@@ -182,9 +195,10 @@ struct DeskState {
 }
 
 impl DeskState {
-    /// Records the text of a decision the desk made.
-    fn decided(&mut self, text: &str) {
+    /// Records a decision the desk made about `plan`, and its text.
+    fn decided(&mut self, text: &str, plan: &PlanFile) {
         self.last_decision = Some(text.to_string());
+        self.last_decided = Some(plan.shown());
         self.decisions += 1;
     }
 }
@@ -321,11 +335,9 @@ impl PlanDesk {
             plan_mode: self.inner.session.plan_mode(),
             handler: self.inner.kind,
             plan_dir: self.inner.plan_dir.display().to_string(),
-            under_review: state.review.as_ref().map(|review| PlanUnderReview {
-                slug: review.plan.slug.clone(),
-                path: review.plan.path.display().to_string(),
-            }),
+            under_review: state.review.as_ref().map(|review| review.plan.shown()),
             last_decision: state.last_decision.clone(),
+            last_decided: state.last_decided.clone(),
             decisions: state.decisions,
         }
     }
@@ -358,7 +370,7 @@ fn take_review(state: &mut DeskState) -> Result<Review, Error> {
 
 /// Records a decision and hands it to the waiting write, if any.
 fn decide(state: &mut DeskState, review: Review, text: String, outcome: PlanOutcome) -> String {
-    state.decided(&text);
+    state.decided(&text, &review.plan);
     if let Some(waiting) = review.decide {
         // The writer may be gone already; the decision stands either way.
         let _ = waiting.send((text.clone(), review.plan.details(outcome)));
@@ -533,7 +545,7 @@ fn submit(desk: &Arc<Inner>, proposal: &PlanProposal) -> Result<Proposed, Error>
                 .unwrap_or(texts::DEFAULT_PLAN_TARGET);
             let text = texts::plan_approved_at_once(target);
             desk.leave_plan_mode(&mut state);
-            state.decided(&text);
+            state.decided(&text, &plan);
             Ok(Proposed::Answered((
                 text,
                 plan.details(PlanOutcome::Approved),

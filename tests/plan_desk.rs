@@ -550,6 +550,7 @@ async fn status_serializes_in_camel_case() {
             "planDir": plan_dir,
             "underReview": under_review,
             "lastDecision": null,
+            "lastDecided": null,
             "decisions": 0,
         })
     };
@@ -558,8 +559,17 @@ async fn status_serializes_in_camel_case() {
     assert_eq!(status(), status_with(json!(null)));
 
     assert!(propose(&session, "auth").await.is_ok());
-    let under_review = json!({"slug": "auth", "path": path_of(&dir, "auth-plan.md")});
-    assert_eq!(status(), status_with(under_review));
+    let auth = json!({"slug": "auth", "path": path_of(&dir, "auth-plan.md")});
+    assert_eq!(status(), status_with(auth.clone()));
+
+    // A decision names the plan it was about.
+    let approved = desk.approve(None).expect("approve");
+    let mut decided = status_with(json!(null));
+    decided["planMode"] = json!(false);
+    decided["lastDecision"] = json!(approved);
+    decided["lastDecided"] = auth;
+    decided["decisions"] = json!(1);
+    assert_eq!(status(), decided);
 }
 
 #[test]
