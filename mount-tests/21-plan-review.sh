@@ -5,8 +5,9 @@
 # review. `xdev plan approve --feedback` releases the writer with the
 # approval text plus the feedback and ends plan mode; `xdev plan refine`
 # releases it with the refinement text plus the feedback and keeps plan
-# mode on; killing a waiting proposer cancels its review, and so does
-# `xdev plan exit` (the proposer gets ECANCELED).
+# mode on; the reviewer's plan/ctl records in the journal name the plan
+# and the outcome; killing a waiting proposer cancels its review, and so
+# does `xdev plan exit` (the proposer gets ECANCELED).
 . "$(dirname "$0")/lib.sh"
 scratch
 plans=$SCRATCH/plans
@@ -52,6 +53,13 @@ wait_exit "$proposer" 2000 "the proposer after the refinement"
 assert_eq "$EXIT_CODE" 0 "exit status of xdev propose after a refinement"
 assert_eq "$(cat "$SCRATCH/refined.out")" "$out" "what xdev propose printed after the refinement"
 assert_eq "$(D=$P status_json 's["planMode"]')" "True" "planMode after a refinement"
+# The reviewer's writes to plan/ctl name the plan they decided in the
+# journal, as the proposer's writes do.
+ctl_plans=$(D=$P log_records 'r["event"] == "plan/ctl" and r.get("plan")' | py '
+for line in sys.stdin:
+    plan = json.loads(line)["plan"]
+    print(plan["title"], plan["outcome"], plan["planPath"])')
+assert_eq "$ctl_plans" "auth approved $plans/auth-plan.md"$'\n'"auth refine $plans/auth-plan.md" "the plans of the reviewer's plan/ctl records"
 
 # 3. killing a waiting proposer cancels its review.
 bg doomed sh -c 'echo auth > "$1/propose"' sh "$P"

@@ -169,7 +169,7 @@ impl PlanFile {
 }
 
 /// A reviewer's decision as the waiting `review` write gets it.
-type Decision = (String, PlanApprovalDetails);
+pub(crate) type Decision = (String, PlanApprovalDetails);
 
 /// The plan in the review slot.
 struct Review {
@@ -297,6 +297,11 @@ impl PlanDesk {
     /// implementation.`, plus a blank line and `Reviewer feedback: <text>`
     /// when non-empty feedback is given. `ENOENT` if no plan is under review.
     pub fn approve(&self, feedback: Option<&str>) -> Result<String, Error> {
+        self.approve_plan(feedback).map(|(text, _)| text)
+    }
+
+    /// [`PlanDesk::approve`], also naming the plan decided.
+    pub(crate) fn approve_plan(&self, feedback: Option<&str>) -> Result<Decision, Error> {
         let mut state = self.inner.state.lock();
         let review = take_review(&mut state)?;
         let mut text = texts::plan_approved_at(&review.plan.path.display().to_string());
@@ -315,6 +320,11 @@ impl PlanDesk {
     /// <slug> to <dir>/propose again when ready.` followed by a newline and
     /// the feedback (when non-empty). `ENOENT` if no plan is under review.
     pub fn refine(&self, feedback: &str) -> Result<String, Error> {
+        self.refine_plan(feedback).map(|(text, _)| text)
+    }
+
+    /// [`PlanDesk::refine`], also naming the plan decided.
+    pub(crate) fn refine_plan(&self, feedback: &str) -> Result<Decision, Error> {
         let mut state = self.inner.state.lock();
         let review = take_review(&mut state)?;
         let mut text =
@@ -369,13 +379,14 @@ fn take_review(state: &mut DeskState) -> Result<Review, Error> {
 }
 
 /// Records a decision and hands it to the waiting write, if any.
-fn decide(state: &mut DeskState, review: Review, text: String, outcome: PlanOutcome) -> String {
+fn decide(state: &mut DeskState, review: Review, text: String, outcome: PlanOutcome) -> Decision {
     state.decided(&text, &review.plan);
+    let decision = (text, review.plan.details(outcome));
     if let Some(waiting) = review.decide {
         // The writer may be gone already; the decision stands either way.
-        let _ = waiting.send((text.clone(), review.plan.details(outcome)));
+        let _ = waiting.send(decision.clone());
     }
-    text
+    decision
 }
 
 impl Inner {

@@ -7,7 +7,8 @@ use crate::device::Device;
 use crate::dispatch::{decide_pending_with, dispatch_device_with, DispatchHooks, Resolution};
 use crate::error::Error;
 use crate::plan_command::PlanCommand;
-use crate::plan_desk::PlanDesk;
+use crate::plan_desk::{Decision, PlanDesk};
+use crate::session::plan::PlanApprovalDetails;
 use crate::session::request::{Action, ResolveRequest};
 use crate::session::Session;
 use crate::texts;
@@ -90,19 +91,30 @@ fn plan_control(plan: Option<&PlanDesk>, text: &str) -> Resolution {
     let outcome = text.parse().and_then(|command| match command {
         PlanCommand::Enter => {
             desk.enter();
-            Ok(texts::PLAN_MODE_ENTERED.to_string())
+            Ok((texts::PLAN_MODE_ENTERED.to_string(), None))
         }
         PlanCommand::Exit => {
             desk.exit();
-            Ok(texts::PLAN_MODE_EXITED.to_string())
+            Ok((texts::PLAN_MODE_EXITED.to_string(), None))
         }
-        PlanCommand::Approve(feedback) => desk.approve(feedback.as_deref()),
-        PlanCommand::Refine(feedback) => desk.refine(&feedback),
+        PlanCommand::Approve(feedback) => desk.approve_plan(feedback.as_deref()).map(decided),
+        PlanCommand::Refine(feedback) => desk.refine_plan(&feedback).map(decided),
     });
     match outcome {
-        Ok(text) => Resolution::ok(text, None),
+        Ok((text, plan)) => {
+            // A review UI reading `last` or the journal learns which plan
+            // the reviewer decided.
+            let mut resolution = Resolution::ok(text, None);
+            resolution.plan = plan;
+            resolution
+        }
         Err(error) => Resolution::failed(error, None),
     }
+}
+
+/// A reviewer's decision, with the plan it was about.
+fn decided((text, plan): Decision) -> (String, Option<PlanApprovalDetails>) {
+    (text, Some(plan))
 }
 
 #[cfg(test)]
