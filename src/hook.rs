@@ -59,9 +59,9 @@ use crate::client::{
 };
 use crate::plan_command::PlanCommand;
 use crate::plan_desk::PlanStatus;
-use crate::safe_text::{is_unprintable, one_line, path_safe_source_tool, MAX_LABEL_BYTES};
+use crate::safe_text::{one_line, path_safe_source_tool, MAX_LABEL_BYTES};
 use crate::session::plan::PlanTitle;
-use crate::stage_protocol::{ProducerMessage, WithdrawReason, MAX_DETAIL_BYTES, MAX_ORIGIN_BYTES};
+use crate::stage_protocol::{detail_fits, origin_fits, ProducerMessage, WithdrawReason};
 use crate::texts;
 
 /// The default `--deadline`: a little under both agents' default hook
@@ -237,8 +237,7 @@ impl HookInput {
 /// An id the journal may quote (see the stage protocol's rules); an agent's
 /// id that breaks them is left out rather than failing the hook.
 fn journal_id(id: &str) -> Option<String> {
-    let fits = !id.is_empty() && id.len() <= MAX_ORIGIN_BYTES && !id.chars().any(is_unprintable);
-    fits.then(|| id.to_string())
+    origin_fits(id).then(|| id.to_string())
 }
 
 // ----- what a person sees -------------------------------------------------
@@ -327,14 +326,13 @@ fn fit_label(label: &str) -> String {
 /// protocol's limit, else with its long strings cut (each saying how much
 /// was cut), else a note of its size.
 pub fn detail(tool_input: &Value) -> Value {
-    let fits = |value: &Value| value.to_string().len() <= MAX_DETAIL_BYTES;
-    if fits(tool_input) {
+    if detail_fits(tool_input) {
         return tool_input.clone();
     }
     let mut keep = 8192;
     while keep >= 64 {
         let cut = cut_strings(tool_input, keep);
-        if fits(&cut) {
+        if detail_fits(&cut) {
             return cut;
         }
         keep /= 2;
@@ -933,7 +931,7 @@ mod tests {
     fn large_details_are_cut_to_fit() {
         let big = json!({"file_path": "/a", "content": "x".repeat(100_000)});
         let cut = detail(&big);
-        assert!(cut.to_string().len() <= MAX_DETAIL_BYTES);
+        assert!(detail_fits(&cut));
         assert_eq!(cut["file_path"], "/a");
         let content = cut["content"].as_str().expect("string");
         assert!(

@@ -152,28 +152,42 @@ fn render_detail(detail: &Value) -> String {
 }
 
 fn check_detail(detail: &Value) -> Result<(), Error> {
-    let size = detail.to_string().len();
-    if size > MAX_DETAIL_BYTES {
-        return Err(bad_request(texts::stage_detail_too_big(
-            MAX_DETAIL_BYTES,
-            size,
-        )));
+    if detail_fits(detail) {
+        return Ok(());
     }
-    Ok(())
+    let size = detail.to_string().len();
+    Err(bad_request(texts::stage_detail_too_big(
+        MAX_DETAIL_BYTES,
+        size,
+    )))
 }
 
-/// An id the journal quotes: one line of printable text, not empty.
-fn check_origin_field(name: &str, value: Option<&str>) -> Result<(), Error> {
-    let Some(value) = value else {
-        return Ok(());
-    };
-    let broken = if value.is_empty() {
-        "it is empty".to_string()
+/// Whether `detail` is within [`MAX_DETAIL_BYTES`] (compact JSON).
+pub fn detail_fits(detail: &Value) -> bool {
+    detail.to_string().len() <= MAX_DETAIL_BYTES
+}
+
+/// How an id the journal quotes (`sessionId`, `toolUseId`) breaks its rule
+/// (one line of printable text, not empty, at most [`MAX_ORIGIN_BYTES`]),
+/// if it does.
+fn origin_breaks(value: &str) -> Option<String> {
+    if value.is_empty() {
+        Some("it is empty".to_string())
     } else if value.len() > MAX_ORIGIN_BYTES {
-        format!("it has {} bytes", value.len())
-    } else if let Some(c) = value.chars().find(|c| is_unprintable(*c)) {
-        format!("it contains {}", describe_char(c))
+        Some(format!("it has {} bytes", value.len()))
     } else {
+        let c = value.chars().find(|c| is_unprintable(*c))?;
+        Some(format!("it contains {}", describe_char(c)))
+    }
+}
+
+/// Whether `value` may be a `sessionId` or `toolUseId`.
+pub fn origin_fits(value: &str) -> bool {
+    origin_breaks(value).is_none()
+}
+
+fn check_origin_field(name: &str, value: Option<&str>) -> Result<(), Error> {
+    let Some(broken) = value.and_then(origin_breaks) else {
         return Ok(());
     };
     let rule = texts::stage_origin_rule(name, MAX_ORIGIN_BYTES);

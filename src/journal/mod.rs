@@ -113,10 +113,7 @@ impl Record {
             }
             .to_string(),
             text: Some(resolution.text.clone()),
-            errno: resolution
-                .error
-                .as_ref()
-                .map(|error| error.errno_name().to_string()),
+            errno: resolution.error.as_ref().map(Error::errno_name),
             origin: details.and_then(|details| details.origin.clone()),
             who,
             plan: resolution.plan.clone(),
@@ -186,7 +183,7 @@ impl Record {
             reason: event.reason.clone(),
             outcome: outcome.to_string(),
             text: event.text.clone(),
-            errno: errno.map(|errno| errno_name(errno).to_string()),
+            errno: errno.map(errno_name),
             origin: event.origin.clone(),
             who,
             plan: None,
