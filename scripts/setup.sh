@@ -9,6 +9,8 @@
 #   - procps      ps/pgrep/kill, used by the tests
 #   - util-linux  mountpoint, setpriv (second-uid tests)
 #   - nodejs      the tests drive real Node.js writers too
+#   - gcc         the signal tests build a small C writer (a retry loop
+#                 with real signal handlers)
 #   - npm         the client scenarios install pinned npm packages (an MCP
 #                 server, write-file-atomic) into target/client-cache
 #
@@ -41,9 +43,10 @@ declare -A needs=(
     [util-linux]=mountpoint
     [nodejs]=node
     [npm]=npm
+    [gcc]=cc
 )
 missing=()
-for package in fuse3 python3 procps util-linux nodejs npm; do
+for package in fuse3 python3 procps util-linux nodejs npm gcc; do
     if ! command -v "${needs[$package]}" >/dev/null 2>&1; then
         missing+=("$package")
     fi

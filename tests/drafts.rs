@@ -66,13 +66,6 @@ fn own_names() -> Vec<String> {
     names
 }
 
-fn log_records(fx: &Fixture) -> Vec<serde_json::Value> {
-    fx.read("log")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("a JSON line"))
-        .collect()
-}
-
 #[test]
 fn a_draft_renamed_onto_resolve_applies_the_head_once_and_is_gone() {
     let fx = Fixture::new();
@@ -90,7 +83,7 @@ fn a_draft_renamed_onto_resolve_applies_the_head_once_and_is_gone() {
     assert!(!fx.session.is_pending(&id));
     assert_eq!(fx.read("last"), "applied: edit\n");
     assert_eq!(listing(&fx.dir), own_names());
-    let record = log_records(&fx).pop().expect("a decision record");
+    let record = fx.log_records().pop().expect("a decision record");
     assert_eq!(record["event"], "resolve");
     assert_eq!(record["id"], id.as_str());
     assert_eq!(record["reason"], "tests pass");
@@ -484,7 +477,7 @@ fn a_waiting_renamer_dies_promptly_on_sigint_and_sigkill_and_leaves_no_draft() {
         assert_eq!(printed, expected, "signal {signal}");
         assert_eq!(listing(&fx.dir), own_names(), "no draft left");
         assert!(
-            log_records(&fx)
+            fx.log_records()
                 .iter()
                 .any(|record| record["errno"] == "EINTR" && record["process"] == "python3"),
             "journaled as an interrupted writer, signal {signal}"

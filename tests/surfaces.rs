@@ -8,17 +8,10 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use xdev::MountOptions;
-use xdev::{PlanDesk, PlanHandlerKind};
+use xdev::PlanHandlerKind;
 
 fn stdout(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn log_records(fx: &Fixture) -> Vec<serde_json::Value> {
-    fx.read("log")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("log line is JSON"))
-        .collect()
 }
 
 /// What every Python producer below starts with: the stage file open and a
@@ -101,7 +94,8 @@ fn a_failing_producer_keeps_its_preview_and_closing_withdraws_it() {
     assert!(eventually(Duration::from_secs(2), || !fx
         .session
         .is_pending(&id)));
-    let events: Vec<String> = log_records(&fx)
+    let events: Vec<String> = fx
+        .log_records()
         .iter()
         .map(|r| r["event"].as_str().unwrap_or("").to_string())
         .collect();
@@ -184,7 +178,7 @@ fn pending_lists_head_first_and_decides_any_item() {
     assert_eq!(older_calls.reasons(), vec!["this one".to_string()]);
     assert_eq!(fx.read("last"), "applied: older\n");
     assert_eq!(
-        log_records(&fx).last().expect("record")["device"],
+        fx.log_records().last().expect("record")["device"],
         format!("pending/{older}/resolve")
     );
 
@@ -216,7 +210,7 @@ fn the_log_names_who_wrote_for_a_shell_and_a_python_writer() {
     assert!(fx.sh("echo from sh > \"$D/resolve\"").status.success());
     let py = fx.python("import os\nfd = os.open(os.environ['D'] + '/resolve', os.O_WRONLY)\nos.write(fd, b'from python')\nprint(os.getpid())");
     let python_pid: u64 = stdout(&py).trim().parse().expect("python pid");
-    let records = log_records(&fx);
+    let records = fx.log_records();
     let decisions: Vec<&serde_json::Value> =
         records.iter().filter(|r| r["event"] == "resolve").collect();
     assert_eq!(decisions.len(), 2);
@@ -389,29 +383,9 @@ print('events:', read_now(events))
     );
 }
 
-fn plan_fixture(kind: PlanHandlerKind) -> (Fixture, PlanDesk, tempfile::TempDir) {
-    require_fuse();
-    let plans = tempfile::tempdir().expect("plan dir");
-    let session = xdev::Session::new();
-    let desk = PlanDesk::new(
-        session.clone(),
-        plans.path().to_path_buf(),
-        kind,
-        Some("codex".into()),
-    );
-    let fx = Fixture::with_session(
-        session,
-        MountOptions {
-            plan: Some(desk.clone()),
-            ..MountOptions::default()
-        },
-    );
-    (fx, desk, plans)
-}
-
 #[test]
 fn plan_ctl_enters_plan_mode_and_yolo_approves_at_once() {
-    let (fx, _desk, plans) = plan_fixture(PlanHandlerKind::Yolo);
+    let (fx, _desk, plans) = Fixture::with_plan(PlanHandlerKind::Yolo);
     assert_eq!(write_once(&fx.path("propose"), b"auth"), Err(libc::EPERM));
     let fd = Fd::open(&fx.path("plan/ctl"), libc::O_RDWR).expect("open");
     assert_eq!(fd.write(b"enter\n"), Ok(6));
@@ -438,7 +412,7 @@ fn plan_ctl_enters_plan_mode_and_yolo_approves_at_once() {
 
 #[test]
 fn a_review_blocks_the_propose_until_approved_and_ebusy_meanwhile() {
-    let (fx, desk, plans) = plan_fixture(PlanHandlerKind::Review);
+    let (fx, desk, plans) = Fixture::with_plan(PlanHandlerKind::Review);
     desk.enter();
     std::fs::write(plans.path().join("auth-plan.md"), "# plan").expect("plan file");
     let path = fx.path("propose");
@@ -468,7 +442,7 @@ fn a_review_blocks_the_propose_until_approved_and_ebusy_meanwhile() {
 
 #[test]
 fn killing_a_waiting_proposer_cancels_its_review() {
-    let (fx, desk, plans) = plan_fixture(PlanHandlerKind::Review);
+    let (fx, desk, plans) = Fixture::with_plan(PlanHandlerKind::Review);
     desk.enter();
     std::fs::write(plans.path().join("auth-plan.md"), "# plan").expect("plan file");
     let mut child = fx
@@ -507,7 +481,7 @@ fn the_log_names_the_process_after_an_exec() {
         "echo from sh > \"$D/reject\"; exec python3 -c \"import os; fd = os.open(os.environ['D'] + '/reject', os.O_WRONLY); os.write(fd, b'from python')\"",
     );
     assert!(out.status.success(), "{out:?}");
-    let records = log_records(&fx);
+    let records = fx.log_records();
     let names: Vec<(&str, &str)> = records
         .iter()
         .map(|r| {
@@ -547,7 +521,7 @@ fn slow_producer(
 }
 
 fn events_of(fx: &Fixture) -> Vec<(String, String)> {
-    log_records(fx)
+    fx.log_records()
         .iter()
         .map(|r| {
             (

@@ -13,7 +13,7 @@ use futures::FutureExt;
 
 use super::busy::Writing;
 use super::control::InFlight;
-use super::deliver::Delivery;
+use super::deliver::{Claimed, Delivery};
 use super::handles::Outcome;
 use super::message::WriteStep;
 use super::open::Opened;
@@ -71,11 +71,16 @@ impl XdevFs {
     ) {
         let who = self.shared.who.who(req.uid(), req.pid());
         match step {
-            WriteStep::Repeat => self.repeat_outcome(fh, &who, written, reply),
+            WriteStep::Repeat => self.repeat_outcome(req, fh, &who, written, reply),
             WriteStep::Refuse(error) => {
-                reply.error(self.shared.refuse(&target, Some(fh), error, who))
+                reply.error(self.shared.refuse(&target, Some(fh), error, who, ""))
             }
             WriteStep::Dispatch(text) => {
+                if let Some(refusal) = self.shared.control.refusal() {
+                    // A mount that is stopping takes no new decisions.
+                    let refused = self.shared.refuse(&target, Some(fh), refusal, who, &text);
+                    return reply.error(refused);
+                }
                 // The kernel holds the inode's lock until this is answered:
                 // from now on, openers are sent elsewhere (see `busy`).
                 let writing =
@@ -104,6 +109,13 @@ impl XdevFs {
     /// (`None` for success, else the errno) to `answer`, at once when the
     /// handler answers at once. `writing` is the device inode a write keeps
     /// busy while it waits.
+    ///
+    /// Only a signal that stops the writer (or the mount closing) lets it
+    /// go before the outcome: a proposal is then withdrawn (`EINTR` is
+    /// true, and a retry proposes again); any other decision goes on, the
+    /// journal notes that its writer left, and a retry on the descriptor
+    /// joins it. A signal the writer merely handles changes nothing: it is
+    /// delivered once the outcome is.
     fn decide(
         &self,
         tid: u32,
@@ -114,6 +126,7 @@ impl XdevFs {
     ) {
         let shared = Arc::clone(&self.shared);
         let waiting = InFlight::decision(&self.shared.control);
+        let mut stop = self.shared.control.stop_for(tid);
         self.answer_soon(async move {
             let _waiting = waiting;
             let Delivery {
@@ -123,22 +136,59 @@ impl XdevFs {
                 fh,
             } = delivery;
             let pid = who.pid;
-            let resolution = shared.dispatch(&target, &text, fh, tid, Some(who)).await;
+            let claimed = Claimed::default();
+            let mut decision = Box::pin({
+                let (shared, target, text) = (Arc::clone(&shared), target.clone(), text.clone());
+                let (who, claimed) = (who.clone(), Arc::clone(&claimed));
+                async move {
+                    shared
+                        .dispatch(&target, &text, fh, Some(who), claimed)
+                        .await
+                }
+            });
+            let ended = tokio::select! {
+                biased;
+                resolution = &mut decision => Ok(resolution),
+                why = &mut stop => Err(why),
+            };
             // Free before the answer: the writer's next open may
             // come at once, and must not be sent elsewhere.
             drop(writing);
-            let errno = resolution.error.as_ref().map(errno_of);
-            if errno.is_none() {
-                shared.delivered.record(target, pid, bytes);
+            match ended {
+                Ok(resolution) => {
+                    let errno = resolution.error.as_ref().map(errno_of);
+                    if errno.is_none() {
+                        shared.delivered.record(target, pid, bytes);
+                    }
+                    answer(errno);
+                }
+                Err(why) => {
+                    let errno = errno_of(&why);
+                    if target.withdrawable() {
+                        drop(decision);
+                        shared.withdrawn(&target, fh, &text, why, who);
+                    } else {
+                        shared.writer_left(&target, &text, &claimed, why, who);
+                        shared.runtime.spawn(decision);
+                    }
+                    answer(Some(errno));
+                }
             }
-            answer(errno);
         });
     }
 
     /// Answers a later write on a device descriptor with the first write's
     /// outcome (its own byte count on success, the same errno otherwise),
-    /// waiting for it if the first is still being decided.
-    fn repeat_outcome(&self, fh: FileHandle, who: &Who, written: u32, reply: ReplyWrite) {
+    /// waiting for it if the first is still being decided: the writer may
+    /// go on a signal that stops it (`EINTR`), and ask again.
+    fn repeat_outcome(
+        &self,
+        req: &Request,
+        fh: FileHandle,
+        who: &Who,
+        written: u32,
+        reply: ReplyWrite,
+    ) {
         let Some(mut first) = self.shared.handles.first_outcome(fh, who) else {
             return reply.error(Errno::EBADF);
         };
@@ -151,9 +201,17 @@ impl XdevFs {
         if known.is_some() {
             return answer(known, reply);
         }
+        let stop = self.shared.control.stop_for(req.pid());
+        let in_flight = InFlight::start(&self.shared.control);
         self.answer_soon(async move {
-            let outcome = first.wait_for(Option::is_some).await.ok().and_then(|o| *o);
-            answer(outcome, reply);
+            let _in_flight = in_flight;
+            tokio::select! {
+                biased;
+                outcome = first.wait_for(Option::is_some) => {
+                    answer(outcome.ok().and_then(|outcome| *outcome), reply)
+                }
+                why = stop => reply.error(errno_of(&why)),
+            }
         });
     }
 
@@ -203,7 +261,7 @@ impl XdevFs {
         let who = self.shared.who.who(req.uid(), req.pid());
         if let Some(refusal) = self.shared.control.refusal() {
             // A mount that is stopping takes no new decisions.
-            return reply.error(self.shared.refuse(&target, None, refusal, who));
+            return reply.error(self.shared.refuse(&target, None, refusal, who, &text));
         }
         let delivery = Delivery {
             target,

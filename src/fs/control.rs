@@ -10,7 +10,7 @@ use tokio::sync::watch;
 use crate::dispatch::Cancel;
 use crate::error::Error;
 use crate::fs::notify::Forgetter;
-use crate::fs::signals::SignalWatch;
+use crate::fs::signals::{SignalWatch, Signalled};
 use crate::texts::{ABANDONED_AT_SHUTDOWN, MOUNT_STOPPING};
 
 /// Lets the mount's owner stop a mount and see what is still running.
@@ -90,11 +90,22 @@ impl Control {
         }
     }
 
-    /// What cancels a waiting request: its thread's signal, or the mount
-    /// closing.
+    /// What cancels a wait in which nothing is decided (a read of a
+    /// stream, an open of a busy device): any signal of its thread, or the
+    /// mount closing. `EINTR` is then true, and asking again is safe.
     pub(crate) fn cancel_for(&self, tid: u32) -> Cancel {
+        self.cancelled_by(tid, Signalled::Handled)
+    }
+
+    /// What lets the writer of a decision go: a signal that stops its
+    /// thread (never one it merely handles), or the mount closing.
+    pub(crate) fn stop_for(&self, tid: u32) -> Cancel {
+        self.cancelled_by(tid, Signalled::Stop)
+    }
+
+    fn cancelled_by(&self, tid: u32, strength: Signalled) -> Cancel {
         let closed = self.closed();
-        match self.signals.interrupted(tid) {
+        match self.signals.interrupted(tid, strength) {
             Some(signalled) => Box::pin(async move {
                 tokio::select! {
                     error = signalled => error,

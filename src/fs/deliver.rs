@@ -2,12 +2,15 @@
 //! where its result is recorded: on its descriptor, in the status files,
 //! and in the journal, before the writer gets its answer.
 
+use std::sync::Arc;
+
 use fuser::{Errno, FileHandle};
+use parking_lot::Mutex;
 
 use super::handles::Handle;
 use super::target::Target;
 use super::{errno_of, Shared};
-use crate::dispatch::{DeviceResult, DispatchHooks, Resolution};
+use crate::dispatch::{BeforeDecision, Details, DeviceResult, DispatchHooks, Resolution};
 use crate::error::Error;
 use crate::journal::Record;
 use crate::who::Who;
@@ -21,19 +24,30 @@ pub(super) struct Delivery {
     pub(super) fh: Option<FileHandle>,
 }
 
+/// The preview a decision claimed, as soon as it claimed it: what the
+/// journal names when the writer stops waiting before the decision ends.
+pub(super) type Claimed = Arc<Mutex<Option<(String, Details)>>>;
+
 impl Shared {
-    /// Dispatches one complete message and records its result.
+    /// Dispatches one complete message and records its result. Nothing here
+    /// gives up on a decision: the caller may stop waiting for it (see
+    /// `XdevFs::decide`), and the result is still recorded when it comes.
     pub(super) async fn dispatch(
         &self,
         target: &Target,
         text: &str,
         fh: Option<FileHandle>,
-        tid: u32,
         who: Option<Who>,
+        claimed: Claimed,
     ) -> Resolution {
+        let ahead = self.journal.before_decision(|| target.name(), who.as_ref());
+        let before: BeforeDecision = Box::new(move |id, details| {
+            *claimed.lock() = Some((id.to_string(), details.clone()));
+            ahead.map_or(Ok(()), |ahead| ahead(id, details))
+        });
         let hooks = DispatchHooks {
-            cancel: Some(self.control.cancel_for(tid)),
-            before_decision: self.journal.before_decision(|| target.name(), who.as_ref()),
+            cancel: None,
+            before_decision: Some(before),
         };
         let resolution = target
             .dispatch(&self.session, self.plan.as_ref(), text, hooks)
@@ -60,6 +74,11 @@ impl Shared {
             let id = resolution.id.as_deref();
             self.handles.set_result(fh, outcome, &resolution.text, id);
         }
+        self.note(target, reason, resolution, who);
+    }
+
+    /// Records a result in the journal and the status files only.
+    fn note(&self, target: &Target, reason: &str, resolution: &Resolution, who: Option<Who>) {
         let name = target.name();
         let record = Record::decision(&name, reason.trim(), resolution, who);
         // The writer gets its outcome even if the journal file fails: the
@@ -71,18 +90,60 @@ impl Shared {
         tracing::debug!(target = %target.name(), ok = resolution.is_ok(), text = %resolution.text, "device result");
     }
 
-    /// A write refused before dispatch still counts as the device's result.
+    /// A write refused before dispatch still counts as the device's result;
+    /// its reason (`text`, the message that was refused) is kept.
     pub(super) fn refuse(
         &self,
         target: &Target,
         fh: Option<FileHandle>,
         error: Error,
         who: Who,
+        text: &str,
     ) -> Errno {
         let errno = errno_of(&error);
         let refused = Resolution::failed(error, None);
-        self.record(target, fh, "", &refused, Some(who));
+        self.record(target, fh, text, &refused, Some(who));
         errno
+    }
+
+    /// The writer of a decision that goes on stopped waiting (a signal that
+    /// stops it, the mount closing): the journal says so, naming the
+    /// preview if one was claimed. The descriptor's outcome stays unknown,
+    /// so a retry on it joins the decision and gets its real outcome, which
+    /// is recorded when it comes.
+    pub(super) fn writer_left(
+        &self,
+        target: &Target,
+        text: &str,
+        claimed: &Claimed,
+        why: Error,
+        who: Who,
+    ) {
+        let mut left = Resolution::failed(why, None);
+        if let Some((id, details)) = claimed.lock().take() {
+            left.id = Some(id);
+            left.details = Some(details);
+        }
+        let record = Record::writer_left(&target.name(), text.trim(), &left, Some(who));
+        let _ = self.journal.append(&record);
+    }
+
+    /// The writer stopped waiting for a decision that can be withdrawn (a
+    /// proposal): it is, the writer is told `EINTR`, and the descriptor
+    /// takes its message again, so a retry asks again.
+    pub(super) fn withdrawn(
+        &self,
+        target: &Target,
+        fh: Option<FileHandle>,
+        text: &str,
+        why: Error,
+        who: Who,
+    ) {
+        let withdrawn = Resolution::failed(why, None);
+        if let Some(fh) = fh {
+            self.handles.forget_message(fh);
+        }
+        self.note(target, text, &withdrawn, Some(who));
     }
 
     /// Closes descriptor `fh`, and returns what it held.

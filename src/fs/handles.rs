@@ -231,6 +231,14 @@ impl Handles {
         }
     }
 
+    /// Forgets the message of a device-like handle whose decision was
+    /// withdrawn before it was made: its next write is a message again.
+    pub(crate) fn forget_message(&self, fh: FileHandle) {
+        if let Some(Handle::Target { message, .. }) = self.open.lock().get_mut(&fh.0) {
+            *message = Message::default();
+        }
+    }
+
     /// What a read of `fh` returns right now: a snapshot's bytes at
     /// `offset`; for a device-like file, the next part of its result (else
     /// of its usage line, made by `usage`), whatever the offset. `None` for

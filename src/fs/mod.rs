@@ -447,7 +447,7 @@ impl Filesystem for XdevFs {
             }) => self.deliver_draft(req, target, text, bytes, reply),
             Ok(Renaming::Refused { target, error }) => {
                 let who = self.shared.who.who(req.uid(), req.pid());
-                reply.error(self.shared.refuse(&target, None, error, who))
+                reply.error(self.shared.refuse(&target, None, error, who, ""))
             }
             Err(errno) => reply.error(errno),
         }

@@ -3,9 +3,17 @@
 //! Once a request reaches the filesystem the kernel waits for its answer even
 //! through SIGKILL, and fuser 0.18 ignores FUSE interrupt requests. So the
 //! mount watches the waiting threads' pending signal sets under `/proc` and
-//! answers `EINTR` itself. One task watches them all, and looks less often
-//! the more there are, so that thousands of blocked readers cost a bounded
-//! share of a CPU rather than one `/proc` read each every 40 ms.
+//! answers itself. One task watches them all, and looks less often the more
+//! there are, so that thousands of blocked readers cost a bounded share of a
+//! CPU rather than one `/proc` read each every 40 ms.
+//!
+//! Signals come in two strengths. A signal the process *handles* and does
+//! not mean as "stop" (SIGCHLD from a finished background job, SIGWINCH,
+//! SIGALRM, SIGUSR1) is ordinary: a decision under way is never given up for
+//! it, because the writer would be told `EINTR` for something that went
+//! ahead. A signal that ends the process (SIGKILL, any signal left at a
+//! deadly default) or asks it to stop (SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+//! even when handled) lets the writer go at once.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use tokio::sync::{oneshot, Notify};
+use tokio::sync::{watch, Notify};
 
 use crate::dispatch::Cancel;
 use crate::error::Error;
@@ -34,8 +42,43 @@ fn interval(waiters: usize) -> Duration {
     POLL_INTERVAL.max(INTERVAL_PER_WAITER.saturating_mul(waiters))
 }
 
-/// SIGKILL's bit in a signal mask; it cannot be blocked.
-const SIGKILL_BIT: u64 = 1 << (libc::SIGKILL - 1);
+/// A signal number's bit in a `/proc` signal mask.
+const fn bit(signal: i32) -> u64 {
+    1 << (signal - 1)
+}
+
+/// Signals that mean "stop" even when the process handles them: a shell's
+/// Ctrl-C, `kill`, a closed terminal, Ctrl-\. Python, for one, handles
+/// SIGINT (as `KeyboardInterrupt`), and must still be interruptible.
+const STOP_SIGNALS: u64 = bit(libc::SIGKILL)
+    | bit(libc::SIGINT)
+    | bit(libc::SIGTERM)
+    | bit(libc::SIGHUP)
+    | bit(libc::SIGQUIT);
+
+/// Signals whose default action does not end the process (it ignores,
+/// stops or continues it): left at their default, they are not deadly.
+const HARMLESS_BY_DEFAULT: u64 = bit(libc::SIGCHLD)
+    | bit(libc::SIGWINCH)
+    | bit(libc::SIGURG)
+    | bit(libc::SIGCONT)
+    | bit(libc::SIGSTOP)
+    | bit(libc::SIGTSTP)
+    | bit(libc::SIGTTIN)
+    | bit(libc::SIGTTOU);
+
+/// What a waiting thread's pending signals mean for its request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub(crate) enum Signalled {
+    /// Nothing deliverable is pending.
+    #[default]
+    No,
+    /// Only signals the process handles (or that stop it for a while): the
+    /// thread runs its handler once the request is answered.
+    Handled,
+    /// A signal that ends the process or asks it to stop.
+    Stop,
+}
 
 /// Parses a hex mask line value (`SigPnd:\t0000000000000100`).
 fn mask(status: &str, key: &str) -> u64 {
@@ -46,21 +89,35 @@ fn mask(status: &str, key: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Whether `/proc/<tid>/status` shows a signal that will interrupt the
-/// thread: pending (its own or the process's) and not blocked, or SIGKILL.
-pub(crate) fn signal_pending_in(status: &str) -> bool {
+/// What `/proc/<tid>/status` shows pending for the thread: a deliverable
+/// signal (pending, its own or the process's, and not blocked; SIGKILL
+/// always) and how strong it is.
+pub(crate) fn signalled_in(status: &str) -> Signalled {
     let pending = mask(status, "SigPnd:") | mask(status, "ShdPnd:");
-    let blocked = mask(status, "SigBlk:");
-    pending & !blocked != 0 || pending & SIGKILL_BIT != 0
+    let blocked = mask(status, "SigBlk:") & !bit(libc::SIGKILL);
+    let deliverable = pending & !blocked;
+    if deliverable == 0 {
+        return Signalled::No;
+    }
+    let handled_or_ignored = mask(status, "SigCgt:") | mask(status, "SigIgn:");
+    let deadly = deliverable & !handled_or_ignored & !HARMLESS_BY_DEFAULT;
+    if deliverable & STOP_SIGNALS != 0 || deadly != 0 {
+        Signalled::Stop
+    } else {
+        Signalled::Handled
+    }
 }
 
-/// Whether the thread `tid` has a deliverable signal pending, or is gone.
+/// What thread `tid` has pending; a thread that is gone counts as stopped.
 /// A status that cannot be read for another reason (out of descriptors,
-/// say) does not count: the next check looks again.
-fn has_pending_signal(tid: u32) -> bool {
+/// say) counts as nothing: the next check looks again.
+fn signalled(tid: u32) -> Signalled {
     match std::fs::read_to_string(format!("/proc/{tid}/status")) {
-        Ok(status) => signal_pending_in(&status),
-        Err(err) => matches!(err.raw_os_error(), Some(libc::ENOENT) | Some(libc::ESRCH)),
+        Ok(status) => signalled_in(&status),
+        Err(err) if matches!(err.raw_os_error(), Some(libc::ENOENT) | Some(libc::ESRCH)) => {
+            Signalled::Stop
+        }
+        Err(_) => Signalled::No,
     }
 }
 
@@ -76,19 +133,21 @@ pub(crate) struct SignalWatch {
 #[derive(Debug)]
 struct Waiter {
     tid: u32,
-    signalled: oneshot::Sender<()>,
+    /// The strongest signal seen pending so far.
+    signalled: watch::Sender<Signalled>,
 }
 
 impl SignalWatch {
     /// A cancel signal that fires with [`Error::Interrupted`] once thread
-    /// `tid` has a signal pending. `None` when the thread is not visible
-    /// from here (pid 0: another pid namespace).
-    pub(crate) fn interrupted(self: &Arc<Self>, tid: u32) -> Option<Cancel> {
+    /// `tid` has a signal pending at least as strong as `strength`. `None`
+    /// when the thread is not visible from here (pid 0: another pid
+    /// namespace).
+    pub(crate) fn interrupted(self: &Arc<Self>, tid: u32, strength: Signalled) -> Option<Cancel> {
         if tid == 0 {
             return None;
         }
         let key = self.next.fetch_add(1, Ordering::Relaxed);
-        let (signalled, fired) = oneshot::channel();
+        let (signalled, mut seen) = watch::channel(Signalled::No);
         self.waiting.lock().insert(key, Waiter { tid, signalled });
         self.arrived.notify_one();
         let watched = Watched {
@@ -98,7 +157,7 @@ impl SignalWatch {
         Some(Box::pin(async move {
             let _watched = watched;
             // The sender goes only with the watch: then nobody answers.
-            if fired.await.is_err() {
+            if seen.wait_for(|seen| *seen >= strength).await.is_err() {
                 std::future::pending::<()>().await;
             }
             Error::Interrupted
@@ -115,37 +174,43 @@ impl SignalWatch {
                 continue;
             }
             tokio::time::sleep(interval(waiting.len())).await;
-            let signalled: HashSet<u32> = self
+            let seen: HashMap<u32, Signalled> = self
                 .waiting_threads()
                 .into_iter()
                 .collect::<HashSet<u32>>()
                 .into_iter()
-                .filter(|tid| has_pending_signal(*tid))
+                .map(|tid| (tid, signalled(tid)))
+                .filter(|(_, seen)| *seen != Signalled::No)
                 .collect();
-            if !signalled.is_empty() {
-                self.fire(&signalled);
+            if !seen.is_empty() {
+                self.tell(&seen);
             }
         }
     }
 
+    /// The threads still worth a look: none already seen stopping.
     fn waiting_threads(&self) -> Vec<u32> {
         self.waiting
             .lock()
             .values()
+            .filter(|waiter| *waiter.signalled.borrow() != Signalled::Stop)
             .map(|waiter| waiter.tid)
             .collect()
     }
 
-    fn fire(&self, signalled: &HashSet<u32>) {
-        let mut waiting = self.waiting.lock();
-        let keys: Vec<u64> = waiting
-            .iter()
-            .filter(|(_, waiter)| signalled.contains(&waiter.tid))
-            .map(|(key, _)| *key)
-            .collect();
-        for key in keys {
-            if let Some(waiter) = remove_and_shrink(&mut waiting, &key) {
-                let _ = waiter.signalled.send(());
+    /// Tells each waiter of a signalled thread what it has pending. A
+    /// waiter stays watched until its request is answered: one that let a
+    /// handled signal pass may still be stopped later.
+    fn tell(&self, seen: &HashMap<u32, Signalled>) {
+        for waiter in self.waiting.lock().values() {
+            if let Some(&now) = seen.get(&waiter.tid) {
+                waiter.signalled.send_if_modified(|strongest| {
+                    let stronger = now > *strongest;
+                    if stronger {
+                        *strongest = now;
+                    }
+                    stronger
+                });
             }
         }
     }
@@ -167,32 +232,67 @@ impl Drop for Watched {
 mod tests {
     use super::*;
 
-    const QUIET: &str = "Name:\tsh\nSigQ:\t0/1\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\nSigBlk:\t0000000000000000\n";
+    const QUIET: &str = "Name:\tsh\nSigQ:\t0/1\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\nSigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\nSigCgt:\t0000000000000000\n";
 
-    #[test]
-    fn quiet_thread_has_nothing_pending() {
-        assert!(!signal_pending_in(QUIET));
+    /// `QUIET` with `key`'s mask holding exactly `signals`.
+    fn with(status: &str, key: &str, signals: &[i32]) -> String {
+        let value = signals.iter().fold(0, |mask, signal| mask | bit(*signal));
+        let old = format!("{key}\t0000000000000000");
+        assert!(status.contains(&old), "{key} already set");
+        status.replace(&old, &format!("{key}\t{value:016x}"))
     }
 
     #[test]
-    fn shared_sigint_counts() {
-        let status = QUIET.replace("ShdPnd:\t0000000000000000", "ShdPnd:\t0000000000000002");
-        assert!(signal_pending_in(&status));
+    fn quiet_thread_has_nothing_pending() {
+        assert_eq!(signalled_in(QUIET), Signalled::No);
+    }
+
+    #[test]
+    fn a_shared_sigint_stops_even_when_handled() {
+        let status = with(QUIET, "ShdPnd:", &[libc::SIGINT]);
+        assert_eq!(signalled_in(&status), Signalled::Stop);
+        let handled = with(&status, "SigCgt:", &[libc::SIGINT]);
+        assert_eq!(signalled_in(&handled), Signalled::Stop);
+    }
+
+    #[test]
+    fn handled_ordinary_signals_are_not_a_stop() {
+        for signal in [libc::SIGCHLD, libc::SIGWINCH, libc::SIGALRM, libc::SIGUSR1] {
+            let pending = with(QUIET, "SigPnd:", &[signal]);
+            let handled = with(&pending, "SigCgt:", &[signal]);
+            assert_eq!(
+                signalled_in(&handled),
+                Signalled::Handled,
+                "signal {signal}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_signal_left_at_a_deadly_default_stops() {
+        for signal in [libc::SIGALRM, libc::SIGUSR1, libc::SIGPIPE] {
+            let pending = with(QUIET, "SigPnd:", &[signal]);
+            assert_eq!(signalled_in(&pending), Signalled::Stop, "signal {signal}");
+        }
+        let stopped = with(QUIET, "SigPnd:", &[libc::SIGTSTP]);
+        assert_eq!(signalled_in(&stopped), Signalled::Handled);
     }
 
     #[test]
     fn blocked_signal_does_not_count_but_sigkill_always_does() {
-        let blocked = QUIET
-            .replace("SigPnd:\t0000000000000000", "SigPnd:\t0000000000000002")
-            .replace("SigBlk:\t0000000000000000", "SigBlk:\t0000000000000002");
-        assert!(!signal_pending_in(&blocked));
+        let blocked = with(
+            &with(QUIET, "SigPnd:", &[libc::SIGINT]),
+            "SigBlk:",
+            &[libc::SIGINT, libc::SIGKILL],
+        );
+        assert_eq!(signalled_in(&blocked), Signalled::No);
         let killed = blocked.replace("SigPnd:\t0000000000000002", "SigPnd:\t0000000000000100");
-        assert!(signal_pending_in(&killed));
+        assert_eq!(signalled_in(&killed), Signalled::Stop);
     }
 
     #[test]
-    fn a_vanished_thread_counts_as_interrupted() {
-        assert!(has_pending_signal(u32::MAX - 1));
+    fn a_vanished_thread_counts_as_stopped() {
+        assert_eq!(signalled(u32::MAX - 1), Signalled::Stop);
     }
 
     #[test]
@@ -207,21 +307,25 @@ mod tests {
     async fn one_task_fires_the_waiters_of_a_vanished_thread_and_forgets_answered_ones() {
         let watch = Arc::new(SignalWatch::default());
         tokio::spawn(Arc::clone(&watch).run());
-        let gone = watch.interrupted(u32::MAX - 1).expect("watched");
-        let answered = watch.interrupted(u32::MAX - 1).expect("watched");
+        let gone = watch
+            .interrupted(u32::MAX - 1, Signalled::Stop)
+            .expect("watched");
+        let answered = watch
+            .interrupted(u32::MAX - 1, Signalled::Handled)
+            .expect("watched");
         drop(answered);
         assert_eq!(
-            watch.waiting_threads().len(),
+            watch.waiting.lock().len(),
             1,
             "an answered request is not watched"
         );
-        let error = tokio::time::timeout(Duration::from_secs(2), gone)
+        let error = tokio::time::timeout(Duration::from_secs(10), gone)
             .await
             .expect("fired within the interval");
         assert!(matches!(error, Error::Interrupted));
-        assert!(watch.waiting_threads().is_empty());
+        assert!(watch.waiting.lock().is_empty());
         assert!(
-            watch.interrupted(0).is_none(),
+            watch.interrupted(0, Signalled::Handled).is_none(),
             "pid 0: not visible from here"
         );
     }

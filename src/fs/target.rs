@@ -34,6 +34,13 @@ impl Target {
         }
     }
 
+    /// Whether a decision written here may be withdrawn when its writer
+    /// stops waiting: a proposal (nothing is staged; its review is
+    /// cancelled). Any other decision goes on once it has begun.
+    pub(crate) fn withdrawable(&self) -> bool {
+        matches!(self, Target::Device(Device::Propose))
+    }
+
     /// The usage line read before writing.
     pub(crate) fn usage(&self, dir: &str) -> String {
         match self {

@@ -29,11 +29,6 @@ impl Shared {
         tid: u32,
     ) -> Result<Written, Errno> {
         if let Some((target, step)) = self.handles.write(fh, offset, data) {
-            // A mount that is stopping takes no new decisions.
-            let step = match (step, self.control.refusal()) {
-                (WriteStep::Dispatch(_), Some(refusal)) => WriteStep::Refuse(refusal),
-                (step, _) => step,
-            };
             return Ok(Written::Message(target, step));
         }
         if let Some(draft) = self.handles.draft(fh) {

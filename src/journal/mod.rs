@@ -120,6 +120,18 @@ impl Record {
         }
     }
 
+    /// The note that the writer of a decision written to `device` stopped
+    /// waiting for it (`left` holds why, and the preview when one was
+    /// claimed): the decision goes on, and its own record follows when it
+    /// ends.
+    pub fn writer_left(device: &str, reason: &str, left: &Resolution, who: Option<Who>) -> Record {
+        Record {
+            event: "writer-left".to_string(),
+            outcome: "left".to_string(),
+            ..Record::decision(device, reason, left, who)
+        }
+    }
+
     /// The record written (and synced) before the decision of preview `id`
     /// written to `device` runs: if the outcome's record is lost, this one
     /// still tells that the decision started.

@@ -105,6 +105,34 @@ impl Fixture {
         std::fs::read_to_string(self.path(name)).expect("read status file")
     }
 
+    /// The journal's records (`log`), oldest first.
+    pub(crate) fn log_records(&self) -> Vec<serde_json::Value> {
+        self.read("log")
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("a log line is JSON"))
+            .collect()
+    }
+
+    /// A session with a plan desk of `kind` over a fresh plan dir, mounted.
+    pub(crate) fn with_plan(
+        kind: xdev::PlanHandlerKind,
+    ) -> (Fixture, xdev::PlanDesk, tempfile::TempDir) {
+        require_fuse();
+        let plans = tempfile::tempdir().expect("plan dir");
+        let session = Session::new();
+        let desk = xdev::PlanDesk::new(
+            session.clone(),
+            plans.path().to_path_buf(),
+            kind,
+            Some("codex".into()),
+        );
+        let options = MountOptions {
+            plan: Some(desk.clone()),
+            ..MountOptions::default()
+        };
+        (Fixture::with_session(session, options), desk, plans)
+    }
+
     pub(crate) fn status_json(&self) -> serde_json::Value {
         serde_json::from_str(&self.read("status.json")).expect("status.json is JSON")
     }
@@ -368,20 +396,19 @@ pub(crate) fn open_gate(session: &Session, id: &str, calls: &Calls, gate: &tokio
 }
 
 /// Sends `signal` to `child` (which the test spawned and has not reaped)
-/// and asserts that it is gone within 500 ms.
+/// and asserts that it goes while what it waited for has not ended. The
+/// bound is generous (a busy machine); how fast it goes is a benchmark's
+/// question.
 pub(crate) fn signal_and_see_it_go(child: &mut std::process::Child, signal: i32, what: &str) {
-    let signalled = std::time::Instant::now();
     // SAFETY: signalling a child this test spawned and has not reaped.
     unsafe { libc::kill(child.id() as i32, signal) };
     assert!(
-        eventually(Duration::from_millis(500), || matches!(
+        eventually(Duration::from_secs(10), || matches!(
             child.try_wait(),
             Ok(Some(_))
         )),
-        "{what} still blocked 500 ms after signal {signal}"
+        "{what} still blocked 10 s after signal {signal}"
     );
-    let gone_after = signalled.elapsed();
-    assert!(gone_after < Duration::from_millis(500), "{gone_after:?}");
 }
 
 /// The next line a child printed (empty once it has ended).
