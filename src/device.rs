@@ -49,6 +49,9 @@ pub fn message_text(data: &[u8]) -> Result<String, Error> {
     if data.len() > MAX_MESSAGE {
         return Err(Error::MessageTooLong { limit: MAX_MESSAGE });
     }
+    if data.contains(&0) {
+        return Err(Error::NulInMessage);
+    }
     std::str::from_utf8(data)
         .map(str::to_string)
         .map_err(|_| Error::NotUtf8)

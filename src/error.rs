@@ -40,6 +40,10 @@ pub enum Error {
     /// A device body that is not UTF-8.
     #[error("The message must be UTF-8 text.")]
     NotUtf8,
+    /// A device body holding a NUL byte: never a reason, but what glibc's
+    /// `posix_fallocate` fallback writes.
+    #[error("The message holds a NUL byte; a reason is plain text.")]
+    NulInMessage,
     /// A device body over the 64 KiB limit.
     #[error("The message is longer than {limit} bytes.")]
     MessageTooLong {
@@ -91,7 +95,10 @@ impl Error {
         match self {
             Error::NothingToResolve(_) | Error::PlanNotFound(_) => libc::ENOENT,
             Error::NotInPlanMode(_) => libc::EPERM,
-            Error::InvalidPlanTitle(_) | Error::InvalidRequest(_) | Error::NotUtf8 => libc::EINVAL,
+            Error::InvalidPlanTitle(_)
+            | Error::InvalidRequest(_)
+            | Error::NotUtf8
+            | Error::NulInMessage => libc::EINVAL,
             Error::CallbackFailed(_) | Error::ErrorResult(_) | Error::OutcomeUnknown(_) => {
                 libc::EIO
             }
@@ -180,6 +187,7 @@ mod tests {
             (Error::NotInPlanMode(String::new()), libc::EPERM),
             (Error::InvalidPlanTitle(String::new()), libc::EINVAL),
             (Error::NotUtf8, libc::EINVAL),
+            (Error::NulInMessage, libc::EINVAL),
             (Error::InvalidRequest(String::new()), libc::EINVAL),
             (Error::CallbackFailed(String::new()), libc::EIO),
             (Error::ErrorResult(String::new()), libc::EIO),

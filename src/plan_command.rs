@@ -55,6 +55,9 @@ impl FromStr for PlanCommand {
             None => (text, ""),
         };
         match command {
+            "enter" | "exit" if !argument.is_empty() => Err(Error::InvalidRequest(
+                texts::plan_command_takes_nothing_more(command, argument),
+            )),
             "enter" => Ok(PlanCommand::Enter),
             "exit" => Ok(PlanCommand::Exit),
             "approve" => Ok(PlanCommand::Approve(
@@ -122,5 +125,21 @@ mod tests {
         assert_eq!(refusal("go now"), (libc::EINVAL, unknown("go")));
         assert_eq!(refusal(""), (libc::EINVAL, unknown("")));
         assert_eq!(refusal("APPROVE"), (libc::EINVAL, unknown("APPROVE")));
+    }
+
+    #[test]
+    fn enter_and_exit_refuse_trailing_text_rather_than_ignore_it() {
+        let (errno, text) = refusal("enter\nexit");
+        assert_eq!(errno, libc::EINVAL);
+        assert_eq!(
+            text,
+            "enter takes nothing after it, and \"exit\" followed; write one command per write."
+        );
+        assert_eq!(refusal("exit now").0, libc::EINVAL);
+        assert_eq!(
+            "refine add tests\nand docs".parse(),
+            Ok(PlanCommand::Refine("add tests\nand docs".into())),
+            "feedback may span lines"
+        );
     }
 }

@@ -24,13 +24,25 @@ pub fn is_source_tool_char(c: char) -> bool {
 
 /// Characters that are not printable text: control characters (C0, DEL,
 /// C1), the Unicode line and paragraph separators (line breaks to many
-/// readers), and the bidirectional embedding, override and isolate controls
-/// (they make text display in another order than it reads).
+/// readers), the bidirectional marks, embedding, override and isolate
+/// controls (they make text display in another order than it reads), and
+/// the invisible ones: zero-width space and non-joiner, word joiner and the
+/// invisible operators, and the byte order mark (a label that looks like
+/// another). The zero-width joiner stays: emoji sequences are made of it.
 pub fn is_unprintable(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
-            '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+            '\u{200b}'
+                | '\u{200c}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{feff}'
         )
 }
 
@@ -138,6 +150,18 @@ mod tests {
         ] {
             assert_eq!(path_safe_source_tool(given), safe, "{given:?}");
         }
+    }
+
+    #[test]
+    fn zero_width_characters_and_the_bom_are_unprintable_but_emoji_joiners_are_not() {
+        for c in ['\u{200b}', '\u{200c}', '\u{2060}', '\u{feff}', '\u{200f}'] {
+            assert!(is_unprintable(c), "{}", describe_char(c));
+        }
+        assert!(
+            !is_unprintable('\u{200d}'),
+            "the zero-width joiner builds emoji"
+        );
+        assert_eq!(one_line("ok\u{200b}\u{feff}"), "ok\\u{200b}\\u{feff}");
     }
 
     #[test]

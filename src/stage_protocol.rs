@@ -465,6 +465,14 @@ mod tests {
                 "bidi\u{202e}",
                 "; it contains the unprintable character U+202E.",
             ),
+            (
+                "zero\u{200b}width",
+                "; it contains the unprintable character U+200B.",
+            ),
+            (
+                "\u{feff}bom",
+                "; it contains the unprintable character U+FEFF.",
+            ),
             ("   ", "; it is empty."),
         ] {
             let refused = refusal(serde_json::json!({ "label": label }));

@@ -252,6 +252,12 @@ pub fn hook_denied(label: &str, reason: &str) -> String {
 /// `plan/ctl` got `refine` without feedback.
 pub const REFINE_NEEDS_FEEDBACK: &str = "refine needs the reviewer's feedback: refine <feedback>";
 
+/// `plan/ctl` got `enter` or `exit` followed by more text: a second command
+/// in one write is refused whole rather than half carried out.
+pub fn plan_command_takes_nothing_more(command: &str, rest: &str) -> String {
+    format!("{command} takes nothing after it, and {rest:?} followed; write one command per write.")
+}
+
 /// `plan/ctl` got a command it does not know.
 pub fn unknown_plan_command(command: &str) -> String {
     format!(

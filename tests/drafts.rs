@@ -462,7 +462,7 @@ fn a_waiting_renamer_dies_promptly_on_sigint_and_sigkill_and_leaves_no_draft() {
             .stdout(std::process::Stdio::piped())
             .spawn()
             .expect("renamer");
-        assert!(eventually(Duration::from_secs(2), || fx
+        assert!(eventually(Duration::from_secs(10), || fx
             .session
             .is_in_progress(&id)));
         signal_and_see_it_go(&mut renamer, signal, "renamer");
@@ -575,7 +575,7 @@ fn unmount_cancels_a_waiting_rename_with_ecanceled() {
         std::fs::rename(dir.join("u.tmp"), dir.join("resolve"))
             .map_err(|error| error.raw_os_error())
     });
-    assert!(eventually(Duration::from_secs(2), || fx
+    assert!(eventually(Duration::from_secs(10), || fx
         .session
         .is_in_progress(&id)));
     let mount = fx.mount.take().expect("mounted");

@@ -196,9 +196,17 @@ fn a_second_write_on_one_descriptor_repeats_the_first_outcome_and_dispatches_not
         "later writes leave last alone"
     );
     drop(fd);
+    // The note is written at release, which the kernel sends after close
+    // returns: wait for it.
+    assert!(eventually(Duration::from_secs(10), || !ignored_notes(&fx).is_empty()));
     let notes = ignored_notes(&fx);
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert_eq!(notes[0]["device"], "resolve");
+    assert_eq!(
+        (&notes[0]["label"], &notes[0]["sourceTool"]),
+        (&serde_json::json!("second"), &serde_json::json!("edit")),
+        "the note names the preview the message decided"
+    );
     assert!(notes[0]["text"]
         .as_str()
         .unwrap_or_default()
@@ -401,9 +409,9 @@ fn session_abort_cancels_a_blocked_writer_with_ecanceled() {
     fx.session.abort("session aborted by user");
     assert_eq!(writer.join().expect("writer"), Err(libc::ECANCELED));
     assert_eq!(fx.read("last"), "Aborted: session aborted by user\n");
-    assert!(eventually(Duration::from_secs(3), || calls.applied() == 1));
+    assert!(eventually(Duration::from_secs(10), || calls.applied() == 1));
     assert!(
-        eventually(Duration::from_secs(1), || !fx.session.is_pending(&id)),
+        eventually(Duration::from_secs(10), || !fx.session.is_pending(&id)),
         "the late apply still consumes it"
     );
 }
@@ -419,26 +427,55 @@ fn with_grace(grace: Duration) -> Fixture {
 #[test]
 fn unmount_lets_a_running_decision_finish_and_refuses_new_ones() {
     let _quiet = quiet();
-    let mut fx = with_grace(Duration::from_secs(5));
+    let journal = tempfile::tempdir().expect("journal dir");
+    let journal_file = journal.path().join("journal.jsonl");
+    let mut fx = Fixture::with_options(xdev::MountOptions {
+        grace: Duration::from_secs(30),
+        journal_file: Some(journal_file.clone()),
+        ..xdev::MountOptions::default()
+    });
     stage(&fx.session, "older");
-    let (_, slow) = stage_slow(&fx.session, "slow", Duration::from_millis(600));
+    let (_, slow, gate) = stage_gated(&fx.session, "slow");
     let path = fx.path("resolve");
     let writer = std::thread::spawn(move || write_once(&path, b"go"));
-    assert!(eventually(Duration::from_secs(2), || fx.status_json()
+    assert!(eventually(Duration::from_secs(10), || fx.status_json()
         ["inProgress"]
         == 1));
     let mount = fx.mount.take().expect("mounted");
     let unmounting = std::thread::spawn(move || mount.unmount());
-    std::thread::sleep(Duration::from_millis(150));
+    // A propose outside plan mode decides nothing (EPERM) until the mount
+    // is stopping; then it is refused like every new decision.
+    assert!(eventually(Duration::from_secs(10), || write_once(
+        &fx.path("propose"),
+        b"probe"
+    ) == Err(
+        libc::ECANCELED
+    )));
     assert_eq!(
         write_once(&fx.path("reject"), b"not now"),
         Err(libc::ECANCELED),
         "no new decisions while stopping"
     );
+    gate.notify_one();
     assert_eq!(writer.join().expect("writer"), Ok(2), "the real outcome");
     assert_eq!(slow.applied(), 1);
     unmounting.join().expect("unmount").expect("unmounted");
     assert!(!xdev::is_stale_mount(&fx.dir));
+    let journal = std::fs::read_to_string(&journal_file).expect("journal file");
+    let refused: Vec<serde_json::Value> = journal
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|record| record["event"] == "reject")
+        .collect();
+    assert_eq!(refused.len(), 1, "{journal}");
+    assert_eq!(
+        (&refused[0]["reason"], &refused[0]["errno"]),
+        (
+            &serde_json::json!("not now"),
+            &serde_json::json!("ECANCELED")
+        ),
+        "a write refused at shutdown keeps its reason"
+    );
 }
 
 #[test]
@@ -449,14 +486,13 @@ fn unmount_cancels_writers_still_blocked_after_the_grace_period() {
     let path = fx.path("resolve");
     let writer = std::thread::spawn(move || write_once(&path, b"go"));
     fx.wait_until_deciding(&id);
-    let started = Instant::now();
     fx.mount
         .take()
         .expect("mounted")
         .unmount()
         .expect("unmount");
+    // Well before the apply's 5 s: the grace period ended it.
     assert_eq!(writer.join().expect("writer"), Err(libc::ECANCELED));
-    assert!(started.elapsed() < Duration::from_secs(2));
     assert!(!xdev::is_stale_mount(&fx.dir));
 }
 
@@ -798,21 +834,19 @@ fn status_files_are_always_fresh() {
 fn a_slow_apply_does_not_delay_status_reads() {
     let _quiet = quiet();
     let fx = Fixture::new();
-    let (id, _) = stage_slow(&fx.session, "slow", Duration::from_secs(2));
+    let (id, calls, gate) = stage_gated(&fx.session, "slow");
     let path = fx.path("resolve");
     let writer = std::thread::spawn(move || write_once(&path, b"go"));
     fx.wait_until_deciding(&id);
+    // The apply waits for the gate: every read below is answered while it
+    // runs, or the test would hang here. (How fast is the benchmark's job.)
     for _ in 0..5 {
-        let started = Instant::now();
         let out = fx.sh("cat \"$D/status\" >/dev/null && ls \"$D\" >/dev/null");
         assert!(out.status.success());
-        assert!(
-            started.elapsed() < Duration::from_millis(100),
-            "took {:?}",
-            started.elapsed()
-        );
     }
     assert!(fx.read("status").contains("in progress: 1"));
+    assert_eq!(calls.applied(), 0, "still applying");
+    gate.notify_one();
     assert_eq!(writer.join().expect("writer"), Ok(2));
 }
 
@@ -840,7 +874,7 @@ fn slow_write_waiting(
     let (_, slow, gate) = stage_gated(&fx.session, "slow");
     let path = fx.path("resolve");
     let blocked = std::thread::spawn(move || write_once(&path, b"slow one"));
-    assert!(eventually(Duration::from_secs(2), || fx
+    assert!(eventually(Duration::from_secs(10), || fx
         .session
         .in_progress_count()
         == 1));
@@ -854,31 +888,20 @@ fn writers_of_the_same_device_do_not_queue_behind_a_slow_one() {
     let (slow, gate, blocked) = slow_write_waiting(&fx);
     // Later writers of the same device: shell `>` (O_TRUNC), python
     // O_WRONLY, and raw O_WRONLY|O_TRUNC, each answered at once.
+    // The slow one waits for its gate, so each of these finishing at all
+    // shows it did not queue behind it.
     for index in 0..3 {
         let (_, fast) = stage(&fx.session, &format!("fast {index}"));
-        let started = Instant::now();
-        let limit = if index == 1 {
-            Duration::from_secs(5)
-        } else {
-            Duration::from_millis(300)
-        };
         let written = match index {
             0 => fx.sh("echo fast > \"$D/resolve\"").status.success(),
-            // Python's own start-up is not the mount's to answer for: it
-            // times its open + write itself and must report under 100 ms.
             1 => {
-                let code = "import os, time\nt = time.monotonic()\nfd = os.open(os.environ['D'] + '/resolve', os.O_WRONLY)\nn = os.write(fd, b'fast')\nprint(n, time.monotonic() - t < 0.1)";
-                stdout(&fx.python(code)) == "4 True\n"
+                let code = "import os\nfd = os.open(os.environ['D'] + '/resolve', os.O_WRONLY)\nprint(os.write(fd, b'fast'))";
+                stdout(&fx.python(code)) == "4\n"
             }
             _ => write_once(&fx.path("resolve"), b"fast") == Ok(4),
         };
         assert!(written, "writer {index}");
         assert_eq!(fast.applied(), 1);
-        let waited = started.elapsed();
-        assert!(
-            waited < limit,
-            "writer {index} waited {waited:?} behind the slow one"
-        );
     }
     let_the_slow_write_finish(&slow, &gate, blocked);
 }
@@ -893,10 +916,9 @@ fn reopening_a_device_through_an_old_descriptor_while_a_write_waits_fails_at_onc
     // That inode is locked in the kernel by the waiting write; reopened for
     // writing through /proc it would queue behind it, uninterruptibly.
     let old = std::path::PathBuf::from(format!("/proc/self/fd/{}", early.0));
-    let started = Instant::now();
+    // Answered while the slow write still waits for its gate.
     let reopened = Fd::open(&old, libc::O_WRONLY | libc::O_TRUNC);
     assert_eq!(reopened.err(), Some(libc::ESTALE));
-    assert!(started.elapsed() < Duration::from_millis(300));
     // The name leads to the device's fresh inode.
     let (_, fast) = stage(&fx.session, "fast");
     assert_eq!(write_once(&fx.path("resolve"), b"fast"), Ok(4));
@@ -929,7 +951,7 @@ fn a_writer_who_saw_a_slow_write_in_status_or_pending_is_never_queued_behind_it(
             }
         };
         while !showing(round) {
-            assert!(seen.elapsed() < Duration::from_secs(2), "round {round}");
+            assert!(seen.elapsed() < Duration::from_secs(20), "round {round}");
         }
         let (_, fast) = stage(&fx.session, "fast");
         let (done, answer) = std::sync::mpsc::channel();
@@ -1030,7 +1052,7 @@ fn a_blocked_writer_dies_promptly_on_sigint_and_sigkill() {
             .command("sh", "echo go > \"$D/resolve\"")
             .spawn()
             .expect("spawn writer");
-        assert!(eventually(Duration::from_secs(2), || fx
+        assert!(eventually(Duration::from_secs(10), || fx
             .session
             .in_progress_count()
             == 1));
@@ -1327,4 +1349,74 @@ fn a_full_disk_refuses_decisions_before_they_run_and_tears_no_line() {
         assert!(write_once(&fx.path("reject"), reason.as_bytes()).is_ok());
     }
     journal_lines(&journal);
+}
+
+// ----- odd and hostile input ---------------------------------------------------
+
+#[test]
+fn names_over_255_bytes_are_enametoolong_everywhere() {
+    let fx = Fixture::new();
+    let long = "d".repeat(256);
+    let out = fx.python(&format!(
+        r#"
+import errno, os
+D = os.environ["D"]
+name = "{long}"
+for what, call in [
+    ("create", lambda: os.open(os.path.join(D, name), os.O_CREAT | os.O_WRONLY, 0o600)),
+    ("stat", lambda: os.stat(os.path.join(D, name))),
+    ("rename", lambda: os.rename(os.path.join(D, "status"), os.path.join(D, name))),
+]:
+    try:
+        call()
+        print(what, "ok")
+    except OSError as e:
+        print(what, errno.errorcode[e.errno])
+print("statfs", os.statvfs(D).f_namemax)
+"#
+    ));
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        stdout(&out),
+        "create ENAMETOOLONG\nstat ENAMETOOLONG\nrename ENAMETOOLONG\nstatfs 255\n"
+    );
+    let fits = "d".repeat(255);
+    let made = fx.sh(&format!("echo draft > \"$D/{fits}\" && rm \"$D/{fits}\""));
+    assert!(made.status.success(), "255 bytes fit: {made:?}");
+}
+
+#[test]
+fn fallocate_on_a_device_is_refused_and_decides_nothing() {
+    let fx = Fixture::new();
+    let (id, calls) = stage(&fx.session, "edit");
+    // util-linux asks the kernel directly.
+    let direct = fx.sh("fallocate -l 4096 \"$D/resolve\"");
+    assert!(!direct.status.success());
+    assert!(
+        String::from_utf8_lossy(&direct.stderr).contains("Operation not supported"),
+        "{direct:?}"
+    );
+    // glibc's posix_fallocate falls back to reading and writing NUL bytes,
+    // which no device takes as a message.
+    let out = fx.python(
+        r#"
+import errno, os
+for flags in (os.O_WRONLY, os.O_RDWR):
+    fd = os.open(os.environ["D"] + "/resolve", flags)
+    try:
+        os.posix_fallocate(fd, 0, 65536)
+        print("ok")
+    except OSError as e:
+        print(errno.errorcode[e.errno])
+"#,
+    );
+    assert_eq!(stdout(&out), "EBADF\nEINVAL\n", "{out:?}");
+    assert_eq!(calls.applied(), 0);
+    assert!(fx.session.is_pending(&id), "nothing was decided");
+    assert_eq!(
+        write_once(&fx.path("resolve"), b"go\0on"),
+        Err(libc::EINVAL),
+        "a NUL byte is never part of a reason"
+    );
+    assert!(fx.read("last").contains("NUL byte"));
 }

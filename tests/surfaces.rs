@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use xdev::MountOptions;
@@ -91,7 +91,7 @@ fn a_failing_producer_keeps_its_preview_and_closing_withdraws_it() {
     // The producer exits after its report: its preview, back at the head
     // after the failure, is withdrawn when it closes the stage file.
     producer.wait_with_output().expect("producer");
-    assert!(eventually(Duration::from_secs(2), || !fx
+    assert!(eventually(Duration::from_secs(10), || !fx
         .session
         .is_pending(&id)));
     let events: Vec<String> = fx
@@ -133,12 +133,11 @@ fn an_item_being_decided_is_busy_for_other_writers_not_a_queue() {
         let resolve = resolve.clone();
         move || write_once(&resolve, b"first")
     });
-    assert!(eventually(Duration::from_secs(2), || fx
+    assert!(eventually(Duration::from_secs(10), || fx
         .session
         .is_in_progress(&id)));
     // Both files of the item refuse new writers at once (they would wait in
     // the kernel behind the first write, out of reach of Ctrl-C)...
-    let started = Instant::now();
     assert_eq!(write_once(&resolve, b"second"), Err(libc::EBUSY));
     let reject = fx.path(&format!("pending/{id}/reject"));
     let shell = fx.sh(&format!("echo no > \"$D/pending/{id}/reject\""));
@@ -147,7 +146,6 @@ fn an_item_being_decided_is_busy_for_other_writers_not_a_queue() {
         String::from_utf8_lossy(&shell.stderr).contains("Device or resource busy"),
         "{shell:?}"
     );
-    assert!(started.elapsed() < Duration::from_secs(1));
     // ...while reading them still works.
     assert!(std::fs::read_to_string(&reject).is_ok());
     gate.notify_one();
@@ -411,6 +409,20 @@ fn plan_ctl_enters_plan_mode_and_yolo_approves_at_once() {
 }
 
 #[test]
+fn plan_ctl_refuses_a_command_with_trailing_text_whole() {
+    let (fx, _desk, _plans) = Fixture::with_plan(PlanHandlerKind::Yolo);
+    assert_eq!(
+        write_once(&fx.path("plan/ctl"), b"enter\nexit\n"),
+        Err(libc::EINVAL)
+    );
+    assert!(
+        fx.read("plan/status").contains("\"planMode\":false"),
+        "nothing of it was carried out"
+    );
+    assert!(fx.read("last").contains("takes nothing after it"));
+}
+
+#[test]
 fn a_review_blocks_the_propose_until_approved_and_ebusy_meanwhile() {
     let (fx, desk, plans) = Fixture::with_plan(PlanHandlerKind::Review);
     desk.enter();
@@ -421,7 +433,7 @@ fn a_review_blocks_the_propose_until_approved_and_ebusy_meanwhile() {
         let written = fd.write(b"auth");
         (written, fd.read_to_string())
     });
-    assert!(eventually(Duration::from_secs(3), || fx
+    assert!(eventually(Duration::from_secs(10), || fx
         .read("plan/status")
         .contains("auth-plan.md")));
     assert_eq!(write_once(&fx.path("propose"), b"auth"), Err(libc::EBUSY));
@@ -449,21 +461,21 @@ fn killing_a_waiting_proposer_cancels_its_review() {
         .command("sh", "echo auth > \"$D/propose\"")
         .spawn()
         .expect("proposer");
-    assert!(eventually(Duration::from_secs(3), || fx
+    assert!(eventually(Duration::from_secs(10), || fx
         .read("plan/status")
         .contains("auth-plan.md")));
     child.kill().expect("SIGKILL");
-    assert!(eventually(Duration::from_millis(500), || matches!(
+    assert!(eventually(Duration::from_secs(10), || matches!(
         child.try_wait(),
         Ok(Some(_))
     )));
-    assert!(eventually(Duration::from_secs(1), || fx
+    assert!(eventually(Duration::from_secs(10), || fx
         .read("plan/status")
         .contains("\"underReview\":null")));
     // A new proposal is accepted (not EBUSY).
     let path = fx.path("propose");
     let again = std::thread::spawn(move || write_once(&path, b"auth"));
-    assert!(eventually(Duration::from_secs(3), || fx
+    assert!(eventually(Duration::from_secs(10), || fx
         .read("plan/status")
         .contains("auth-plan.md")));
     assert_eq!(

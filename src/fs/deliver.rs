@@ -7,7 +7,7 @@ use std::sync::Arc;
 use fuser::{Errno, FileHandle};
 use parking_lot::Mutex;
 
-use super::handles::Handle;
+use super::handles::{Decided, Handle};
 use super::target::Target;
 use super::{errno_of, Shared};
 use crate::dispatch::{BeforeDecision, Details, DeviceResult, DispatchHooks, Resolution};
@@ -71,8 +71,14 @@ impl Shared {
                 .error
                 .as_ref()
                 .map_or(Ok(()), |error| Err(errno_of(error)));
-            let id = resolution.id.as_deref();
-            self.handles.set_result(fh, outcome, &resolution.text, id);
+            let details = resolution.details.as_ref();
+            let decided = Decided {
+                id: resolution.id.clone(),
+                label: details.map(|details| details.label.clone()),
+                source_tool: details.map(|details| details.source_tool_name.clone()),
+            };
+            self.handles
+                .set_result(fh, outcome, &resolution.text, decided);
         }
         self.note(target, reason, resolution, who);
     }
@@ -167,7 +173,14 @@ impl Shared {
         }) = handle
         {
             if message.ignored() > 0 {
-                let note = Record::ignored(&target.name(), decided, message.ignored(), writer);
+                let decided = decided.unwrap_or_default();
+                let note = Record::ignored(
+                    &target.name(),
+                    decided.id,
+                    (decided.label, decided.source_tool),
+                    message.ignored(),
+                    writer,
+                );
                 // A note the file cannot take is counted as lost there.
                 let _ = self.journal.append(&note);
             }

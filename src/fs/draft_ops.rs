@@ -12,6 +12,7 @@ use crate::error::Error;
 
 use super::drafts::{Created, Creator, Draft, Place};
 use super::handles::Handle;
+use super::lookup::name_fits;
 use super::nodes::{Inodes, Node};
 use super::setattr::AttrChange;
 use super::target::Target;
@@ -92,6 +93,7 @@ impl Shared {
         umask: u32,
         flags: i32,
     ) -> Result<(FileAttr, FileHandle), Errno> {
+        name_fits(name)?;
         let dir = self.node(parent).ok_or(Errno::ENOENT)?;
         let name = name.to_str().ok_or(Errno::EINVAL)?;
         let draft = self.create_draft(caller, (parent, &dir), name, mode, umask, flags)?;
@@ -188,6 +190,8 @@ impl Shared {
         (newparent, newname): (INodeNo, &OsStr),
         flags: RenameFlags,
     ) -> Result<Renaming, Errno> {
+        name_fits(name)?;
+        name_fits(newname)?;
         let (Some(from_dir), Some(to_dir)) = (self.node(parent), self.node(newparent)) else {
             return Err(Errno::ENOENT);
         };

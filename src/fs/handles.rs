@@ -36,7 +36,7 @@ pub(crate) enum Handle {
         last_write: (u64, u64),
         /// The preview the message decided, and who wrote last: for the
         /// journal's note of ignored bytes when the descriptor goes.
-        decided: Option<String>,
+        decided: Option<Decided>,
         writer: Option<Who>,
     },
     /// A status file: its content as of the last read at offset 0 (as
@@ -55,6 +55,15 @@ pub(crate) enum Handle {
     /// A draft. Once its name is gone (renamed onto a device, removed) it
     /// holds nothing and refuses writes (see `Drafts::remove`).
     Draft(Arc<Draft>),
+}
+
+/// The preview a descriptor's message decided: what the journal's note of
+/// later, ignored bytes names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Decided {
+    pub(crate) id: Option<String>,
+    pub(crate) label: Option<String>,
+    pub(crate) source_tool: Option<String>,
 }
 
 /// What a device write returned: success, or its errno.
@@ -216,7 +225,7 @@ impl Handles {
         fh: FileHandle,
         outcome: Outcome,
         text: &str,
-        id: Option<&str>,
+        preview: Decided,
     ) {
         if let Some(Handle::Target {
             outcome: first,
@@ -227,7 +236,7 @@ impl Handles {
         {
             first.send_replace(Some(outcome));
             *result = Some(text.to_string());
-            *decided = id.map(str::to_string);
+            *decided = Some(preview);
         }
     }
 
@@ -323,7 +332,7 @@ mod tests {
             "offset 0 reads from the start again"
         );
         handles.write(fh, 0, b"go\n");
-        handles.set_result(fh, Ok(()), "applied", None);
+        handles.set_result(fh, Ok(()), "applied", Decided::default());
         assert_eq!(
             handles.read(fh, 3, 4, usage),
             Some(b"appl".to_vec()),

@@ -27,6 +27,19 @@ fn is_missing_detail(dir: &Node, name: &str, has_detail: impl FnOnce(&str) -> bo
     }
 }
 
+/// The longest name a directory of the mount holds, in bytes; what `statfs`
+/// reports, as on most Linux filesystems.
+pub(super) const NAME_MAX: usize = 255;
+
+/// `ENAMETOOLONG` for a name longer than [`NAME_MAX`] bytes (the kernel
+/// lets names up to 1024 bytes through to a FUSE filesystem).
+pub(super) fn name_fits(name: &OsStr) -> Result<(), Errno> {
+    if name.len() > NAME_MAX {
+        return Err(Errno::ENAMETOOLONG);
+    }
+    Ok(())
+}
+
 impl Shared {
     /// What `ino` is, if it (still) exists: a decided item is gone, and so
     /// is a draft once renamed onto a device or removed.
@@ -57,6 +70,7 @@ impl Shared {
         uid: u32,
         tid: u32,
     ) -> Result<Entry, Errno> {
+        name_fits(name)?;
         if parent == INodeNo::ROOT {
             self.busy.looked_up(tid);
         }

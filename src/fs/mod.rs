@@ -57,7 +57,7 @@ use fuser::{
     BsdFileFlags, Errno, FileHandle, Filesystem, FopenFlags, Generation, INodeNo, InitFlags,
     KernelConfig, LockOwner, OpenFlags, PollEvents, PollFlags, PollNotifier, RenameFlags,
     ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry,
-    ReplyOpen, ReplyPoll, ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
+    ReplyOpen, ReplyPoll, ReplyStatfs, ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
 
 use crate::error::Error;
@@ -199,7 +199,9 @@ macro_rules! answer {
 /// Operations answered the same whatever they ask: nothing can be made,
 /// linked or removed here but a draft (`EPERM`), and no extended attribute
 /// is kept (`EPERM` to set or remove one; `ENOSYS` to read them tells the
-/// kernel to stop asking: one round trip, once). Every file is direct I/O
+/// kernel to stop asking: one round trip, once). Nothing can be allocated
+/// (`EOPNOTSUPP`; glibc's `posix_fallocate` then writes NUL bytes, which a
+/// device refuses as a message). Every file is direct I/O
 /// with nothing cached, so flush and fsync have nothing to do.
 macro_rules! answer_all {
     ($($method:ident($($arg:ty),*) -> $reply:ty: $answer:ident $(($errno:ident))?;)*) => {
@@ -490,5 +492,12 @@ impl Filesystem for XdevFs {
         removexattr(INodeNo, &OsStr) -> ReplyEmpty: error(EPERM);
         getxattr(INodeNo, &OsStr, u32) -> ReplyXattr: error(ENOSYS);
         listxattr(INodeNo, u32) -> ReplyXattr: error(ENOSYS);
+        fallocate(INodeNo, FileHandle, u64, u64, i32) -> ReplyEmpty: error(EOPNOTSUPP);
+    }
+
+    fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
+        // Nothing is stored: no blocks, no inodes to spare; names as long
+        // as lookups, creates and renames accept.
+        reply.statfs(0, 0, 0, 0, 0, 512, lookup::NAME_MAX as u32, 0);
     }
 }

@@ -69,14 +69,21 @@ fn now() -> f64 {
 
 impl Record {
     /// The note that `bytes` written to `device` after its message (which
-    /// decided preview `id`, if any) were ignored; `who` wrote them.
-    pub fn ignored(device: &str, id: Option<String>, bytes: usize, who: Option<Who>) -> Record {
+    /// decided preview `id`, with its label and source tool, if any) were
+    /// ignored; `who` wrote them.
+    pub fn ignored(
+        device: &str,
+        id: Option<String>,
+        (label, source_tool): (Option<String>, Option<String>),
+        bytes: usize,
+        who: Option<Who>,
+    ) -> Record {
         Record {
             time: now(),
             event: "ignored".to_string(),
             id,
-            label: None,
-            source_tool: None,
+            label,
+            source_tool,
             device: Some(device.to_string()),
             reason: None,
             outcome: "ok".to_string(),
