@@ -6,9 +6,11 @@
 //! memory.
 //!
 //! Drafts are private to the uid that made them (other uids can neither
-//! see nor open them) and bounded per uid. A draft whose creating process
-//! has exited, or whose `pending/<id>/` directory has gone, is dropped the
-//! next time that uid creates one; all go at unmount with the mount.
+//! see nor open them) and bounded per uid. A draft whose `pending/<id>/`
+//! directory has gone is dropped the next time that uid creates one. A draft
+//! whose creating process has exited (an orphan: `cp r D/d1; mv D/d1
+//! D/resolve` runs two processes) stays until its uid's quota needs the
+//! room, oldest orphan first; all go at unmount with the mount.
 //! Nothing here is on the path of a plain `echo > resolve`.
 
 use std::collections::HashMap;
@@ -202,6 +204,24 @@ impl Table {
             .map(|(_, draft)| draft)
     }
 
+    /// Drops uid `uid`'s oldest draft whose creator has exited (never
+    /// `except`, the draft being written): whether there was one.
+    fn drop_oldest_orphan(&mut self, uid: u32, except: Option<INodeNo>) -> bool {
+        let oldest = self
+            .by_ino
+            .values()
+            .filter(|(held, draft)| {
+                held.uid == uid && Some(draft.ino) != except && !draft.creator.is_alive()
+            })
+            .min_by_key(|(_, draft)| draft.file.lock().ctime)
+            .map(|(held, _)| held.clone());
+        let Some(place) = oldest else { return false };
+        if let Some(draft) = self.remove(&place) {
+            draft.detach();
+        }
+        true
+    }
+
     /// The bytes uid `uid` holds in drafts other than `except`.
     fn bytes_of_uid_except(&self, uid: u32, except: INodeNo) -> usize {
         self.of_uid(uid)
@@ -225,10 +245,10 @@ impl Drafts {
     /// Creates a draft at `place` for `creator`, with inode number `ino`
     /// (taken only for a new draft) and permission bits `perm`.
     ///
-    /// Drafts of that uid whose creator has exited, or whose directory is
-    /// gone (`dir_exists`), are dropped first. Past the per-uid count,
-    /// `EDQUOT`; an existing draft of that name is `EEXIST` when
-    /// `exclusive`, else opened.
+    /// Drafts of that uid whose directory is gone (`dir_exists`) are
+    /// dropped first; at the per-uid count, its oldest orphan makes room,
+    /// and without one it is `EDQUOT`. An existing draft of that name is
+    /// `EEXIST` when `exclusive`, else opened.
     pub(crate) fn create(
         &self,
         place: Place,
@@ -249,9 +269,7 @@ impl Drafts {
         let gone: Vec<Place> = table
             .by_ino
             .values()
-            .filter(|(held, draft)| {
-                held.uid == place.uid && (!draft.creator.is_alive() || !dir_exists(held.dir))
-            })
+            .filter(|(held, _)| held.uid == place.uid && !dir_exists(held.dir))
             .map(|(held, _)| held.clone())
             .collect();
         for held in &gone {
@@ -259,7 +277,9 @@ impl Drafts {
                 draft.detach();
             }
         }
-        if table.of_uid(place.uid).count() >= MAX_DRAFTS_PER_UID {
+        if table.of_uid(place.uid).count() >= MAX_DRAFTS_PER_UID
+            && !table.drop_oldest_orphan(place.uid, None)
+        {
             return Err(Errno::EDQUOT);
         }
         let now = SystemTime::now();
@@ -359,7 +379,8 @@ impl Drafts {
         new_len: impl FnOnce(usize) -> usize,
         fill: impl FnOnce(&mut [u8]),
     ) -> Result<(), Errno> {
-        let table = self.table.lock();
+        let mut table = self.table.lock();
+        // Held throughout: making room never touches this draft.
         let mut file = draft.file.lock();
         if file.detached {
             return Err(Errno::ENOENT);
@@ -372,9 +393,12 @@ impl Drafts {
             return Err(Errno::EFBIG);
         }
         if after > before {
-            let others = table.bytes_of_uid_except(draft.creator.uid, draft.ino);
-            if others + after > MAX_DRAFT_BYTES_PER_UID {
-                return Err(Errno::EDQUOT);
+            let uid = draft.creator.uid;
+            // Orphans make room, oldest first, before the quota refuses.
+            while table.bytes_of_uid_except(uid, draft.ino) + after > MAX_DRAFT_BYTES_PER_UID {
+                if !table.drop_oldest_orphan(uid, Some(draft.ino)) {
+                    return Err(Errno::EDQUOT);
+                }
             }
         }
         file.bytes.resize(after, 0);
