@@ -176,7 +176,6 @@ pub(crate) fn prepare(dir: &Path, create: bool) -> Result<Option<CreatedDir>, Mo
         MountPointState::Xdev => return Err(MountError::AlreadyServed(shown)),
         _ => {}
     }
-    let remembered = CreatedDir::remembered(dir);
     let metadata = match std::fs::metadata(dir) {
         Ok(metadata) => metadata,
         Err(err) if err.kind() == io::ErrorKind::NotFound && create => {
@@ -191,7 +190,10 @@ pub(crate) fn prepare(dir: &Path, create: bool) -> Result<Option<CreatedDir>, Mo
         return Err(MountError::NotADirectory(shown));
     }
     require_empty(dir)?;
-    Ok(remembered)
+    // Only a directory that is there can be one xdev made before: a marker
+    // whose directory was removed by hand is replaced by `create` above,
+    // never given a guard that would remove the new directory.
+    Ok(CreatedDir::remembered(dir))
 }
 
 /// The mount point must be empty; regular files named like the devices are
@@ -389,6 +391,21 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_directory_removed_by_hand_after_a_sigkill_is_made_again_and_kept() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let dir = tmp.path().join("mnt");
+        let first = prepare(&dir, true).expect("created").expect("a guard");
+        // A SIGKILLed daemon never drops its guard; then a person removes
+        // the directory by hand.
+        std::mem::forget(first);
+        std::fs::remove_dir(&dir).expect("removed by hand");
+        let second = prepare(&dir, true).expect("created again");
+        assert!(dir.is_dir(), "the new directory stays while it is used");
+        drop(second);
+        assert!(!dir.exists(), "and goes with its guard");
+    }
 
     #[test]
     fn a_plain_directory_a_file_and_nothing_are_not_mounts() {
