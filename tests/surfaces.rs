@@ -676,3 +676,70 @@ fn a_forged_label_shows_escaped_in_status_label_and_reminder() {
         format!("pending: 0\nhead: none\nplan mode: off\nlast: reject ok: rejected: {escaped}\n")
     );
 }
+
+/// A reader of `events` that falls behind a burst of 20,000 records (here
+/// it is stopped while they come) gets every record, or, where the mount
+/// no longer keeps them (with `--journal` it keeps 512 KiB in memory), one
+/// `lost` record that counts them: never a silent gap.
+#[test]
+fn a_stopped_shell_reader_of_events_gets_every_record_or_a_lost_count() {
+    use std::os::unix::process::CommandExt;
+    const BURST: usize = 20_000;
+    for with_journal in [false, true] {
+        let journal = tempfile::tempdir().expect("journal dir");
+        let fx = Fixture::with_options(MountOptions {
+            journal_file: with_journal.then(|| journal.path().join("journal.jsonl")),
+            ..MountOptions::default()
+        });
+        // cat reads the mount in blocks; bash's read loop counts the lines.
+        let script = format!(
+            r#"exec 3< <(exec cat "$D/events"); cat_pid=$!
+n=0; lost=0
+while IFS= read -r -u 3 line; do
+    case $line in
+        *'"event":"lost"'*) c=${{line##*'"count":'}}; lost=$((lost + ${{c%'}}'}})) ;;
+        *) n=$((n + 1)) ;;
+    esac
+    [ $((n + lost)) -ge {BURST} ] && break
+done
+kill "$cat_pid"
+echo "$n $lost""#
+        );
+        let reader = std::process::Command::new("timeout")
+            .args(["300", "bash", "-c", &script])
+            .env("D", &fx.dir)
+            .stdout(std::process::Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .expect("bash reader");
+        let group = reader.id() as i32;
+        wait_until_opened(&fx.path("events"));
+        // SAFETY: signalling the process group this test just made.
+        unsafe { libc::kill(-group, libc::SIGSTOP) };
+        // Staged and cleared a hundred at a time: two records each, and
+        // the stack stays short (the burst is the journal's, not the
+        // stack's).
+        for round in 0..BURST / 200 {
+            for n in 0..100 {
+                stage(&fx.session, &format!("burst {round}.{n}"));
+            }
+            fx.session.clear_pending();
+        }
+        // SAFETY: as above.
+        unsafe { libc::kill(-group, libc::SIGCONT) };
+        let out = reader.wait_with_output().expect("reader");
+        let counts: Vec<usize> = stdout(&out)
+            .split_whitespace()
+            .filter_map(|count| count.parse().ok())
+            .collect();
+        let [read, lost] = counts[..] else {
+            panic!("the reader did not finish: {out:?}");
+        };
+        assert_eq!(read + lost, BURST, "journal {with_journal}: {out:?}");
+        if with_journal {
+            assert!(lost > 0, "512 KiB cannot hold the burst");
+        } else {
+            assert_eq!(lost, 0, "memory holds the whole burst");
+        }
+    }
+}

@@ -85,18 +85,31 @@ impl Memory {
         (self.copy(start, end), start)
     }
 
-    /// The records from `at` on (records no longer kept are skipped, and
-    /// with them `at.skip`), at most `max` bytes: whole lines where they
-    /// fit. When not even the rest of the first line fits, its next `max`
-    /// bytes, and the next read goes on inside it: a reader that takes one
-    /// byte at a time (a shell's `read`) loses nothing. Returns the bytes
-    /// and where the next read starts.
+    /// The records from `at` on, at most `max` bytes: whole lines where
+    /// they fit. When not even the rest of the first line fits, its next
+    /// `max` bytes, and the next read goes on inside it: a reader that takes
+    /// one byte at a time (a shell's `read`) loses nothing. Records no
+    /// longer kept are never skipped silently: in their place comes one
+    /// `{"event":"lost","count":N}` line (after a newline, if the reader
+    /// was inside one of them). Returns the bytes and where the next read
+    /// starts.
     pub(crate) fn lines_from(&self, at: EventsAt, max: usize) -> (Vec<u8>, EventsAt) {
         let at = if at.record < self.first {
-            EventsAt::record(self.first)
+            EventsAt {
+                record: self.first,
+                skip: 0,
+                lost: Some(Lost {
+                    count: self.first - at.record + at.lost.map_or(0, |lost| lost.count),
+                    inside_a_line: at.skip > 0,
+                    read: 0,
+                }),
+            }
         } else {
             at
         };
+        if let Some(lost) = at.lost {
+            return lost.take(at.record, max);
+        }
         let Some(line_start) = self.starts.get(at.record - self.first) else {
             return (Vec::new(), at);
         };
@@ -110,8 +123,8 @@ impl Memory {
         let first_end = line_end(at.record);
         if (first_end - start) as usize > max {
             let part = EventsAt {
-                record: at.record,
                 skip: at.skip + max,
+                ..at
             };
             return (self.copy(start, start + max as u64), part);
         }
@@ -132,12 +145,51 @@ pub struct EventsAt {
     pub record: usize,
     /// The bytes of it already read.
     pub skip: usize,
+    /// Records the reader fell too far behind to get, told before `record`.
+    lost: Option<Lost>,
 }
 
 impl EventsAt {
     /// The start of record `record`.
     pub fn record(record: usize) -> Self {
-        EventsAt { record, skip: 0 }
+        EventsAt {
+            record,
+            skip: 0,
+            lost: None,
+        }
+    }
+}
+
+/// The `lost` line a reader that fell behind gets in place of the records
+/// it missed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Lost {
+    count: usize,
+    /// The reader had read part of a record now gone: the line starts with
+    /// a newline, so the `lost` record stands on a line of its own.
+    inside_a_line: bool,
+    /// The bytes of the line already read.
+    read: usize,
+}
+
+impl Lost {
+    fn line(&self) -> Vec<u8> {
+        let newline = if self.inside_a_line { "\n" } else { "" };
+        format!("{newline}{{\"event\":\"lost\",\"count\":{}}}\n", self.count).into_bytes()
+    }
+
+    /// At most `max` bytes of the line, and where the reader is then: still
+    /// inside it, or at `record`.
+    fn take(self, record: usize, max: usize) -> (Vec<u8>, EventsAt) {
+        let line = self.line();
+        let end = line.len().min(self.read + max);
+        let lost = (end < line.len()).then_some(Lost { read: end, ..self });
+        let at = EventsAt {
+            record,
+            skip: 0,
+            lost,
+        };
+        (line[self.read..end].to_vec(), at)
     }
 }
 
@@ -167,12 +219,17 @@ mod tests {
         assert_eq!(bytes, [line(7), line(8), line(9)].concat());
         assert_eq!(memory.read_at(88, 11), (line(8), 88));
         assert_eq!(memory.read_at(110, 11), (Vec::new(), 110));
-        let (events, next) = memory.lines_from(EventsAt::record(2), 1000);
+        let (lost, at) = memory.lines_from(EventsAt::record(2), 1000);
         assert_eq!(
-            next,
-            EventsAt::record(10),
-            "records dropped from memory are skipped"
+            (lost, at),
+            (
+                b"{\"event\":\"lost\",\"count\":5}\n".to_vec(),
+                EventsAt::record(7)
+            ),
+            "records dropped from memory are told, not skipped"
         );
+        let (events, next) = memory.lines_from(at, 1000);
+        assert_eq!(next, EventsAt::record(10));
         assert_eq!(events, [line(7), line(8), line(9)].concat());
         assert_eq!(
             memory.lines_from(EventsAt::record(8), 15),
@@ -191,15 +248,44 @@ mod tests {
         memory.push(&line(1));
         memory.push(&line(2));
         assert_eq!(memory.read_at(0, 100), (line(2), 11));
-        let (part, at) = memory.lines_from(EventsAt::record(0), 4);
+        let (part, at) = memory.lines_from(EventsAt::record(1), 4);
         assert_eq!(
             (part, at),
-            (line(2)[..4].to_vec(), EventsAt { record: 1, skip: 4 })
+            (
+                line(2)[..4].to_vec(),
+                EventsAt {
+                    skip: 4,
+                    ..EventsAt::record(1)
+                }
+            )
         );
         assert_eq!(
             memory.lines_from(at, 100),
             (line(2)[4..].to_vec(), EventsAt::record(2)),
             "the next read goes on inside the line"
+        );
+    }
+
+    #[test]
+    fn a_reader_one_byte_at_a_time_inside_a_dropped_line_gets_its_lost_line_whole() {
+        let mut memory = Memory::new(1000);
+        memory.push(&line(0));
+        let (part, at) = memory.lines_from(EventsAt::default(), 3);
+        assert_eq!(part, line(0)[..3].to_vec());
+        let mut memory = Memory::new(11);
+        for n in 0..4 {
+            memory.push(&line(n));
+        }
+        let (mut at, mut read) = (at, Vec::new());
+        while at.record < 4 {
+            let (byte, next) = memory.lines_from(at, 1);
+            read.extend(byte);
+            at = next;
+        }
+        let expected = [b"\n{\"event\":\"lost\",\"count\":3}\n".to_vec(), line(3)].concat();
+        assert_eq!(
+            String::from_utf8_lossy(&read),
+            String::from_utf8_lossy(&expected)
         );
     }
 
