@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # (a) The mount lists the three devices and four status files, and nothing
-# else but the entries of SPEC section 7 (events, log, pending/, plan/, stage);
-# devices are mode 0600 (owner read/write), status files 0444 (read-only);
-# devices report a block size of at least 8192 (SPEC §4: `echo` of up to
-# 8 KiB arrives in one write).
+# else but the journal, pending/, plan/ and stage; devices are mode 0600
+# (owner read/write), status files 0400 (read-only, the owner's: they show
+# what the session holds; `--share-journal` makes them 0444); devices report
+# a block size of at least 8192 (`echo` of up to 8 KiB arrives in one write).
 . "$(dirname "$0")/lib.sh"
 
 assert_listing "entries of $D"
@@ -16,6 +16,6 @@ for device in resolve reject propose; do
 done
 for file in status status.json last reminder; do
     [ -f "$D/$file" ] || fail "$D/$file is not a regular file"
-    assert_eq "$(stat -c %a "$D/$file")" "444" "mode of $file"
+    assert_eq "$(stat -c %a "$D/$file")" "400" "mode of $file"
 done
-note "entries: $(ls -A "$D" | tr '\n' ' '); devices 0600, status files 0444"
+note "entries: $(ls -A "$D" | tr '\n' ' '); devices 0600, status files 0400"

@@ -62,5 +62,5 @@ for name in ("status", "status.json", "last", "reminder"):
 # Nothing changed.
 assert_eq "$(ls -A "$D")" "$before" "entries of $D afterwards"
 assert_eq "$(stat -c %a "$D/resolve")" "600" "mode of resolve afterwards"
-assert_eq "$(stat -c %a "$D/status")" "444" "mode of status afterwards"
+assert_eq "$(stat -c %a "$D/status")" "400" "mode of status afterwards"
 note "create, mkdir, rm, mv, ln -s, ln, mknod, chmod, status writes refused"

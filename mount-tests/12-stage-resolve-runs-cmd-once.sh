@@ -14,7 +14,7 @@ stage_bg one --label "edit README" -- sh -c \
     'echo "$XDEV_ID" >>"$1"; echo "applied: $XDEV_REASON"; echo "(stderr is not the result)" >&2' sh "$runs"
 assert_contains "$ID" "pending-action:external:" "the id of a preview staged with no --source-tool"
 stager=$BG_PID
-wait_until 2000 "the staged preview in status.json" pending_is 1
+wait_until 10000 "the staged preview in status.json" pending_is 1
 assert_eq "$(status_json 's["head"]["id"], s["head"]["label"], s["head"]["sourceTool"]')" \
     "('$ID', 'edit README', 'external')" "status.json head while staged"
 [ ! -e "$runs" ] || fail "CMD ran before any decision"
@@ -23,7 +23,7 @@ if ! err=$(echo "looks right" 2>&1 >"$D/resolve"); then
     fail "'echo looks right > resolve' failed: $err"
 fi
 assert_last "applied: looks right"
-wait_exit "$stager" 2000 "xdev stage after its preview was applied"
+wait_exit "$stager" 10000 "xdev stage after its preview was applied"
 assert_eq "$EXIT_CODE" 0 "exit status of xdev stage after apply"
 assert_content "$runs" "$ID"
 assert_content "$SCRATCH/one.out" "$ID"
@@ -49,7 +49,7 @@ finally:
 if n != 8 or answer != b"version 1.2.0\n":
     sys.exit("resolve via O_RDWR: write returned %r, read back %r" % (n, answer))
 '
-wait_exit "$stager" 2000 "the second xdev stage"
+wait_exit "$stager" 10000 "the second xdev stage"
 assert_eq "$EXIT_CODE" 0 "exit status of the second xdev stage"
 assert_eq "$(grep -c . "$runs")" 2 "CMD runs in total (once per applied preview)"
 # 3. The CLI: `xdev resolve WORDS...` joins its words into the reason,
@@ -61,7 +61,7 @@ xdev resolve tests pass >"$SCRATCH/cli.out" 2>"$SCRATCH/cli.err"
 assert_eq "$?" 0 "exit status of xdev resolve (stderr: $(cat "$SCRATCH/cli.err"))"
 assert_content "$SCRATCH/cli.out" "applied: tests pass"
 assert_eq "$(cat "$SCRATCH/cli.err")" "" "stderr of xdev resolve"
-wait_exit "$stager" 2000 "the third xdev stage"
+wait_exit "$stager" 10000 "the third xdev stage"
 assert_eq "$EXIT_CODE" 0 "exit status of the third xdev stage"
 assert_eq "$(runs_of "$third")" 1 "CMD runs for the third preview"
 assert_eq "$(log_records "r['id'] == '$third' and r['event'] == 'resolve'" |

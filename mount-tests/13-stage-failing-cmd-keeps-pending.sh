@@ -61,7 +61,7 @@ still_running "$flaky_pid" "the stager of the failed preview"
 # reject discards it: the stager exits 3 and CMD never runs again.
 echo "give up" >"$D/reject" || fail "reject of the failing preview failed"
 assert_last "$(expected discarded label "flaky edit" reason "give up")"
-wait_exit "$flaky_pid" 2000 "the failing preview's stager after reject"
+wait_exit "$flaky_pid" 10000 "the failing preview's stager after reject"
 assert_eq "$EXIT_CODE" 3 "exit status of xdev stage after discard"
 assert_eq "$(grep -c . "$runs")" 2 "CMD runs after the reject"
 
@@ -69,7 +69,7 @@ assert_eq "$(grep -c . "$runs")" 2 "CMD runs after the reject"
 assert_eq "$(status_json 's["pending"], s["head"]["id"]')" "(1, '$newer')" "the stack after the reject"
 echo "ok" >"$D/resolve" || fail "resolve of the newer preview failed"
 assert_last "newer"
-wait_exit "$newer_pid" 2000 "the newer preview's stager"
+wait_exit "$newer_pid" 10000 "the newer preview's stager"
 assert_eq "$EXIT_CODE" 0 "exit status of the newer stager"
 # Through the CLI: exit 1 and `xdev: EIO: Apply failed: <stderr tail>`, or
 # the exit status when CMD printed nothing; a retry after the cause is
@@ -87,7 +87,7 @@ assert_eq "$(status_json 's["pending"], s["head"]["id"]')" "(1, '$ID')" "the sta
 touch "$flag"
 out=$(xdev resolve "go again") || fail "xdev resolve after the fix failed"
 assert_eq "$out" "fixed" "xdev resolve after the fix"
-wait_exit "$fragile_pid" 2000 "the fixed preview's stager"
+wait_exit "$fragile_pid" 10000 "the fixed preview's stager"
 assert_eq "$EXIT_CODE" 0 "exit status of the fixed preview's stager"
 
 stage_bg quiet --label quiet -- sh -c 'exit 5'
@@ -96,7 +96,7 @@ xdev resolve go >/dev/null 2>"$SCRATCH/cli.err" && fail "xdev resolve of a CMD e
 assert_eq "$(cat "$SCRATCH/cli.err")" "xdev: EIO: Apply failed: exit status 5" "a CMD failing without stderr"
 out=$(xdev reject give up) || fail "xdev reject of the quiet preview failed"
 assert_eq "$out" "$(expected discarded label quiet reason "give up")" "xdev reject output"
-wait_exit "$quiet_pid" 2000 "the quiet preview's stager"
+wait_exit "$quiet_pid" 10000 "the quiet preview's stager"
 assert_eq "$EXIT_CODE" 3 "exit status of the quiet preview's stager after discard"
 
 note "failing CMD: EIO, last ended '${last##*$'\n'}', the preview stayed at the head; reject: exit 3"

@@ -36,7 +36,7 @@ if ! err=$(echo "middle first" 2>&1 >"$D/pending/$middle/resolve"); then
     fail "'echo > pending/$middle/resolve' failed: $err"
 fi
 assert_last "middle applied"
-wait_exit "$middle_pid" 2000 "the middle preview's stager"
+wait_exit "$middle_pid" 10000 "the middle preview's stager"
 assert_eq "$EXIT_CODE" 0 "exit status of the middle preview's stager"
 still_running "$newer_pid" "the head's stager"
 still_running "$older_pid" "the oldest preview's stager"
@@ -64,14 +64,14 @@ assert_contains "$err" "xdev: ENOENT: " "xdev resolve --id of a decided id"
 # Reject the oldest by id with the CLI; the head stays.
 out=$(xdev reject --id "$older" "not this one") || fail "xdev reject --id $older failed"
 assert_eq "$out" "$(expected discarded label "older edit" reason "not this one")" "xdev reject --id output"
-wait_exit "$older_pid" 2000 "the oldest preview's stager"
+wait_exit "$older_pid" 10000 "the oldest preview's stager"
 assert_eq "$EXIT_CODE" 3 "exit status of the oldest preview's stager"
 assert_eq "$(ls -U "$D/pending" | tr '\n' ' ')" "$newer " "ls -U pending/ with only the head left"
 
 # And the head through its own item directory.
 echo "now the head" >"$D/pending/$newer/resolve" || fail "resolve of the head by id failed"
 assert_last "newer applied"
-wait_exit "$newer_pid" 2000 "the head's stager"
+wait_exit "$newer_pid" 10000 "the head's stager"
 assert_eq "$EXIT_CODE" 0 "exit status of the head's stager"
 assert_eq "$(ls -A "$D/pending")" "" "pending/ when nothing is pending"
 # By id with the CLI (the result on stdout, the head untouched), and
@@ -84,7 +84,7 @@ b=$ID
 b_pid=$BG_PID
 out=$(xdev resolve --id "$a" "only a") || fail "xdev resolve --id $a failed"
 assert_eq "$out" "applied A" "xdev resolve --id output"
-wait_exit "$a_pid" 2000 "the stager of a"
+wait_exit "$a_pid" 10000 "the stager of a"
 assert_eq "$EXIT_CODE" 0 "exit status of the stager of a"
 still_running "$b_pid" "the head's stager"
 assert_eq "$(status_json 's["head"]["id"]')" "$b" "head after xdev resolve --id"
@@ -98,7 +98,7 @@ finally:
 if n != 8 or answer != (sys.argv[2] + "\n").encode():
     sys.exit("pending/<id>/reject via O_RDWR: write returned %r, read back %r" % (n, answer))
 ' "$b" "$(expected discarded label b reason "not now")"
-wait_exit "$b_pid" 2000 "the stager of b"
+wait_exit "$b_pid" 10000 "the stager of b"
 assert_eq "$EXIT_CODE" 3 "exit status of the stager of b after discard"
 [ ! -e "$SCRATCH/b-ran" ] || fail "CMD of b ran although it was discarded"
 

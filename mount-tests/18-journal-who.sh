@@ -25,7 +25,7 @@ os.close(fd)' "$token" "$D" >"$SCRATCH/py.pid" || fail "the python writer failed
 stage_bg stager --label "$token staged" -- echo "done"
 stager=$BG_PID
 echo "$token resolve" >"$D/resolve" || fail "resolve failed"
-wait_exit "$stager" 2000 "xdev stage"
+wait_exit "$stager" 10000 "xdev stage"
 
 py '
 token, uid, sh_pid, py_pid, stager_pid, stage_id = sys.argv[1:7]

@@ -53,10 +53,10 @@ finally:
 scratch
 bg head timeout 5 head -n 1 "$D/events"
 reader=$BG_PID
-wait_until 2000 "head has $D/events open" holds_open "$D/events"
+wait_until 10000 "head has $D/events open" holds_open "$D/events"
 still_running "$reader" "head -n 1 $D/events (it must block until the next record)"
 echo "$token for head" >"$D/reject" || fail "reject failed"
-wait_exit "$reader" 2000 "head -n 1 $D/events after a new record"
+wait_exit "$reader" 10000 "head -n 1 $D/events after a new record"
 assert_eq "$EXIT_CODE" 0 "exit status of head -n 1 events"
 assert_contains "$(cat "$SCRATCH/head.out")" "\"reason\":\"$token for head\"" "the line head read from events"
 note "events: not ready at open, POLLIN after a record, blocking read gets the next record"

@@ -25,7 +25,7 @@ assert_eq "$(D=$P status_json 's["planMode"]')" "True" "planMode of a daemon sta
 # 1. approve with feedback.
 bg proposer sh -c 'echo auth > "$1/propose" && cat "$1/last"' sh "$P"
 proposer=$BG_PID
-wait_until 2000 "the plan under review in xdev plan status" under_review
+wait_until 10000 "the plan under review in xdev plan status" under_review
 sleep 0.2
 still_running "$proposer" "the proposer (a review write blocks until the decision)"
 if err=$(echo auth 2>&1 >"$P/propose"); then
@@ -35,7 +35,7 @@ assert_contains "$err" "Device or resource busy" "the shell's error for a second
 out=$(xdev plan approve --mount "$P" --feedback "ship it") || fail "xdev plan approve failed"
 approved=$(expected plan-approved-review path "$plans/auth-plan.md")
 assert_eq "$out" "$approved"$'\n\n'"Reviewer feedback: ship it" "xdev plan approve --feedback output"
-wait_exit "$proposer" 2000 "the proposer after the approval"
+wait_exit "$proposer" 10000 "the proposer after the approval"
 assert_eq "$EXIT_CODE" 0 "exit status of the proposer after the approval"
 assert_eq "$(cat "$SCRATCH/proposer.out")" "$out" "what the proposer's write answered (last)"
 assert_eq "$(D=$P status_json 's["planMode"]')" "False" "planMode after the approval"
@@ -44,12 +44,12 @@ assert_eq "$(D=$P status_json 's["planMode"]')" "False" "planMode after the appr
 xdev plan enter --mount "$P" >/dev/null || fail "xdev plan enter failed"
 bg refined "$XDEV_BIN" propose --mount "$P" auth
 proposer=$BG_PID
-wait_until 2000 "the plan under review" under_review
+wait_until 10000 "the plan under review" under_review
 out=$(xdev plan refine --mount "$P" "split step 1 in two") || fail "xdev plan refine failed"
 refine=$(expected plan-refine slug auth dir "$P")
 assert_contains "$out" "$refine" "xdev plan refine output"
 assert_contains "$out" "split step 1 in two" "xdev plan refine output"
-wait_exit "$proposer" 2000 "the proposer after the refinement"
+wait_exit "$proposer" 10000 "the proposer after the refinement"
 assert_eq "$EXIT_CODE" 0 "exit status of xdev propose after a refinement"
 assert_eq "$(cat "$SCRATCH/refined.out")" "$out" "what xdev propose printed after the refinement"
 assert_eq "$(D=$P status_json 's["planMode"]')" "True" "planMode after a refinement"
@@ -64,10 +64,10 @@ assert_eq "$ctl_plans" "auth approved $plans/auth-plan.md"$'\n'"auth refine $pla
 # 3. killing a waiting proposer cancels its review.
 bg doomed sh -c 'echo auth > "$1/propose"' sh "$P"
 proposer=$BG_PID
-wait_until 2000 "the plan under review" under_review
+wait_until 10000 "the plan under review" under_review
 disown "$proposer"
 kill -KILL "$proposer"
-wait_until 1000 "the review cancelled after its proposer was killed" nothing_under_review
+wait_until 10000 "the review cancelled after its proposer was killed" nothing_under_review
 if err=$(xdev plan approve --mount "$P" 2>&1); then
     fail "xdev plan approve with nothing under review succeeded: $err"
 fi
@@ -76,10 +76,10 @@ assert_eq "$err" "xdev: ENOENT: No plan is under review." "xdev plan approve wit
 # 4. leaving plan mode cancels the review of a waiting proposer.
 bg exiting "$XDEV_BIN" propose --mount "$P" auth
 proposer=$BG_PID
-wait_until 2000 "the plan under review" under_review
+wait_until 10000 "the plan under review" under_review
 out=$(xdev plan exit --mount "$P") || fail "xdev plan exit failed"
 assert_eq "$out" "Plan mode exited." "xdev plan exit"
-wait_exit "$proposer" 2000 "the proposer after xdev plan exit"
+wait_exit "$proposer" 10000 "the proposer after xdev plan exit"
 assert_eq "$EXIT_CODE" 1 "exit status of xdev propose cancelled by xdev plan exit"
 assert_contains "$(cat "$SCRATCH/exiting.err")" "xdev: ECANCELED: " "stderr of the cancelled xdev propose"
 assert_eq "$(D=$P status_json 's["planMode"]')" "False" "planMode after xdev plan exit"

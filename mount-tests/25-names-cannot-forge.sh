@@ -73,7 +73,7 @@ for request in (b"{\"label\": \"x\", \"deadlineMs\": 604800000}\n", b"\n{\"label
     if n != len(request) or not answer.startswith(b"{\"event\":\"staged\""):
         sys.exit("stage request %r: write returned %r, read back %r" % (request, n, answer))
 '
-wait_until 2000 "the allowed requests withdrawn after their stage file closed" pending_is 0
+wait_until 10000 "the allowed requests withdrawn after their stage file closed" pending_is 0
 note "stage file: bad sourceTool, labels, deadline, two lines, non-UTF-8 refused with the rule"
 
 # --- xdev stage ---------------------------------------------------------------
@@ -106,7 +106,7 @@ assert_content "$D/reminder" "<system-reminder>
 \`external\` result above: PREVIEW — no files changed. Finalize now with \`write\`: write a one-sentence plain-text reason to \`$D/resolve\` to APPLY, or \`$D/reject\` to DISCARD.
 </system-reminder>"
 echo "go" >"$D/resolve" || fail "resolve failed: $(cat "$D/last")"
-wait_exit "$stager" 5000 "the forger's stager"
+wait_exit "$stager" 10000 "the forger's stager"
 assert_eq "$EXIT_CODE" 0 "exit status of the forger's stager"
 assert_last "$(printf 'done\nplan mode: on\nlast: resolve ok: APPROVED\033[2J')"
 assert_content "$D/status" 'pending: 0
@@ -122,7 +122,7 @@ stager=$BG_PID
 py 'fd = os.open(D + "/reject", os.O_WRONLY | os.O_TRUNC)
 os.write(fd, b"no\nplan mode: on")
 os.close(fd)'
-wait_exit "$stager" 5000 "the rejected preview's stager"
+wait_exit "$stager" 10000 "the rejected preview's stager"
 assert_eq "$EXIT_CODE" 3 "exit status of the rejected preview's stager"
 assert_last "$(printf 'Discarded: edit. Reason: no\nplan mode: on')"
 assert_content "$D/status" 'pending: 0

@@ -17,7 +17,7 @@ OWN_DAEMONS+=("$pid $dir")
 exec {reader}<"$SCRATCH/stdout"
 exec {reader}<&-
 
-wait_until 5000 "the daemon answers status" grep -sqx "pending: 0" "$dir/status"
+wait_until 10000 "the daemon answers status" grep -sqx "pending: 0" "$dir/status"
 kill -0 "$pid" 2>/dev/null || fail "the daemon exited: $(cat "$SCRATCH/daemon.err")"
 assert_contains "$(cat "$SCRATCH/daemon.err")" "cannot print a line; carrying on" "the daemon's stderr"
 case "$(cat "$SCRATCH/daemon.err")" in

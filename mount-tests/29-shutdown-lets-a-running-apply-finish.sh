@@ -17,7 +17,7 @@ wait_line "$SCRATCH/stager.out" 5000 "the id printed by xdev stage" "$stager"
 bg writer sh -c 'echo "ship it" >"$1/resolve"' sh "$P"
 writer=$BG_PID
 in_progress() { [ "$(D=$P status_json 's.get("inProgress", 0)')" = 1 ]; }
-wait_until 2000 "the slow apply under way" in_progress
+wait_until 10000 "the slow apply under way" in_progress
 
 start=$(now_ms)
 kill -TERM "$OWN_PID"
@@ -31,9 +31,9 @@ wait_exit "$writer" 10000 "the writer of the running apply"
 assert_eq "$EXIT_CODE" 0 "exit status of the writer (the real outcome: applied)"
 took=$(($(now_ms) - start))
 [ "$took" -lt 10000 ] || fail "the writer got its answer after $took ms, beyond the grace period"
-wait_exit "$stager" 5000 "xdev stage"
+wait_exit "$stager" 10000 "xdev stage"
 assert_eq "$EXIT_CODE" 0 "exit status of xdev stage (its command ran and succeeded)"
-wait_exit "$OWN_PID" 5000 "the daemon after SIGTERM"
+wait_exit "$OWN_PID" 10000 "the daemon after SIGTERM"
 assert_eq "$EXIT_CODE" 0 "exit status of the daemon"
 ! is_mounted "$P" || fail "$P is still mounted after the daemon exited"
 "$PYTHON" -c '

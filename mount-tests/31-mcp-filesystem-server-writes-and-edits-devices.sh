@@ -77,7 +77,7 @@ stager=$BG_PID
 mcp_call write_file '{"path": D + "/resolve", "content": "looks right via write_file " + tok + "\n"}'
 tool_result False 'text == "Successfully wrote to " + D + "/resolve"' "write_file resolve (pending)"
 assert_last "applied: looks right via write_file $tok"
-wait_exit "$stager" 2000 "xdev stage after write_file onto resolve"
+wait_exit "$stager" 10000 "xdev stage after write_file onto resolve"
 assert_eq "$EXIT_CODE" 0 "exit status of xdev stage after write_file onto resolve"
 assert_eq "$(runs_of "$ID")" 1 "CMD runs for the preview applied by write_file"
 assert_decision "looks right via write_file $tok" resolve ok - "$server_pid" node
@@ -97,7 +97,7 @@ stager=$BG_PID
 mcp_call write_file '{"path": D + "/reject", "content": "not this one " + tok}'
 tool_result False 'text == "Successfully wrote to " + D + "/reject"' "write_file reject (pending)"
 assert_last "$(expected discarded label "mcp reject" reason "not this one $tok")"
-wait_exit "$stager" 2000 "xdev stage after write_file onto reject"
+wait_exit "$stager" 10000 "xdev stage after write_file onto reject"
 assert_eq "$EXIT_CODE" 3 "exit status of xdev stage after write_file onto reject"
 assert_eq "$(runs_of "$ID")" 0 "CMD runs for the discarded preview"
 assert_decision "not this one $tok" reject ok - "$server_pid" node
@@ -118,7 +118,7 @@ edited=${USAGE_RESOLVE/a one-sentence reason as plain text/the edited usage text
 mcp_call edit_file '{"path": D + "/resolve", "edits": [{"oldText": "a one-sentence reason as plain text", "newText": "the edited usage text " + tok}]}'
 tool_result False '"```diff" in text and "+Write the edited usage text" in text' "edit_file resolve (pending)"
 assert_last "applied: $edited"
-wait_exit "$stager" 2000 "xdev stage after edit_file onto resolve"
+wait_exit "$stager" 10000 "xdev stage after edit_file onto resolve"
 assert_eq "$EXIT_CODE" 0 "exit status of xdev stage after edit_file onto resolve"
 assert_eq "$(runs_of "$ID")" 1 "CMD runs for the preview applied by edit_file"
 assert_eq "$(runs_of all)" 2 "CMD runs in total"
@@ -128,6 +128,6 @@ pending_is 0 || fail "something is still pending: $(cat "$D/status")"
 
 # The session ends cleanly: closing its stdin stops the server.
 exec {mcp_in}>&-
-wait_exit "$MCP_PID" 5000 "the MCP client after its stdin closed"
+wait_exit "$MCP_PID" 10000 "the MCP client after its stdin closed"
 assert_eq "$EXIT_CODE" 0 "exit status of the MCP client"
 note "MCP server (pid $server_pid): write_file/edit_file by draft + rename applied 2, discarded 1, ENOENT with nothing pending"

@@ -47,7 +47,7 @@ for mode in sync async; do
     wfa "$mode" resolve "applied by $mode write-file-atomic $tok"
     assert_eq "$WFA_RESULT" ok "writeFileAtomic ($mode) onto resolve with a preview pending"
     assert_last "applied: applied by $mode write-file-atomic $tok"
-    wait_exit "$stager" 2000 "xdev stage after writeFileAtomic ($mode)"
+    wait_exit "$stager" 10000 "xdev stage after writeFileAtomic ($mode)"
     assert_eq "$EXIT_CODE" 0 "exit status of xdev stage after writeFileAtomic ($mode) onto resolve"
     assert_eq "$(runs_of "$ID")" 1 "CMD runs for the preview applied by writeFileAtomic ($mode)"
     assert_decision "applied by $mode write-file-atomic $tok" resolve ok - "$WFA_PID" node
@@ -70,7 +70,7 @@ stager=$BG_PID
 wfa sync reject "discarded by write-file-atomic $tok"
 assert_eq "$WFA_RESULT" ok "writeFileAtomicSync onto reject with a preview pending"
 assert_last "$(expected discarded label "write-file-atomic reject" reason "discarded by write-file-atomic $tok")"
-wait_exit "$stager" 2000 "xdev stage after writeFileAtomicSync onto reject"
+wait_exit "$stager" 10000 "xdev stage after writeFileAtomicSync onto reject"
 assert_eq "$EXIT_CODE" 3 "exit status of xdev stage after writeFileAtomicSync onto reject"
 assert_eq "$(runs_of "$ID")" 0 "CMD runs for the discarded preview"
 assert_decision "discarded by write-file-atomic $tok" reject ok - "$WFA_PID" node

@@ -44,7 +44,7 @@ if size != len(body):
     sys.exit("os.stat(resolve).st_size after replacing a %d-byte draft: %d" % (len(body), size))
 ' "$pid_file" "$tok"
 assert_last "applied: applied by os.replace $tok"
-wait_exit "$stager" 2000 "xdev stage after os.replace onto resolve"
+wait_exit "$stager" 10000 "xdev stage after os.replace onto resolve"
 assert_eq "$EXIT_CODE" 0 "exit status of xdev stage after os.replace onto resolve"
 assert_eq "$(runs_of "$ID")" 1 "CMD runs for the preview applied by os.replace"
 assert_decision "applied by os.replace $tok" resolve ok - "$(cat "$pid_file")" python3
@@ -116,7 +116,7 @@ if os.path.lexists(tmp.name):
     sys.exit("the draft %s is still there after os.replace onto pending/<id>/resolve" % tmp.name)
 ' "$ID"
 assert_last "applied: applied by id"
-wait_exit "$stager" 2000 "xdev stage after os.replace onto pending/<id>/resolve"
+wait_exit "$stager" 10000 "xdev stage after os.replace onto pending/<id>/resolve"
 assert_eq "$EXIT_CODE" 0 "exit status of xdev stage after os.replace onto pending/<id>/resolve"
 assert_eq "$(runs_of "$ID")" 1 "CMD runs for the preview applied through pending/<id>/resolve"
 assert_eq "$(runs_of all)" 2 "CMD runs in total"

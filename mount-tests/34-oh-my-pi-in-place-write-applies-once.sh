@@ -26,7 +26,7 @@ finally:
     os.close(fd)
 ' "$SCRATCH/py.pid" "$tok"
 assert_last "applied: applied in place $tok"
-wait_exit "$stager" 2000 "xdev stage after the in-place write"
+wait_exit "$stager" 10000 "xdev stage after the in-place write"
 assert_eq "$EXIT_CODE" 0 "exit status of xdev stage after the in-place write"
 assert_eq "$(runs_of all)" 1 "CMD runs after the in-place write"
 assert_decision "applied in place $tok" resolve ok - "$(cat "$SCRATCH/py.pid")" python3

@@ -15,7 +15,7 @@ hook_bg() {
     "$XDEV_BIN" hook <"$2" >"$SCRATCH/$1.out" 2>"$SCRATCH/$1.err" &
     BG_PID=$!
     BG_PIDS+=("$BG_PID")
-    wait_until 5000 "the hook's preview staged" pending_is 1
+    wait_until 10000 "the hook's preview staged" pending_is 1
     ID=$(ls "$D/pending")
 }
 
@@ -32,7 +32,7 @@ assert_content "$D/pending/$ID/detail" '{
 hook=$BG_PID
 still_running "$hook" "xdev hook (waiting for a decision)"
 (echo "tests are safe" >"$D/resolve") || fail "resolve from a second process failed"
-wait_exit "$hook" 5000 "xdev hook after resolve"
+wait_exit "$hook" 10000 "xdev hook after resolve"
 assert_eq "$EXIT_CODE" 0 "xdev hook's exit code after resolve"
 assert_content "$SCRATCH/allowed.out" '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"tests are safe"}}'
 assert_eq "$(cat "$SCRATCH/allowed.err")" "" "xdev hook's stderr after resolve"
@@ -44,7 +44,7 @@ event "rm -rf /" toolu_35b >"$SCRATCH/deny.json"
 hook_bg denied "$SCRATCH/deny.json"
 hook=$BG_PID
 (echo "never on this machine" >"$D/reject") || fail "reject from a second process failed"
-wait_exit "$hook" 5000 "xdev hook after reject"
+wait_exit "$hook" 10000 "xdev hook after reject"
 assert_eq "$EXIT_CODE" 0 "xdev hook's exit code after reject"
 assert_content "$SCRATCH/denied.out" '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"never on this machine"}}'
 assert_last "Denied: Bash: rm -rf /. Reason: never on this machine"

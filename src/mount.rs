@@ -45,9 +45,11 @@ pub struct MountOptions {
     /// it. `xdev mount` turns it on, so that no bare directory is left
     /// where a later `echo ... > DIR/resolve` would create a file.
     pub create_dir: bool,
-    /// Let other users (with `allow_other`) read `log` and `events`, which
-    /// hold the reasons written. Off: they are the mount owner's only
-    /// (mode 0400).
+    /// Let other users (with `allow_other`) read the session's files: the
+    /// status files, the items and the journal, which show labels, reasons,
+    /// details and result texts (they may hold secrets). Off: every file
+    /// but the directories is the mount owner's only (mode 0400; devices
+    /// and `stage` 0600 always).
     pub share_journal: bool,
 }
 
@@ -214,7 +216,7 @@ pub fn mount(
         journal.clone(),
         options.plan.clone(),
         runtime.handle().clone(),
-        Owner::current(options.share_journal, options.allow_other),
+        Owner::current(options.share_journal),
     );
     let control = fs.control();
     let background = fuser::spawn_mount(fs, dir, &fuse_config(&options)).map_err(io_error)?;

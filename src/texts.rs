@@ -74,9 +74,6 @@ pub fn discarded(label: &str, reason: &str) -> String {
     format!("Discarded: {label}. Reason: {reason}")
 }
 
-/// What the status files show instead of a reason (`log` has it).
-pub const REASON_WITHHELD: &str = "(withheld; see log)";
-
 /// The usage line read from `resolve` on a descriptor that has not written.
 pub fn resolve_usage(dir: &str) -> String {
     format!(

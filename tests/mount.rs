@@ -538,7 +538,7 @@ fn a_handled_signal_during_an_apply_changes_nothing_for_the_writer() {
 }
 
 #[test]
-fn other_users_may_read_status_but_not_write_devices() {
+fn other_users_may_neither_write_devices_nor_read_status_unless_shared() {
     let fx = Fixture::with_options(xdev::MountOptions {
         allow_other: true,
         ..xdev::MountOptions::default()
@@ -563,8 +563,11 @@ fn other_users_may_read_status_but_not_write_devices() {
             .expect("setpriv")
     };
     let read = nobody("cat \"$D/status\"");
-    assert!(read.status.success(), "{read:?}");
-    assert!(stdout(&read).contains("pending: 1"));
+    assert!(!read.status.success(), "{read:?}");
+    assert!(
+        String::from_utf8_lossy(&read.stderr).contains("Permission denied"),
+        "{read:?}"
+    );
     let write = nobody("echo go > \"$D/resolve\"");
     assert!(!write.status.success());
     assert!(
@@ -1129,79 +1132,104 @@ for name in sys.argv[2:]:
     stdout(&output).lines().map(str::to_string).collect()
 }
 
+/// Every source of private text on one mount: a reject reason quoted by
+/// the default discard text, a handler's result text, a pending item's
+/// label and detail, and a plan reviewer's feedback.
+fn fill_with_secrets(fx: &Fixture, desk: &xdev::PlanDesk, plans: &std::path::Path, secret: &str) {
+    // No reject callback: the default text quotes the reason.
+    stage_counted(&fx.session, "edit", |_| async {
+        Ok(ToolResult::ok("done"))
+    });
+    assert!(write_once(&fx.path("reject"), secret.as_bytes()).is_ok());
+    let answer = format!("applied with {secret}");
+    stage_counted(&fx.session, "apply", move |_| {
+        let answer = answer.clone();
+        async move { Ok(ToolResult::ok(answer)) }
+    });
+    assert!(write_once(&fx.path("resolve"), b"go").is_ok());
+    fx.session.register_pending_with(
+        "pending-action:write:secret",
+        format!("write .env ({secret})"),
+        "write",
+        apply_fn(|_, _| async { Ok(ToolResult::ok("written")) }),
+        None,
+        xdev::PreviewExtras {
+            detail: Some(format!("{{\"content\": \"{secret}\"}}")),
+            origin: None,
+        },
+    );
+    desk.enter();
+    std::fs::write(plans.join("auth-plan.md"), "# plan").expect("plan file");
+    let propose = fx.path("propose");
+    let proposer = std::thread::spawn(move || write_once(&propose, b"auth"));
+    assert!(eventually(Duration::from_secs(10), || fx
+        .read("plan/status")
+        .contains("auth-plan.md")));
+    let refine = format!("refine {secret}");
+    assert!(write_once(&fx.path("plan/ctl"), refine.as_bytes()).is_ok());
+    assert!(proposer.join().expect("proposer").is_ok());
+}
+
 #[test]
-fn other_users_read_reasons_only_from_a_shared_journal() {
+fn other_users_read_nothing_of_the_session_unless_the_owner_shares_it() {
     let secret = "API_KEY=hunter2";
+    let files = [
+        "log",
+        "events",
+        "last",
+        "status",
+        "status.json",
+        "reminder",
+        "plan/status",
+        "pending/pending-action:write:secret/label",
+        "pending/pending-action:write:secret/source",
+        "pending/pending-action:write:secret/detail",
+        "pending",
+    ];
     for share_journal in [false, true] {
-        let fx = Fixture::with_options(xdev::MountOptions {
-            allow_other: true,
-            share_journal,
-            ..xdev::MountOptions::default()
-        });
+        let plans = tempfile::tempdir().expect("plan dir");
+        let session = xdev::Session::new();
+        let desk = xdev::PlanDesk::new(
+            session.clone(),
+            plans.path().to_path_buf(),
+            xdev::PlanHandlerKind::Review,
+            None,
+        );
+        let fx = Fixture::with_session(
+            session,
+            xdev::MountOptions {
+                allow_other: true,
+                share_journal,
+                plan: Some(desk.clone()),
+                ..xdev::MountOptions::default()
+            },
+        );
         // The fixture's temp dir is private (0700); nobody must reach the mount.
         let parent = fx.dir.parent().expect("temp dir");
         std::fs::set_permissions(parent, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .expect("chmod temp dir");
-        // No reject callback: the default text quotes the reason.
-        stage_counted(&fx.session, "edit", |_| async {
-            Ok(ToolResult::ok("done"))
-        });
-        assert_eq!(write_once(&fx.path("reject"), secret.as_bytes()), Ok(15));
-        let seen = as_nobody(
-            &fx,
-            &["log", "events", "last", "status", "status.json", "pending"],
-            secret,
-        );
-        let journal = if share_journal {
-            ["log ok secret", "events ok clean"]
+        fill_with_secrets(&fx, &desk, plans.path(), secret);
+        let seen = as_nobody(&fx, &files, secret);
+        let (opened, listed) = seen.split_at(files.len() - 1);
+        assert_eq!(listed, ["pending listed 1"], "directories list ids");
+        if share_journal {
+            assert!(
+                opened.iter().all(|line| line.contains(" ok ")),
+                "shared: every file is readable: {opened:?}"
+            );
         } else {
-            ["log EACCES", "events EACCES"]
-        };
-        assert_eq!(&seen[..2], &journal, "share_journal={share_journal}");
-        let status = if share_journal {
-            [
-                "last ok secret",
-                "status ok secret",
-                "status.json ok secret",
-            ]
-        } else {
-            ["last ok clean", "status ok clean", "status.json ok clean"]
-        };
-        assert_eq!(
-            &seen[2..5],
-            &status,
-            "the status files show a reason only where the journal is shared"
-        );
-        assert_eq!(seen[5], "pending listed 0");
-        let last = if share_journal {
-            expected_text(
-                "discarded",
-                &fx.dir,
-                &[("label", "edit"), ("reason", secret)],
-            )
-        } else {
-            expected_text(
-                "discarded",
-                &fx.dir,
-                &[("label", "edit"), ("reason", "(withheld; see log)")],
-            )
-        };
-        let last = format!("{last}\n");
-        assert_eq!(fx.read("last"), last);
-        assert!(
-            fx.read("log").contains(secret),
-            "the owner reads the reason"
-        );
-        let mode = |name: &str| {
-            std::os::unix::fs::PermissionsExt::mode(
-                &std::fs::metadata(fx.path(name))
-                    .expect("stat")
-                    .permissions(),
-            ) & 0o777
-        };
-        let journal_mode = if share_journal { 0o444 } else { 0o400 };
-        assert_eq!((mode("log"), mode("events")), (journal_mode, journal_mode));
-        assert_eq!((mode("status"), mode("last")), (0o444, 0o444));
+            let refused: Vec<String> = files[..files.len() - 1]
+                .iter()
+                .map(|name| format!("{name} EACCES"))
+                .collect();
+            assert_eq!(opened, refused, "nothing of the session for others");
+        }
+        // The owner reads everything, in full.
+        assert!(fx.read("log").contains(secret));
+        assert!(fx.read("last").contains(secret));
+        assert!(fx.read("plan/status").contains(secret));
+        let detail = fx.read("pending/pending-action:write:secret/detail");
+        assert!(detail.contains(secret));
     }
 }
 

@@ -59,8 +59,9 @@ struct ServeArgs {
     /// /etc/fuse.conf when not run as root.
     #[arg(long)]
     allow_other: bool,
-    /// Let other users read `log` and `events` too (with --allow-other).
-    /// They hold the reasons written, which may hold secrets, so by default
+    /// Let other users read the session's files too (with --allow-other):
+    /// status files, items, `log` and `events`. They show labels, reasons,
+    /// details and result texts, which may hold secrets, so by default
     /// they are readable by the mount's owner only.
     #[arg(long)]
     share_journal: bool,

@@ -90,9 +90,7 @@ impl Shared {
         // The writer gets its outcome even if the journal file fails: the
         // status files say so, and the next record written names the loss.
         let _ = self.journal.append(&record);
-        let withhold = self.owner.withholds_reasons();
-        self.last
-            .record(DeviceResult::new(name, resolution, withhold));
+        self.last.record(DeviceResult::new(name, resolution));
         tracing::debug!(target = %target.name(), ok = resolution.is_ok(), text = %resolution.text, "device result");
     }
 

@@ -181,16 +181,17 @@ impl Node {
         }
     }
 
-    /// Devices (and the stage file) are for the mounting user only. `log`
-    /// and `events` hold the reasons written, which may hold secrets: they
-    /// are the owner's too unless the owner shares the journal. The rest is
-    /// readable by everyone the mount lets in.
+    /// Devices (and the stage file) are for the mounting user only. Every
+    /// other file shows what the owner's session holds or was told
+    /// (labels, reasons, details, result texts, which may hold secrets):
+    /// the owner's only unless the owner shares them. Directories list ids
+    /// only, and stay open.
     fn perm(&self, owner: Owner) -> u16 {
         match self.kind() {
             FileType::Directory => 0o755,
             _ if self.target().is_some() || *self == Node::Stage => 0o600,
-            _ if matches!(self, Node::Log | Node::Events) && !owner.share_journal => 0o400,
-            _ => 0o444,
+            _ if owner.share_journal => 0o444,
+            _ => 0o400,
         }
     }
 
@@ -230,27 +231,19 @@ pub(crate) struct Owner {
     pub(crate) uid: u32,
     pub(crate) gid: u32,
     pub(crate) since: SystemTime,
-    /// Whether other users may read `log` and `events`.
+    /// Whether other users may read the session's files (status files,
+    /// items, the journal).
     pub(crate) share_journal: bool,
-    /// Whether other users are let in at all (`allow_other`).
-    pub(crate) others_let_in: bool,
 }
 
 impl Owner {
-    /// Whether the status files must not quote reasons: other users may
-    /// read them, and the owner has not shared the journal with them.
-    pub(crate) fn withholds_reasons(&self) -> bool {
-        self.others_let_in && !self.share_journal
-    }
-
     /// The user running this process, from now.
-    pub(crate) fn current(share_journal: bool, others_let_in: bool) -> Self {
+    pub(crate) fn current(share_journal: bool) -> Self {
         Owner {
             uid: getuid().as_raw(),
             gid: getgid().as_raw(),
             since: SystemTime::now(),
             share_journal,
-            others_let_in,
         }
     }
 }

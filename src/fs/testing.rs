@@ -32,7 +32,6 @@ impl Mount {
             gid: OWNER_UID,
             since: SystemTime::UNIX_EPOCH,
             share_journal: false,
-            others_let_in: false,
         };
         let journal = Journal::new(None).expect("an in-memory journal");
         let fs = XdevFs::new(
