@@ -45,6 +45,9 @@
 //!   `timeout_sec.unwrap_or(600)` (`engine/discovery.rs`). Only Codex sends
 //!   `turn_id`: that is how the input tells the agent.
 
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -57,6 +60,7 @@ use crate::client::{
     check_mount, is_mount_gone, plan_control, read_text, write_device, ClientError, PreviewRequest,
     StagedPreview,
 };
+use crate::error::{describe, errno_name};
 use crate::plan_command::PlanCommand;
 use crate::plan_desk::PlanStatus;
 use crate::safe_text::{one_line, path_safe_source_tool, MAX_LABEL_BYTES};
@@ -74,6 +78,16 @@ const GRACE: Duration = Duration::from_secs(1);
 
 /// How often an `async` plan review is looked at.
 const PLAN_POLL: Duration = Duration::from_millis(200);
+
+/// The most of a plan file the hook reads: a plan is prose a person
+/// reviews, and a larger file is refused rather than cut, since half a
+/// plan approved is worse than none (and an endless one must not fill the
+/// hook's memory).
+pub const MAX_PLAN_FILE_BYTES: u64 = 256 * 1024;
+
+/// How many fresh scratch names the hook tries before it gives up on
+/// writing a plan (each one taken means someone else put a file there).
+const SCRATCH_ATTEMPTS: usize = 16;
 
 /// The agent whose hook protocol is spoken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -218,20 +232,194 @@ impl HookInput {
         Some(relative.unwrap_or(path).display().to_string())
     }
 
-    /// The plan of an `ExitPlanMode` call: its `plan`, else the file its
-    /// `planFilePath` names.
-    pub fn plan(&self) -> Option<String> {
-        if self.tool_name != "ExitPlanMode" {
-            return None;
-        }
-        if let Some(plan) = self.field("plan").filter(|plan| !plan.trim().is_empty()) {
-            return Some(plan.to_string());
-        }
-        let file = self.field("planFilePath")?;
-        std::fs::read_to_string(file)
-            .ok()
-            .filter(|plan| !plan.trim().is_empty())
+    /// The plan text the event carries itself (`tool_input.plan`), if
+    /// any.
+    fn own_plan(&self) -> Option<&str> {
+        self.field("plan").filter(|plan| !plan.trim().is_empty())
     }
+
+    /// The plan of an `ExitPlanMode` call: its own `plan`, else the file
+    /// its `planFilePath` names, read only when that is a regular file of
+    /// at most [`MAX_PLAN_FILE_BYTES`] (the event is not trusted: the path
+    /// may name a link to a secret, a FIFO that never ends, a device).
+    /// `Ok(None)` when the call is no plan or names none.
+    pub fn plan(&self) -> Result<Option<Plan>, PlanFileRefused> {
+        if self.tool_name != "ExitPlanMode" {
+            return Ok(None);
+        }
+        if let Some(plan) = self.own_plan() {
+            return Ok(Some(Plan {
+                text: plan.to_string(),
+                slug: plan_slug(plan),
+            }));
+        }
+        let Some(file) = self.field("planFilePath") else {
+            return Ok(None);
+        };
+        let path = Path::new(file);
+        match read_plan_file(path) {
+            // Filed under the file's name: the slug shows in the desk's
+            // status and the journal, which must never carry what only the
+            // file held.
+            Ok(text) => Ok(Some(Plan {
+                text,
+                slug: file_slug(path),
+            })),
+            Err(why) => Err(PlanFileRefused {
+                path: path.to_path_buf(),
+                why,
+            }),
+        }
+    }
+}
+
+/// A plan for the plan desk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// The plan's text, as it is filed.
+    pub text: String,
+    /// The slug it is filed under (`<slug>-plan.md`): from the event's own
+    /// plan text, or from the plan file's name, never from a file's
+    /// contents.
+    pub slug: String,
+}
+
+/// Why a plan file named by an event is not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanFileProblem {
+    /// It is a symbolic link.
+    Symlink,
+    /// It is something other than a regular file (`a FIFO`, ...).
+    NotRegular(&'static str),
+    /// It is larger than [`MAX_PLAN_FILE_BYTES`] (its size, when known
+    /// before reading).
+    TooLarge(Option<u64>),
+    /// The hook may not read it.
+    PermissionDenied,
+    /// It does not exist.
+    Missing,
+    /// It is not UTF-8.
+    NotUtf8,
+    /// It holds only whitespace.
+    Empty,
+    /// Any other error, as the system put it.
+    Unreadable(String),
+}
+
+impl std::fmt::Display for PlanFileProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PlanFileProblem::Symlink => f.write_str(texts::PLAN_FILE_SYMLINK),
+            PlanFileProblem::NotRegular(kind) => f.write_str(&texts::plan_file_not_regular(kind)),
+            PlanFileProblem::TooLarge(size) => f.write_str(&texts::plan_file_too_large(
+                MAX_PLAN_FILE_BYTES / 1024,
+                *size,
+            )),
+            PlanFileProblem::PermissionDenied => f.write_str(texts::PLAN_FILE_PERMISSION_DENIED),
+            PlanFileProblem::Missing => f.write_str(texts::PLAN_FILE_MISSING),
+            PlanFileProblem::NotUtf8 => f.write_str(texts::PLAN_FILE_NOT_UTF8),
+            PlanFileProblem::Empty => f.write_str(texts::PLAN_FILE_EMPTY),
+            PlanFileProblem::Unreadable(why) => f.write_str(why),
+        }
+    }
+}
+
+impl PlanFileProblem {
+    fn from_io(error: &io::Error) -> PlanFileProblem {
+        match error.raw_os_error() {
+            // What O_NOFOLLOW answers for a link.
+            Some(libc::ELOOP) => PlanFileProblem::Symlink,
+            Some(libc::EACCES | libc::EPERM) => PlanFileProblem::PermissionDenied,
+            Some(libc::ENOENT) => PlanFileProblem::Missing,
+            Some(errno) => PlanFileProblem::Unreadable(texts::plan_file_unreadable(
+                &errno_name(errno),
+                &describe(error),
+            )),
+            None => PlanFileProblem::Unreadable(describe(error)),
+        }
+    }
+}
+
+/// A plan file the hook will not read, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanFileRefused {
+    /// The path the event named.
+    pub path: PathBuf,
+    /// Why it is not read.
+    pub why: PlanFileProblem,
+}
+
+impl std::fmt::Display for PlanFileRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let path = self.path.display().to_string();
+        f.write_str(&texts::plan_file_refused(&path, &self.why.to_string()))
+    }
+}
+
+impl std::error::Error for PlanFileRefused {}
+
+/// What a file is, when it is not a regular file.
+fn irregular_kind(kind: std::fs::FileType) -> Option<PlanFileProblem> {
+    if kind.is_file() {
+        return None;
+    }
+    if kind.is_symlink() {
+        return Some(PlanFileProblem::Symlink);
+    }
+    let what = if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "of an unknown kind"
+    };
+    Some(PlanFileProblem::NotRegular(what))
+}
+
+/// Reads a plan file an event names, only when it is a regular file of at
+/// most [`MAX_PLAN_FILE_BYTES`] of UTF-8.
+fn read_plan_file(path: &Path) -> Result<String, PlanFileProblem> {
+    let problem = |error: io::Error| PlanFileProblem::from_io(&error);
+    // Looked at before it is opened, since opening a device can act (a
+    // tape rewinds, a terminal becomes the controlling one).
+    let seen = std::fs::symlink_metadata(path).map_err(problem)?;
+    if let Some(refused) = irregular_kind(seen.file_type()) {
+        return Err(refused);
+    }
+    // The path may have been swapped since: never follow a link, never
+    // wait (a FIFO put there would block the open until a writer came),
+    // never take a terminal; then check again what was opened.
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(problem)?;
+    let opened = file.metadata().map_err(problem)?;
+    if let Some(refused) = irregular_kind(opened.file_type()) {
+        return Err(refused);
+    }
+    if opened.len() > MAX_PLAN_FILE_BYTES {
+        return Err(PlanFileProblem::TooLarge(Some(opened.len())));
+    }
+    // Bounded even if the file grows after the size was taken.
+    let mut bytes = Vec::new();
+    file.take(MAX_PLAN_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(problem)?;
+    if bytes.len() as u64 > MAX_PLAN_FILE_BYTES {
+        return Err(PlanFileProblem::TooLarge(None));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| PlanFileProblem::NotUtf8)?;
+    if text.trim().is_empty() {
+        return Err(PlanFileProblem::Empty);
+    }
+    Ok(text)
 }
 
 /// An id the journal may quote (see the stage protocol's rules); an agent's
@@ -279,7 +467,12 @@ fn summary(input: &HookInput) -> Option<String> {
         }
         "Edit" | "Read" => input.shown_path("file_path"),
         "NotebookEdit" => input.shown_path("notebook_path"),
-        "ExitPlanMode" => input.plan().as_deref().map(plan_heading),
+        // Only what the event carries: its own plan's heading, else the
+        // plan file's name; the file itself is never read for a label.
+        "ExitPlanMode" => input.own_plan().map(plan_heading).or_else(|| {
+            let path = Path::new(input.field("planFilePath")?);
+            Some(path.file_name()?.to_string_lossy().into_owned())
+        }),
         _ => [
             "command",
             "file_path",
@@ -493,6 +686,8 @@ enum Decided {
     Allowed(String),
     Denied(String),
     TimedOut,
+    /// Nothing was staged: the call's plan file was refused.
+    PlanRefused(PlanFileRefused),
 }
 
 /// What `xdev hook` prints: the answer for stdout, and lines for stderr.
@@ -524,6 +719,11 @@ pub fn run(options: &HookOptions, stdin: &[u8]) -> HookRun {
         Ok(Decided::Allowed(reason)) => (Verdict::Allow(allow_reason(&reason)), None),
         Ok(Decided::Denied(reason)) => (Verdict::Deny(deny_message(&reason)), None),
         Ok(Decided::TimedOut) => timed_out(options),
+        // Like a bad input: nothing to decide, so no opinion, even with
+        // --strict (which is about a mount that cannot be asked).
+        Ok(Decided::PlanRefused(refused)) => {
+            (Verdict::Quiet, Some(texts::hook_plan_refused(refused)))
+        }
         Err(error) => unreachable_mount(options, &error),
     };
     HookRun {
@@ -587,9 +787,15 @@ fn decide_in_time(options: &HookOptions, input: &HookInput) -> Result<Decided, C
 
 fn decide(options: &HookOptions, input: &HookInput) -> Result<Decided, ClientError> {
     check_mount(&options.mount)?;
-    if let Some(plan) = input.plan() {
+    // The plan file is read only for a desk to file it; without one the
+    // call is a preview whose label and detail the event alone makes.
+    if input.tool_name == "ExitPlanMode" {
         if let Some(desk) = desk_status(&options.mount)? {
-            return decide_plan(options, &plan, &desk);
+            match input.plan() {
+                Ok(Some(plan)) => return decide_plan(options, &plan, &desk),
+                Ok(None) => {}
+                Err(refused) => return Ok(Decided::PlanRefused(refused)),
+            }
         }
     }
     decide_preview(options, input)
@@ -647,21 +853,21 @@ fn desk_status(mount: &Path) -> Result<Option<PlanStatus>, ClientError> {
 /// plan approve` or `refine`.
 fn decide_plan(
     options: &HookOptions,
-    plan: &str,
+    plan: &Plan,
     desk: &PlanStatus,
 ) -> Result<Decided, ClientError> {
     let dir = options
         .plan_dir
         .clone()
         .unwrap_or_else(|| PathBuf::from(&desk.plan_dir));
-    let slug = plan_slug(plan);
-    write_plan(&dir.join(format!("{slug}-plan.md")), plan)?;
+    let slug = &plan.slug;
+    write_plan(&dir.join(format!("{slug}-plan.md")), &plan.text)?;
     if !desk.plan_mode {
         plan_control(&options.mount, &PlanCommand::Enter)?;
     }
     let answer = write_device(&options.mount.join("propose"), slug.as_bytes())?;
     let decision = if answer == texts::PLAN_READY {
-        wait_for_review(&options.mount, &slug, desk.decisions)?
+        wait_for_review(&options.mount, slug, desk.decisions)?
     } else {
         answer
     };
@@ -671,23 +877,107 @@ fn decide_plan(
 /// The slug a plan is filed under: its heading under the plan-title rules,
 /// else `agent`.
 pub fn plan_slug(plan: &str) -> String {
-    let heading: String = plan_heading(plan).chars().take(60).collect();
-    PlanTitle::parse(&heading)
+    title_slug(&plan_heading(plan))
+}
+
+/// The slug a plan read from `path` is filed under: the file's name under
+/// the plan-title rules (`add-login.md` → `add-login`), else `agent`.
+pub fn file_slug(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || "agent".to_string(),
+        |name| title_slug(&name.to_string_lossy()),
+    )
+}
+
+/// `title` under the plan-title rules, cut to a sane length, else `agent`.
+fn title_slug(title: &str) -> String {
+    let title: String = title.chars().take(60).collect();
+    PlanTitle::parse(&title)
         .map(|title| title.slug)
         .ok()
         .filter(|slug| !slug.is_empty())
         .unwrap_or_else(|| "agent".to_string())
 }
 
-/// Writes the plan whole or not at all (the desk may read it any time).
+/// Writes the plan whole or not at all (the desk may read it any time):
+/// into a scratch file of a fresh, unguessable name beside it, renamed
+/// into place. A link someone put at the plan's own name is replaced by
+/// the rename, never written through.
 fn write_plan(path: &Path, plan: &str) -> Result<(), ClientError> {
-    let io = |what: &str, source| ClientError::Io {
-        what: format!("{what} {}", path.display()),
+    let failed = |source| ClientError::Io {
+        what: format!("cannot write the plan to {}", path.display()),
         source,
     };
-    let scratch = path.with_extension("md.xdev-hook");
-    std::fs::write(&scratch, plan).map_err(|err| io("cannot write the plan to", err))?;
-    std::fs::rename(&scratch, path).map_err(|err| io("cannot write the plan to", err))
+    let (scratch, mut file) = create_scratch(scratch_names(path)).map_err(failed)?;
+    let scratch = Scratch {
+        path: scratch,
+        placed: false,
+    };
+    file.write_all(plan.as_bytes()).map_err(failed)?;
+    drop(file);
+    scratch.rename_to(path).map_err(failed)
+}
+
+/// Candidate scratch names beside `path`: hidden, unguessable (std's
+/// hash keys are random for each process) and never `*plan.md`, so the
+/// desk's "newest plan" never picks one up.
+fn scratch_names(path: &Path) -> impl Iterator<Item = PathBuf> + '_ {
+    use std::hash::BuildHasher;
+    let name = path
+        .file_name()
+        .map_or_else(|| "plan".into(), |name| name.to_string_lossy());
+    (0u32..).map(move |attempt| {
+        let random = std::collections::hash_map::RandomState::new().hash_one(attempt);
+        path.with_file_name(format!(".{name}.{random:016x}.xdev-hook"))
+    })
+}
+
+/// Creates the first of `names` that is free, mode 0600, never following
+/// a link; a name already taken (by a file or a link someone planted) is
+/// passed over, never opened. Gives up after [`SCRATCH_ATTEMPTS`] names.
+fn create_scratch(names: impl IntoIterator<Item = PathBuf>) -> io::Result<(PathBuf, File)> {
+    for name in names.into_iter().take(SCRATCH_ATTEMPTS) {
+        let created = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&name);
+        match created {
+            Ok(file) => return Ok((name, file)),
+            Err(err)
+                if err.kind() == io::ErrorKind::AlreadyExists
+                    || err.raw_os_error() == Some(libc::ELOOP) => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        "every scratch name tried beside it was taken",
+    ))
+}
+
+/// A scratch file that is removed unless it was renamed into place, so a
+/// failed write leaves nothing behind.
+struct Scratch {
+    path: PathBuf,
+    placed: bool,
+}
+
+impl Scratch {
+    fn rename_to(mut self, path: &Path) -> io::Result<()> {
+        std::fs::rename(&self.path, path)?;
+        self.placed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !self.placed {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 /// Waits for the `async` review of plan `slug` to end; its decision is the
@@ -1016,5 +1306,134 @@ mod tests {
             Some(Decided::Denied("Plan refinement requested.".into()))
         );
         assert_eq!(plan_decided("something else"), None);
+        assert_eq!(file_slug(Path::new("/h/plans/add-login.md")), "add-login");
+        assert_eq!(file_slug(Path::new("/h/x-plan.md")), "x");
+        assert_eq!(file_slug(Path::new("/")), "agent");
+    }
+
+    #[test]
+    fn a_plan_calls_label_comes_from_the_event_never_from_its_file() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let secret = dir.path().join("notes.md");
+        std::fs::write(&secret, "# the secret heading\n").expect("write");
+        let file_only = json!({"planFilePath": secret.to_str().expect("utf-8")});
+        assert_eq!(
+            label(&input("PermissionRequest", "ExitPlanMode", file_only)),
+            "ExitPlanMode: notes.md"
+        );
+        let both = json!({"plan": "# Own heading\n", "planFilePath": secret.to_str()});
+        assert_eq!(
+            label(&input("PermissionRequest", "ExitPlanMode", both)),
+            "ExitPlanMode: Own heading"
+        );
+    }
+
+    #[test]
+    fn plan_files_are_read_only_when_small_regular_utf8_files() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let at = |name: &str| dir.path().join(name);
+        std::fs::write(at("plan.md"), "# Ship it\n").expect("write");
+        std::fs::write(at("empty.md"), " \n").expect("write");
+        std::fs::write(at("latin1.md"), b"caf\xe9").expect("write");
+        let big = vec![b'a'; usize::try_from(MAX_PLAN_FILE_BYTES).expect("fits") + 1];
+        std::fs::write(at("big.md"), big).expect("write");
+        std::os::unix::fs::symlink(at("plan.md"), at("link.md")).expect("symlink");
+        nix::unistd::mkfifo(&at("fifo.md"), nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+        assert_eq!(read_plan_file(&at("plan.md")), Ok("# Ship it\n".into()));
+        let cases = [
+            ("link.md", PlanFileProblem::Symlink),
+            ("fifo.md", PlanFileProblem::NotRegular("a FIFO")),
+            ("", PlanFileProblem::NotRegular("a directory")),
+            (
+                "big.md",
+                PlanFileProblem::TooLarge(Some(MAX_PLAN_FILE_BYTES + 1)),
+            ),
+            ("empty.md", PlanFileProblem::Empty),
+            ("latin1.md", PlanFileProblem::NotUtf8),
+            ("gone.md", PlanFileProblem::Missing),
+        ];
+        for (name, problem) in cases {
+            assert_eq!(read_plan_file(&at(name)), Err(problem), "{name}");
+        }
+        assert_eq!(
+            read_plan_file(Path::new("/dev/zero")),
+            Err(PlanFileProblem::NotRegular("a character device"))
+        );
+        let refused = PlanFileRefused {
+            path: at("big.md"),
+            why: PlanFileProblem::TooLarge(Some(MAX_PLAN_FILE_BYTES + 1)),
+        };
+        assert_eq!(
+            refused.to_string(),
+            format!(
+                "will not read the plan file {}: it is larger than 256 KiB (262145 bytes)",
+                at("big.md").display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_taken_scratch_name_is_passed_over_never_written_through() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let at = |name: &str| dir.path().join(name);
+        std::fs::write(at("victim"), "untouched").expect("write");
+        std::os::unix::fs::symlink(at("victim"), at("planted")).expect("symlink");
+        std::os::unix::fs::symlink(at("nowhere"), at("dangling")).expect("symlink");
+        let names = ["planted", "dangling", "free"].map(at);
+        let (created, mut file) = create_scratch(names).expect("a free name");
+        assert_eq!(created, at("free"));
+        file.write_all(b"plan").expect("write");
+        assert_eq!(
+            std::fs::read_to_string(at("victim")).expect("read"),
+            "untouched"
+        );
+        assert!(!at("nowhere").exists(), "a dangling link is not followed");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&created)
+            .expect("stat")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+
+        let all_taken = create_scratch(["planted", "dangling"].map(at));
+        assert!(all_taken.is_err_and(|err| err.kind() == io::ErrorKind::AlreadyExists));
+        let fresh: Vec<PathBuf> = scratch_names(&at("a-plan.md")).take(2).collect();
+        assert_ne!(fresh[0], fresh[1], "each try is a new name");
+        let name = fresh[0].file_name().expect("name").to_string_lossy();
+        assert!(
+            name.starts_with(".a-plan.md.") && name.ends_with(".xdev-hook"),
+            "{name}"
+        );
+    }
+
+    #[test]
+    fn a_plan_is_written_in_place_of_a_link_not_through_it() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let at = |name: &str| dir.path().join(name);
+        std::fs::write(at("victim"), "untouched").expect("write");
+        std::os::unix::fs::symlink(at("victim"), at("a-plan.md")).expect("symlink");
+        write_plan(&at("a-plan.md"), "# A\n").expect("written");
+        assert_eq!(
+            std::fs::read_to_string(at("victim")).expect("read"),
+            "untouched"
+        );
+        let placed = std::fs::symlink_metadata(at("a-plan.md")).expect("stat");
+        assert!(placed.file_type().is_file());
+        assert_eq!(
+            std::fs::read_to_string(at("a-plan.md")).expect("read"),
+            "# A\n"
+        );
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("ls")
+            .map(|entry| {
+                entry
+                    .expect("entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        left.sort();
+        assert_eq!(left, ["a-plan.md", "victim"], "no scratch file is left");
     }
 }

@@ -246,6 +246,57 @@ pub fn hook_denied(label: &str, reason: &str) -> String {
     format!("Denied: {label}. Reason: {reason}")
 }
 
+/// Why `xdev hook` will not read the plan file an event names: it is a
+/// symbolic link (which could point anywhere, a secret included).
+pub const PLAN_FILE_SYMLINK: &str = "it is a symbolic link";
+/// Why `xdev hook` will not read the plan file an event names: it is not
+/// there.
+pub const PLAN_FILE_MISSING: &str = "it does not exist";
+/// Why `xdev hook` will not read the plan file an event names: the hook
+/// may not read it.
+pub const PLAN_FILE_PERMISSION_DENIED: &str = "permission denied";
+/// Why `xdev hook` will not read the plan file an event names: it is not
+/// text.
+pub const PLAN_FILE_NOT_UTF8: &str = "it is not UTF-8 text";
+/// Why `xdev hook` will not read the plan file an event names: it holds
+/// no plan.
+pub const PLAN_FILE_EMPTY: &str = "it is empty";
+
+/// Why `xdev hook` will not read the plan file an event names: it is
+/// `kind` (`a FIFO`, `a character device`, ...).
+pub fn plan_file_not_regular(kind: &str) -> String {
+    format!("it is not a regular file but {kind}")
+}
+
+/// Why `xdev hook` will not read the plan file an event names: it has
+/// more than `max_kib` KiB (`size` bytes when known; else it grew while
+/// being read).
+pub fn plan_file_too_large(max_kib: u64, size: Option<u64>) -> String {
+    match size {
+        Some(size) => format!("it is larger than {max_kib} KiB ({size} bytes)"),
+        None => format!("it grew past {max_kib} KiB while being read"),
+    }
+}
+
+/// Why `xdev hook` will not read the plan file an event names: the
+/// system's word for it.
+pub fn plan_file_unreadable(errno: &str, description: &str) -> String {
+    format!("{errno}: {description}")
+}
+
+/// `xdev hook` will not read the plan file at `path` (shown escaped, on
+/// one line) for the reason `why`.
+pub fn plan_file_refused(path: &str, why: &str) -> String {
+    format!("will not read the plan file {}: {why}", one_line(path))
+}
+
+/// The line `xdev hook` prints on stderr when an `ExitPlanMode` call has
+/// no plan of its own and its plan file is refused (`refused` says which
+/// and why).
+pub fn hook_plan_refused(refused: impl std::fmt::Display) -> String {
+    format!("xdev hook: {refused}; the call carries no plan of its own, so nothing was staged and the agent decides as usual")
+}
+
 /// `plan/ctl` got `refine` without feedback.
 pub const REFINE_NEEDS_FEEDBACK: &str = "refine needs the reviewer's feedback: refine <feedback>";
 

@@ -5,6 +5,7 @@
 mod common;
 
 use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -29,7 +30,20 @@ fn fixture_input(name: &str) -> Vec<u8> {
 
 /// `xdev hook --mount DIR ARGS` with `input` on its stdin.
 fn spawn_hook(mount: &Path, args: &[&str], input: &[u8]) -> KillOnDrop {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_xdev"))
+    spawn_hook_with(Command::new(env!("CARGO_BIN_EXE_xdev")), mount, args, input)
+}
+
+/// The same, run as nobody (uid and gid 65534, no groups).
+fn spawn_hook_as_nobody(mount: &Path, args: &[&str], input: &[u8]) -> KillOnDrop {
+    let mut setpriv = Command::new("setpriv");
+    setpriv
+        .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_xdev"));
+    spawn_hook_with(setpriv, mount, args, input)
+}
+
+fn spawn_hook_with(mut xdev: Command, mount: &Path, args: &[&str], input: &[u8]) -> KillOnDrop {
+    let mut child = xdev
         .arg("hook")
         .arg("--mount")
         .arg(mount)
@@ -395,6 +409,11 @@ fn a_preview_without_detail_has_no_detail_file() {
 
 /// A mount with a `review` plan desk writing plans into `plans`.
 fn plan_fixture(plans: &Path) -> (Fixture, PlanDesk) {
+    plan_fixture_with(plans, MountOptions::default())
+}
+
+/// The same, with the other mount options from `options`.
+fn plan_fixture_with(plans: &Path, options: MountOptions) -> (Fixture, PlanDesk) {
     let session = Session::new();
     let desk = PlanDesk::new(
         session.clone(),
@@ -404,7 +423,7 @@ fn plan_fixture(plans: &Path) -> (Fixture, PlanDesk) {
     );
     let options = MountOptions {
         plan: Some(desk.clone()),
-        ..MountOptions::default()
+        ..options
     };
     (Fixture::with_session(session, options), desk)
 }
@@ -455,4 +474,244 @@ fn exit_plan_mode_without_a_plan_desk_is_a_preview() {
     assert_eq!(head_label(&fixture), "ExitPlanMode: Add login");
     let ran = answer(hook, &fixture.path("resolve"), "go");
     assert_eq!((ran.code, ran.stdout), (0, format!("{ALLOW_REQUEST}\n")));
+}
+
+// ----- hostile input --------------------------------------------------------
+//
+// The event is not trusted: its planFilePath may name a link to a secret, a
+// FIFO that never ends, a device or a huge file, and the plan dir may hold
+// links planted where the hook writes.
+
+/// What a victim file holds; it must read the same after the hook ran.
+const UNTOUCHED: &str = "the victim's own text\n";
+
+/// The recorded `ExitPlanMode` call with `planFilePath` set to `path`,
+/// without its own `plan` (so the file is all the hook could go by) unless
+/// `keep_plan`.
+fn exit_plan_mode_naming(path: &Path, keep_plan: bool) -> Vec<u8> {
+    let recorded = fixture_input("claude-permissionrequest-exitplanmode.json");
+    let mut event: Value = serde_json::from_slice(&recorded).expect("JSON");
+    let tool_input = event["tool_input"].as_object_mut().expect("an object");
+    if !keep_plan {
+        tool_input.remove("plan");
+    }
+    tool_input.insert(
+        "planFilePath".into(),
+        Value::from(path.to_str().expect("a UTF-8 path")),
+    );
+    serde_json::to_vec(&event).expect("JSON")
+}
+
+/// The hook refused the plan file at `path` because `why`: one line on
+/// stderr, no opinion on stdout, nothing staged, filed or under review.
+fn assert_plan_refused(ran: &Ran, path: &Path, why: &str, desk: &PlanDesk, plans: &Path) {
+    let line = format!(
+        "xdev hook: will not read the plan file {}: {why}; the call carries no plan of its own, so nothing was staged and the agent decides as usual\n",
+        path.display()
+    );
+    assert_eq!(
+        (ran.code, ran.stdout.as_str(), ran.stderr.as_str()),
+        (0, "", line.as_str())
+    );
+    assert!(desk.status().under_review.is_none());
+    assert_eq!(dir_names(plans), Vec::<String>::new(), "nothing was filed");
+}
+
+/// Files the recorded plan (through a hook given `input`), approves it,
+/// and returns the filed plan's path after checking the hook was allowed.
+fn file_and_approve(fixture: &Fixture, desk: &PlanDesk, input: &[u8]) -> PathBuf {
+    let hook = spawn_hook(&fixture.dir, &[], input);
+    let path = wait_for_review(desk);
+    desk.approve(None).expect("approve");
+    let ran = finish(hook);
+    assert_eq!(
+        (ran.code, ran.stdout, ran.stderr),
+        (0, format!("{ALLOW_REQUEST}\n"), String::new())
+    );
+    path
+}
+
+fn assert_untouched(victim: &Path) {
+    assert_eq!(
+        std::fs::read_to_string(victim).expect("the victim"),
+        UNTOUCHED,
+        "written through a link"
+    );
+}
+
+#[test]
+fn a_symlink_planted_at_the_scratch_name_is_never_written_through() {
+    let (plans, elsewhere) = (tempdir(), tempdir());
+    let (fixture, desk) = plan_fixture(plans.path());
+    let victim = elsewhere.path().join("victim");
+    std::fs::write(&victim, UNTOUCHED).expect("victim");
+    // Where the hook used to put its scratch file, predictably.
+    let planted = plans.path().join("Add-login-plan.md.xdev-hook");
+    std::os::unix::fs::symlink(&victim, &planted).expect("plant a link");
+    let input = fixture_input("claude-permissionrequest-exitplanmode.json");
+
+    let filed = file_and_approve(&fixture, &desk, &input);
+    assert_eq!(filed, plans.path().join("Add-login-plan.md"));
+    assert_untouched(&victim);
+    assert_eq!(
+        std::fs::read_to_string(&filed).expect("the plan"),
+        "# Add login\n\n1. Add a /login route.\n2. Test it.\n"
+    );
+    let mut left = dir_names(plans.path());
+    left.sort();
+    assert_eq!(
+        left,
+        ["Add-login-plan.md", "Add-login-plan.md.xdev-hook"],
+        "the planted link stays as it was and no scratch file is left"
+    );
+    let still = std::fs::read_link(&planted).expect("still a link");
+    assert_eq!(still, victim);
+}
+
+#[test]
+fn a_symlink_at_the_plan_name_is_replaced_not_written_through() {
+    let (plans, elsewhere) = (tempdir(), tempdir());
+    let (fixture, desk) = plan_fixture(plans.path());
+    let victim = elsewhere.path().join("victim");
+    std::fs::write(&victim, UNTOUCHED).expect("victim");
+    let planted = plans.path().join("Add-login-plan.md");
+    std::os::unix::fs::symlink(&victim, &planted).expect("plant a link");
+    let input = fixture_input("claude-permissionrequest-exitplanmode.json");
+
+    let filed = file_and_approve(&fixture, &desk, &input);
+    assert_eq!(filed, planted);
+    assert_untouched(&victim);
+    let placed = std::fs::symlink_metadata(&planted).expect("the plan");
+    assert!(placed.file_type().is_file(), "the link itself was replaced");
+    assert_eq!(placed.permissions().mode() & 0o777, 0o600);
+}
+
+#[test]
+fn a_symlink_as_plan_file_is_refused() {
+    let (plans, elsewhere) = (tempdir(), tempdir());
+    let (fixture, desk) = plan_fixture(plans.path());
+    let secret = elsewhere.path().join("secret");
+    std::fs::write(&secret, "# SECRET-LINKED\n").expect("secret");
+    let link = elsewhere.path().join("plan.md");
+    std::os::unix::fs::symlink(&secret, &link).expect("link");
+    let ran = run_hook(&fixture.dir, &[], &exit_plan_mode_naming(&link, false));
+    assert_plan_refused(&ran, &link, "it is a symbolic link", &desk, plans.path());
+}
+
+#[test]
+fn a_fifo_as_plan_file_is_refused_at_once_or_the_events_own_plan_is_used() {
+    let (plans, elsewhere) = (tempdir(), tempdir());
+    let (fixture, desk) = plan_fixture(plans.path());
+    let fifo = elsewhere.path().join("plan.md");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+
+    let started = Instant::now();
+    let ran = run_hook(&fixture.dir, &[], &exit_plan_mode_naming(&fifo, false));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the hook waited on the FIFO"
+    );
+    let why = "it is not a regular file but a FIFO";
+    assert_plan_refused(&ran, &fifo, why, &desk, plans.path());
+
+    // With a plan of its own, the call needs no file at all.
+    let filed = file_and_approve(&fixture, &desk, &exit_plan_mode_naming(&fifo, true));
+    assert_eq!(filed, plans.path().join("Add-login-plan.md"));
+}
+
+#[test]
+fn dev_zero_as_plan_file_is_refused() {
+    let plans = tempdir();
+    let (fixture, desk) = plan_fixture(plans.path());
+    let zero = Path::new("/dev/zero");
+    let ran = run_hook(&fixture.dir, &[], &exit_plan_mode_naming(zero, false));
+    let why = "it is not a regular file but a character device";
+    assert_plan_refused(&ran, zero, why, &desk, plans.path());
+}
+
+#[test]
+fn a_ten_megabyte_plan_file_is_refused_as_too_large_and_not_copied() {
+    let (plans, elsewhere) = (tempdir(), tempdir());
+    let (fixture, desk) = plan_fixture(plans.path());
+    let huge = elsewhere.path().join("huge.md");
+    let mut text = b"# Huge\n".to_vec();
+    text.resize(10 * 1024 * 1024, b'x');
+    std::fs::write(&huge, &text).expect("a 10 MB file");
+    let ran = run_hook(&fixture.dir, &[], &exit_plan_mode_naming(&huge, false));
+    let why = "it is larger than 256 KiB (10485760 bytes)";
+    assert_plan_refused(&ran, &huge, why, &desk, plans.path());
+}
+
+#[test]
+fn a_root_only_plan_file_is_refused_to_a_hook_run_as_nobody_and_never_shown() {
+    let (plans, elsewhere) = (tempdir(), tempdir());
+    let (fixture, desk) = plan_fixture_with(
+        plans.path(),
+        MountOptions {
+            allow_other: true,
+            ..MountOptions::default()
+        },
+    );
+    // nobody may pass through the dirs above the mount and the secret,
+    // but may not read the secret itself.
+    for dir in [fixture.dir.parent().expect("parent"), elsewhere.path()] {
+        std::fs::set_permissions(dir, PermissionsExt::from_mode(0o755)).expect("chmod");
+    }
+    let secret = elsewhere.path().join("root-only.md");
+    std::fs::write(&secret, "# SECRET-0c2f launch codes\nmore\n").expect("secret");
+    std::fs::set_permissions(&secret, PermissionsExt::from_mode(0o600)).expect("chmod");
+
+    let input = exit_plan_mode_naming(&secret, false);
+    let ran = finish(spawn_hook_as_nobody(&fixture.dir, &[], &input));
+    assert_plan_refused(&ran, &secret, "permission denied", &desk, plans.path());
+    for shown in ["status", "status.json", "plan/status", "log", "last"] {
+        assert!(
+            !fixture.read(shown).contains("SECRET-0c2f"),
+            "{shown} shows the secret"
+        );
+    }
+}
+
+#[test]
+fn a_plan_read_from_its_file_is_filed_under_the_files_name_never_its_heading() {
+    let (plans, elsewhere) = (tempdir(), tempdir());
+    let (fixture, desk) = plan_fixture(plans.path());
+    let notes = elsewhere.path().join("quiet-otter.md");
+    std::fs::write(&notes, "# SECRET-9d1e rotate keys\n1. Rotate.\n").expect("plan");
+    let filed = file_and_approve(&fixture, &desk, &exit_plan_mode_naming(&notes, false));
+    assert_eq!(filed, plans.path().join("quiet-otter-plan.md"));
+    assert_eq!(
+        std::fs::read_to_string(&filed).expect("the plan"),
+        "# SECRET-9d1e rotate keys\n1. Rotate.\n",
+        "the plan itself is what the desk reviews"
+    );
+    for shown in ["status", "status.json", "plan/status", "log", "last"] {
+        assert!(
+            !fixture.read(shown).contains("SECRET-9d1e"),
+            "{shown} shows the file's heading"
+        );
+    }
+}
+
+#[test]
+fn a_plan_files_contents_never_reach_a_previews_label() {
+    let elsewhere = tempdir();
+    let fixture = Fixture::new();
+    let notes = elsewhere.path().join("quiet-otter.md");
+    std::fs::write(&notes, "# SECRET-5b7a rotate keys\n").expect("plan");
+    let input = exit_plan_mode_naming(&notes, false);
+    let (hook, id) = staged_hook(&fixture, &[], &input);
+    assert_eq!(head_label(&fixture), "ExitPlanMode: quiet-otter.md");
+    let shown = ["status", "status.json", "log"].map(|name| fixture.read(name));
+    let item = fixture.read(&format!("pending/{id}/label"));
+    for text in shown.iter().chain([&item]) {
+        assert!(!text.contains("SECRET-5b7a"), "{text}");
+    }
+    let ran = answer(hook, &fixture.path("resolve"), "go");
+    assert_eq!((ran.code, ran.stdout), (0, format!("{ALLOW_REQUEST}\n")));
+    assert!(!fixture.read("last").contains("SECRET-5b7a"));
+}
+
+fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("a temp dir")
 }

@@ -228,6 +228,8 @@ fn io_line(what: &str, source: &io::Error) -> String {
 /// back on the same descriptor. Returns the answer text (without its
 /// trailing newline) when the write succeeded, or
 /// [`ClientError::Refused`] with the write's errno and the answer text.
+/// A write interrupted by a signal (`EINTR`) is written again on the same
+/// descriptor, which asks for the same decision, never a second one.
 ///
 /// A newline is added when the message does not end in one, so a message
 /// whose length happens to be a multiple of 4096 is never held as a "full
@@ -238,7 +240,16 @@ pub fn write_device(path: &Path, message: &[u8]) -> Result<String, ClientError> 
     if body.last() != Some(&b'\n') {
         body.push(b'\n');
     }
-    let written = (&file).write(&body);
+    // EINTR means "not decided yet": a retry on the same descriptor joins
+    // the decision under way (or dispatches again if it was withdrawn), so
+    // a handled signal never turns a decision into a failure. A fresh
+    // descriptor would be a second message.
+    let written = loop {
+        match (&file).write(&body) {
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            written => break written,
+        }
+    };
     let answer = read_all(&file);
     match written {
         Ok(count) if count == body.len() => {
