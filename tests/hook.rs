@@ -645,10 +645,13 @@ fn a_ten_megabyte_plan_file_is_refused_as_too_large_and_not_copied() {
 #[test]
 fn a_root_only_plan_file_is_refused_to_a_hook_run_as_nobody_and_never_shown() {
     let (plans, elsewhere) = (tempdir(), tempdir());
+    // Shared, so that the hook run as nobody may read plan/status: what
+    // it must not read is the plan file.
     let (fixture, desk) = plan_fixture_with(
         plans.path(),
         MountOptions {
             allow_other: true,
+            share_journal: true,
             ..MountOptions::default()
         },
     );
