@@ -35,6 +35,11 @@ def parse_args():
     parser.add_argument("dir", help="the xdev mount")
     parser.add_argument("--writers", type=int, default=16)
     parser.add_argument("--writes", type=int, default=2000, help="per writer")
+    parser.add_argument(
+        "--sigchld-writers", type=int, default=2,
+        help="of the writers, how many start a background job before each write, so that "
+        "SIGCHLD (which bash handles) keeps arriving while their writes wait",
+    )
     parser.add_argument("--stall", type=float, default=5.0, help="seconds without progress that fail the run")
     parser.add_argument("--journal", help="the daemon's --journal file (else DIR/log is checked)")
     parser.add_argument("--daemon-pid", type=int, help="report this process's memory")
@@ -178,11 +183,15 @@ def spawn(script, **kwargs):
     return subprocess.Popen(["bash", "-c", script], **kwargs)
 
 
-def writer_script(mount, writes):
+def writer_script(mount, writes, sigchld=False):
+    """A bash loop of `echo > resolve`; with `sigchld`, each write starts a
+    background job that ends while the write may still wait: a handled
+    signal must never fail a write (the decision went ahead)."""
+    job = "sleep 0.00$((RANDOM % 3)) & " if sigchld else ""
     return (
-        f'ok=0; failed=0; for i in $(seq {writes}); do '
+        f'ok=0; failed=0; for i in $(seq {writes}); do {job}'
         f'if echo "stress write $i" > "{mount}/resolve"; then ok=$((ok+1)); else failed=$((failed+1)); fi; '
-        f'done; echo "$ok $failed"'
+        f'done; wait; echo "$ok $failed"'
     )
 
 
@@ -298,7 +307,13 @@ def main():
         spawn(f'while :; do cat "{args.dir}/status" >/dev/null; done', stdout=devnull, stderr=devnull),
     ]
     started = time.monotonic()
-    writers = [spawn(writer_script(args.dir, args.writes), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(args.writers)]
+    writers = [
+        spawn(
+            writer_script(args.dir, args.writes, sigchld=index < args.sigchld_writers),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for index in range(args.writers)
+    ]
     finished = watch(producer, writers, args.stall, args.daemon_pid, connection)
     elapsed = time.monotonic() - started
     for process in noise:
@@ -314,6 +329,8 @@ def main():
         for line in err.splitlines()[:3]:
             print(f"stress: writer said: {line}", file=sys.stderr)
     say("run", f"{args.writers} writers x {args.writes} writes in {elapsed:.2f} s")
+    sigchld = results[: args.sigchld_writers]
+    say("writers taking SIGCHLD ok/failed", f"{sum(r[0] for r in sigchld)}/{sum(r[1] for r in sigchld)}")
     say("throughput (writes/s)", f"{total / elapsed:.0f}")
     problems = listing_problems + check(args, producer, results, journal_start)
     time.sleep(2.5)  # the daemon gives memory back once a burst is over

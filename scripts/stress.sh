@@ -3,7 +3,9 @@
 # tests; a shorter run of the same tool is mount-tests/27):
 #   - WRITERS shells x WRITES `echo ... > resolve` each, against as many
 #     previews of an async producer, with a `stat` loop of missing names and
-#     a `cat status` loop alongside; a watchdog fails the run after 5 s with
+#     a `cat status` loop alongside; two of the writers start a background
+#     job before each write, so SIGCHLD keeps arriving while they wait (0
+#     failed writes, every preview applied exactly once, all the same); a watchdog fails the run after 5 s with
 #     no progress (mount-tests/stress.py);
 #   - `ls pending` and `ls -l pending` times with many previews pending;
 #   - the daemon's memory: fresh, with everything staged, after deciding.

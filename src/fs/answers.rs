@@ -17,7 +17,7 @@ use super::deliver::{Claimed, Delivery};
 use super::handles::Outcome;
 use super::message::WriteStep;
 use super::open::Opened;
-use super::read::Waiting;
+use super::read::{Read, Waiting};
 use super::target::Target;
 use super::{errno_of, XdevFs};
 use crate::who::Who;
@@ -215,8 +215,9 @@ impl XdevFs {
         });
     }
 
-    /// Answers a read that has to wait (events, stage), cancelled by the
-    /// reader's signal or the mount closing.
+    /// Answers a read that has to wait (events, stage, a status file
+    /// rendered for another user), cancelled by the reader's signal or the
+    /// mount closing.
     pub(super) fn read_when_ready(
         &self,
         req: &Request,
@@ -225,24 +226,32 @@ impl XdevFs {
         waiting: Waiting,
         reply: ReplyData,
     ) {
+        let uid = req.uid();
         self.answer_waiting(req, move |shared, cancel| async move {
             let bytes = match waiting {
                 Waiting::Events(at) => {
                     tokio::select! {
                         () = shared.journal.wait_beyond(at.record) => Ok(shared.take_events(fh, at, size)),
-                        error = cancel => Err(error),
+                        error = cancel => Err(errno_of(&error)),
                     }
                 }
                 Waiting::Stage(read) => {
                     tokio::select! {
+                        biased;
                         bytes = read => Ok(bytes),
-                        error = cancel => Err(error),
+                        error = cancel => Err(errno_of(&error)),
                     }
                 }
+                Waiting::Rendering { offset } => match shared.read_now(fh, offset, size, false, uid) {
+                    Ok(Read::Data(bytes)) => Ok(bytes),
+                    // A snapshot never waits twice.
+                    Ok(Read::Wait(_)) => Ok(Vec::new()),
+                    Err(errno) => Err(errno),
+                },
             };
             match bytes {
                 Ok(bytes) => reply.data(&bytes),
-                Err(error) => reply.error(errno_of(&error)),
+                Err(errno) => reply.error(errno),
             }
         });
     }

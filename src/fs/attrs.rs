@@ -13,14 +13,19 @@ use super::Shared;
 use crate::device::MAX_MESSAGE;
 
 impl Shared {
-    /// A node's attributes, the same for every process.
-    pub(super) fn attr(&self, ino: INodeNo, node: &Node) -> FileAttr {
+    /// A node's attributes as user `uid` sees them. A status file's size
+    /// is that of its content now for the owner; other users get the size
+    /// of the rendering they share (see [`Shared::read`]), and never make
+    /// one here: a `stat` loop over a large `status.json` must not render
+    /// it on the request loop.
+    pub(super) fn attr(&self, ino: INodeNo, node: &Node, uid: u32) -> FileAttr {
         if *node == Node::Draft {
             if let Some(draft) = self.drafts.get(ino) {
                 return draft.attr();
             }
         }
         let size = match node {
+            Node::Text(file) if uid != self.owner.uid => self.renders.others_len(*file),
             Node::Text(_)
             | Node::Item(_, ItemFile::Label | ItemFile::Source | ItemFile::Detail) => {
                 self.text(node).map_or(0, |text| text.len() as u64)
@@ -41,8 +46,13 @@ impl Shared {
     /// how long the kernel may keep them. A process that has just delivered
     /// a message to a device sees the device's size as the bytes it wrote,
     /// as an ordinary file would show, uncached.
-    pub(super) fn attr_for(&self, tid: u32, ino: INodeNo, node: &Node) -> (FileAttr, Duration) {
-        let mut attr = self.attr(ino, node);
+    pub(super) fn attr_for(
+        &self,
+        (uid, tid): (u32, u32),
+        ino: INodeNo,
+        node: &Node,
+    ) -> (FileAttr, Duration) {
+        let mut attr = self.attr(ino, node, uid);
         let ttl = node.attr_ttl();
         // Most of the time nobody has delivered anything lately: no lookup
         // of the process then.
@@ -62,9 +72,13 @@ impl Shared {
 
     /// The attributes of `ino` for a getattr: a node that exists, or a
     /// draft whose name is gone but which is still open (an `fstat`).
-    pub(super) fn getattr(&self, ino: INodeNo, tid: u32) -> Result<(FileAttr, Duration), Errno> {
+    pub(super) fn getattr(
+        &self,
+        ino: INodeNo,
+        (uid, tid): (u32, u32),
+    ) -> Result<(FileAttr, Duration), Errno> {
         match self.node(ino) {
-            Some(node) => Ok(self.attr_for(tid, ino, &node)),
+            Some(node) => Ok(self.attr_for((uid, tid), ino, &node)),
             None => match self.handles.draft_by_ino(ino) {
                 Some(draft) => Ok((draft.attr(), FRESH_TTL)),
                 None => Err(Errno::ENOENT),

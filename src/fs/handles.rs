@@ -163,13 +163,20 @@ impl Handles {
         offset: u64,
         render: impl FnOnce(&Node) -> Arc<[u8]>,
     ) {
-        let stale = match self.open.lock().get(&fh.0) {
-            Some(Handle::Snapshot(node, bytes)) if offset == 0 || bytes.is_none() => node.clone(),
-            _ => return,
+        let Some(stale) = self.stale_snapshot(fh, offset) else {
+            return;
         };
         let rendered = render(&stale);
         if let Some(Handle::Snapshot(_, bytes)) = self.open.lock().get_mut(&fh.0) {
             *bytes = Some(rendered);
+        }
+    }
+
+    /// The node of a snapshot handle that a read at `offset` renders anew.
+    pub(crate) fn stale_snapshot(&self, fh: FileHandle, offset: u64) -> Option<Node> {
+        match self.open.lock().get(&fh.0)? {
+            Handle::Snapshot(node, bytes) if offset == 0 || bytes.is_none() => Some(node.clone()),
+            _ => None,
         }
     }
 

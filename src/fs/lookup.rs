@@ -93,7 +93,7 @@ impl Shared {
                 Some((draft.ino(), Node::Draft))
             })
             .ok_or(Errno::ENOENT)?;
-        let (attr, attr_ttl) = self.attr_for(tid, ino, &node);
+        let (attr, attr_ttl) = self.attr_for((uid, tid), ino, &node);
         Ok(Entry {
             attr,
             attr_ttl,

@@ -247,7 +247,7 @@ impl Filesystem for XdevFs {
     }
 
     fn getattr(&self, req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
-        let attr = self.shared.getattr(ino, req.pid());
+        let attr = self.shared.getattr(ino, (req.uid(), req.pid()));
         answer!(reply, attr, (attr, ttl) => reply.attr(&ttl, &attr))
     }
 
@@ -301,7 +301,7 @@ impl Filesystem for XdevFs {
         reply: ReplyData,
     ) {
         let nonblocking = flags.0 & libc::O_NONBLOCK != 0;
-        match self.shared.read(fh, offset, size, nonblocking) {
+        match self.shared.read(fh, offset, size, nonblocking, req.uid()) {
             Ok(Read::Data(bytes)) => reply.data(&bytes),
             Ok(Read::Wait(waiting)) => self.read_when_ready(req, fh, size, waiting, reply),
             Err(errno) => reply.error(errno),
@@ -377,7 +377,7 @@ impl Filesystem for XdevFs {
         };
         let start = usize::try_from(offset).unwrap_or(usize::MAX);
         for (index, (ino, name, node)) in listing.iter().enumerate().skip(start) {
-            let attr = self.shared.attr(*ino, node);
+            let attr = self.shared.attr(*ino, node, req.uid());
             let ttl = node.listed_ttl();
             if reply.add(*ino, index as u64 + 1, name, &ttl, &attr, Generation(0)) {
                 break;

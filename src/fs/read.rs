@@ -29,6 +29,10 @@ pub(super) enum Waiting {
     Events(EventsAt),
     /// `stage`: the producer's next message.
     Stage(BoxFuture<'static, Vec<u8>>),
+    /// A status file another user reads afresh when the rendering others
+    /// share has expired: rendered (and read at `offset`) off the request
+    /// loop.
+    Rendering { offset: u64 },
 }
 
 /// How a read of a handle that is not answered from the handle itself is served.
@@ -44,16 +48,41 @@ enum ReadKind {
 }
 
 impl Shared {
-    /// Decides a read of `size` bytes at `offset` through `fh`.
+    /// Decides a read of `size` bytes at `offset` through `fh` by `uid`.
+    /// A user other than the owner who reads a status file afresh gets the
+    /// rendering other users share while it is recent (see
+    /// [`Renders::for_others`](super::status::Renders::for_others)); a new
+    /// one is made off the request loop, so a large render never holds up
+    /// the owner.
     pub(super) fn read(
         &self,
         fh: FileHandle,
         offset: u64,
         size: u32,
         nonblocking: bool,
+        uid: u32,
+    ) -> Result<Read, Errno> {
+        if uid != self.owner.uid {
+            if let Some(Node::Text(file)) = self.handles.stale_snapshot(fh, offset) {
+                if !self.renders.others_recent(file) {
+                    return Ok(Read::Wait(Waiting::Rendering { offset }));
+                }
+            }
+        }
+        self.read_now(fh, offset, size, nonblocking, uid)
+    }
+
+    /// [`Shared::read`], never throttled.
+    pub(super) fn read_now(
+        &self,
+        fh: FileHandle,
+        offset: u64,
+        size: u32,
+        nonblocking: bool,
+        uid: u32,
     ) -> Result<Read, Errno> {
         self.handles
-            .refresh_snapshot(fh, offset, |node| self.snapshot(node));
+            .refresh_snapshot(fh, offset, |node| self.snapshot(node, uid));
         if let Some(bytes) = self.read_handle(fh, offset, size) {
             return Ok(Read::Data(bytes));
         }
@@ -96,11 +125,12 @@ impl Shared {
 
     /// The content of a read-only text node right now, shared with other
     /// descriptors that read the same.
-    fn snapshot(&self, node: &Node) -> Arc<[u8]> {
-        let bytes = self.text(node).unwrap_or_default().into_bytes();
+    fn snapshot(&self, node: &Node, uid: u32) -> Arc<[u8]> {
+        let render = || self.text(node).unwrap_or_default().into_bytes();
         match node {
-            Node::Text(file) => self.renders.share(*file, bytes),
-            _ => Arc::from(bytes),
+            Node::Text(file) if uid != self.owner.uid => self.renders.for_others(*file, render),
+            Node::Text(file) => self.renders.share(*file, render()),
+            _ => Arc::from(render()),
         }
     }
 

@@ -77,7 +77,7 @@ impl Shared {
         }
         let node = node.ok_or(Errno::ENOENT)?;
         check_change(&node, change, || fh.and_then(|fh| self.handles.written(fh)))?;
-        let mut attr = self.attr(ino, &node);
+        let mut attr = self.attr(ino, &node, self.owner.uid);
         // As on an ordinary file, the size is what the truncate asked for.
         attr.size = change.size.unwrap_or(attr.size);
         Ok((attr, node.attr_ttl()))

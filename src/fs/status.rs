@@ -1,8 +1,14 @@
 //! The read-only status files: `status`, `status.json`, `last`, `reminder`.
-//! Rendered afresh from the session on every open. `status` shows each free
-//! text escaped on its line; `last` is the one text as it is.
+//! Rendered afresh from the session on a descriptor's first read and on
+//! every read from offset 0, for the mount's owner; other users (on a mount
+//! that shares them) share one rendering per file at most a quarter of a
+//! second old, made off the request loop, so that their loops over a large
+//! `status.json` never take it from the owner. `status` shows each free text escaped
+//! on its line; `last` is the one text as it is.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use serde_json::json;
@@ -36,9 +42,56 @@ impl LastResult {
 #[derive(Debug, Default)]
 pub(crate) struct Renders {
     latest: Mutex<Vec<(TextFile, Weak<[u8]>)>>,
+    /// The rendering other users share, and when it was made.
+    for_others: Mutex<HashMap<TextFile, Dated>>,
+    /// Held while rendering for others: readers woken together get one
+    /// rendering, not one each.
+    rendering_for_others: Mutex<()>,
 }
 
+/// A rendering and when it was made.
+type Dated = (Instant, Arc<[u8]>);
+
+/// How old a rendering other users get may be: at most four renders a
+/// second of each file for all of them together, however many read.
+pub(crate) const OTHERS_REFRESH: Duration = Duration::from_millis(250);
+
 impl Renders {
+    /// The size of the rendering other users share of `file` (0 before
+    /// the first).
+    pub(crate) fn others_len(&self, file: TextFile) -> u64 {
+        self.for_others
+            .lock()
+            .get(&file)
+            .map_or(0, |(_, rendering)| rendering.len() as u64)
+    }
+
+    /// Whether the rendering other users share of `file` is recent.
+    pub(crate) fn others_recent(&self, file: TextFile) -> bool {
+        self.for_others
+            .lock()
+            .get(&file)
+            .is_some_and(|(made, _)| made.elapsed() < OTHERS_REFRESH)
+    }
+
+    /// `file` for a user other than the owner: the rendering made for them
+    /// less than [`OTHERS_REFRESH`] ago, else a new one by `render`.
+    pub(crate) fn for_others(&self, file: TextFile, render: impl FnOnce() -> Vec<u8>) -> Arc<[u8]> {
+        let _one_at_a_time = self.rendering_for_others.lock();
+        if let Some((made, rendering)) = self.for_others.lock().get(&file) {
+            if made.elapsed() < OTHERS_REFRESH {
+                return Arc::clone(rendering);
+            }
+        }
+        // Rendered outside the table's lock: the owner's reads never wait
+        // for it.
+        let rendering = self.share(file, render());
+        self.for_others
+            .lock()
+            .insert(file, (Instant::now(), Arc::clone(&rendering)));
+        rendering
+    }
+
     /// `bytes` of `file`, shared with the last rendering if that is the same.
     pub(crate) fn share(&self, file: TextFile, bytes: Vec<u8>) -> Arc<[u8]> {
         let mut latest = self.latest.lock();
@@ -58,8 +111,8 @@ impl Renders {
     }
 }
 
-/// One of the read-only status files, rendered afresh on every open.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One of the read-only status files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum TextFile {
     Status,
     StatusJson,
@@ -186,5 +239,25 @@ mod tests {
         drop((first, second, changed));
         let again = renders.share(TextFile::Status, b"a".to_vec());
         assert_eq!(&*again, b"a");
+    }
+
+    #[test]
+    fn other_users_share_one_recent_rendering_per_file() {
+        let renders = Renders::default();
+        let renders_made = std::cell::Cell::new(0);
+        let render = |text: &'static [u8]| {
+            renders_made.set(renders_made.get() + 1);
+            text.to_vec()
+        };
+        let first = renders.for_others(TextFile::StatusJson, || render(b"{}"));
+        let second = renders.for_others(TextFile::StatusJson, || render(b"{\"new\":1}"));
+        assert!(Arc::ptr_eq(&first, &second), "within the window: the same");
+        assert_eq!(renders_made.get(), 1);
+        let other = renders.for_others(TextFile::Status, || render(b"pending: 0\n"));
+        assert_eq!(&*other, b"pending: 0\n", "each file its own");
+        std::thread::sleep(OTHERS_REFRESH);
+        let later = renders.for_others(TextFile::StatusJson, || render(b"{\"new\":1}"));
+        assert_eq!(&*later, b"{\"new\":1}", "past the window: fresh");
+        assert_eq!(renders_made.get(), 3);
     }
 }

@@ -96,9 +96,9 @@ mod tests {
         let bad = OsStr::from_bytes(b"\xff");
         let bad = shared.lookup(INodeNo::ROOT, bad, OWNER_UID, 1);
         assert!(matches!(bad, Err(Errno::ENOENT)));
-        assert!(matches!(shared.getattr(GONE, 1), Err(Errno::ENOENT)));
+        assert!(matches!(shared.getattr(GONE, (0, 1)), Err(Errno::ENOENT)));
         let status = ino_of(shared, "status");
-        assert!(shared.getattr(status, 1).is_ok());
+        assert!(shared.getattr(status, (0, 1)).is_ok());
     }
 
     #[test]
@@ -122,7 +122,7 @@ mod tests {
         let mount = Mount::new();
         let shared = &mount.shared;
         assert!(matches!(
-            shared.read(NOT_OPEN, 0, 10, false),
+            shared.read(NOT_OPEN, 0, 10, false, 0),
             Err(Errno::EBADF)
         ));
         let written = shared.write(NOT_OPEN, 0, b"x", OWNER_UID, 1);
@@ -136,8 +136,14 @@ mod tests {
         let events = ino_of(shared, "events");
         let opened = shared.open(events, OWNER_UID, 1, fuser::OpenFlags(libc::O_RDONLY));
         let fh = shared.handles.insert(opened.expect("events opens").handle);
-        assert!(matches!(shared.read(fh, 0, 10, true), Err(Errno::EAGAIN)));
-        assert!(matches!(shared.read(fh, 0, 10, false), Ok(Read::Wait(_))));
+        assert!(matches!(
+            shared.read(fh, 0, 10, true, 0),
+            Err(Errno::EAGAIN)
+        ));
+        assert!(matches!(
+            shared.read(fh, 0, 10, false, 0),
+            Ok(Read::Wait(_))
+        ));
     }
 
     #[test]
