@@ -1,7 +1,11 @@
 //! The daemon side of the `xdev` command: `xdev mount` ([`serve`]) mounts
-//! a fresh session and serves it until SIGINT or SIGTERM; `xdev run`
-//! ([`run`]) serves one for the life of a command. [`start`] is the mount
-//! both make, for embedding.
+//! a fresh session and serves it until SIGHUP, SIGINT, SIGQUIT or SIGTERM;
+//! `xdev run` ([`run`]) serves one for the life of a command. [`start`] is
+//! the mount both make, for embedding.
+//!
+//! No signal a terminal, a supervisor or logrotate sends kills either of
+//! them outright, which would leave a stale mount behind: see
+//! [`SIGNALS`].
 
 use std::ffi::OsString;
 use std::io;
@@ -11,6 +15,7 @@ use std::time::Duration;
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
+use tokio::signal::unix::{signal, SignalKind};
 
 use crate::client::{exit_code_of, ClientError, MOUNT_ENV};
 use crate::mount::{mount, Mount, MountOptions};
@@ -119,28 +124,141 @@ fn signal_runtime() -> Result<tokio::runtime::Runtime, ClientError> {
         .map_err(|err| ClientError::io("cannot start", err))
 }
 
-/// `xdev mount`: mounts at `dir`, calls `ready` once the mount answers, serves
-/// until SIGINT or SIGTERM, then unmounts (blocked writers get
-/// `ECANCELED`).
+/// What `xdev mount` and `xdev run` do when a signal comes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignalReaction {
+    /// Stop gracefully: decisions under way get the grace period, the mount
+    /// is removed (with the directory, if xdev created it), exit 0. `xdev
+    /// run` passes SIGTERM and SIGHUP on to its command instead and stops
+    /// when the command ends.
+    Stop,
+    /// Close the `--journal` file and open it again by its path (after
+    /// logrotate renamed it away).
+    ReopenJournal,
+    /// Nothing: caught only so that it cannot kill the daemon.
+    Ignore,
+}
+
+/// The signals the daemon handles, and how: every signal whose default
+/// action ends the process, but those that report a fault of the process
+/// itself (SIGSEGV, SIGBUS, SIGABRT, ...) and the real-time ones (which
+/// nothing sends a daemon unasked). Caught, none can kill the daemon and
+/// leave a stale mount. A signal xdev has no use for stops it like SIGTERM,
+/// except those that come with a failed write (SIGPIPE, SIGXFSZ: the write
+/// reports its error anyway) and the interval timers' (a library may arm
+/// one), which are ignored. (Caught, not set to `SIG_IGN`, because an
+/// ignored disposition would be inherited by `xdev run`'s command.)
+pub const SIGNALS: [(SignalKind, SignalReaction); 14] = [
+    (SignalKind::hangup(), SignalReaction::Stop),
+    (SignalKind::interrupt(), SignalReaction::Stop),
+    (SignalKind::quit(), SignalReaction::Stop),
+    (SignalKind::terminate(), SignalReaction::Stop),
+    (SignalKind::from_raw(libc::SIGPWR), SignalReaction::Stop),
+    (SignalKind::from_raw(libc::SIGXCPU), SignalReaction::Stop),
+    (SignalKind::io(), SignalReaction::Stop),
+    (SignalKind::user_defined1(), SignalReaction::ReopenJournal),
+    (SignalKind::user_defined2(), SignalReaction::Ignore),
+    (SignalKind::alarm(), SignalReaction::Ignore),
+    (
+        SignalKind::from_raw(libc::SIGVTALRM),
+        SignalReaction::Ignore,
+    ),
+    (SignalKind::from_raw(libc::SIGPROF), SignalReaction::Ignore),
+    (SignalKind::pipe(), SignalReaction::Ignore),
+    (SignalKind::from_raw(libc::SIGXFSZ), SignalReaction::Ignore),
+];
+
+/// The stop signals `xdev run` passes on to its command. SIGINT and SIGQUIT
+/// are left to it: a terminal sends them (Ctrl-C, Ctrl-\) to the whole
+/// foreground process group, so the command has them already.
+const FORWARDED: [SignalKind; 2] = [SignalKind::terminate(), SignalKind::hangup()];
+
+/// The handled signals ([`SIGNALS`]), caught from the moment this exists.
+struct Signals {
+    streams: Vec<(SignalKind, SignalReaction, tokio::signal::unix::Signal)>,
+}
+
+impl Signals {
+    /// Catches every signal of [`SIGNALS`]; needs the runtime that will
+    /// wait for them.
+    fn catch(runtime: &tokio::runtime::Runtime) -> Result<Signals, ClientError> {
+        let _entered = runtime.enter();
+        let streams = SIGNALS
+            .iter()
+            .map(|&(kind, reaction)| Ok((kind, reaction, signal(kind)?)))
+            .collect::<io::Result<_>>()
+            .map_err(|err| ClientError::io("cannot catch signals", err))?;
+        Ok(Signals { streams })
+    }
+
+    /// The next signal that comes, and what to do about it. Cancel-safe
+    /// (a signal not taken is taken by the next call).
+    async fn next(&mut self) -> (SignalKind, SignalReaction) {
+        let waits = self.streams.iter_mut().map(|(kind, reaction, stream)| {
+            Box::pin(async move {
+                if stream.recv().await.is_none() {
+                    // The runtime's signal driver is gone: nothing more can
+                    // come from this stream.
+                    std::future::pending::<()>().await;
+                }
+                (*kind, *reaction)
+            })
+        });
+        futures::future::select_all(waits).await.0
+    }
+}
+
+/// `SIGHUP` for a caught signal (its number if nix does not know it).
+fn signal_name(kind: SignalKind) -> String {
+    let number = kind.as_raw_value();
+    Signal::try_from(number).map_or_else(
+        |_| format!("signal {number}"),
+        |signal| signal.as_str().to_string(),
+    )
+}
+
+/// Acts on a signal that does not stop the daemon.
+fn on_signal(kind: SignalKind, reaction: SignalReaction, mount: &Mount) {
+    let signal = signal_name(kind);
+    match reaction {
+        SignalReaction::ReopenJournal => match mount.journal().reopen_file() {
+            Ok(Some(path)) => {
+                tracing::info!(%signal, path = %path.display(), "journal file reopened")
+            }
+            Ok(None) => tracing::info!(%signal, "no journal file to reopen"),
+            // The error names the path; records keep going to the old file,
+            // which is still there (only renamed, if rotated).
+            Err(error) => {
+                tracing::error!(%signal, %error, "cannot reopen the journal file; records still go to the file open before")
+            }
+        },
+        SignalReaction::Stop | SignalReaction::Ignore => {
+            tracing::debug!(%signal, "signal ignored");
+        }
+    }
+}
+
+/// `xdev mount`: mounts at `dir`, calls `ready` once the mount answers,
+/// serves until a stop signal of [`SIGNALS`] (SIGHUP, SIGINT, SIGQUIT,
+/// SIGTERM, ...), then unmounts: new decisions are refused, decisions under way
+/// get the grace period, what still waits then gets `ECANCELED`. SIGUSR1
+/// reopens the journal file; other signals of the table are ignored.
 pub fn serve(dir: &Path, options: &DaemonOptions, ready: impl FnOnce()) -> Result<(), ClientError> {
-    use tokio::signal::unix::{signal, SignalKind};
     // Signals are caught before the mount exists, so a signal sent the
     // moment the ready line appears still unmounts cleanly.
     let runtime = signal_runtime()?;
-    let (mut interrupt, mut terminate) = runtime
-        .block_on(async {
-            Ok::<_, io::Error>((
-                signal(SignalKind::interrupt())?,
-                signal(SignalKind::terminate())?,
-            ))
-        })
-        .map_err(|err| ClientError::io("cannot catch signals", err))?;
+    let mut signals = Signals::catch(&runtime)?;
     let daemon = start(dir, options)?;
     ready();
     runtime.block_on(async {
-        tokio::select! {
-            _ = interrupt.recv() => {}
-            _ = terminate.recv() => {}
+        loop {
+            match signals.next().await {
+                (kind, SignalReaction::Stop) => {
+                    tracing::info!(signal = %signal_name(kind), "stopping");
+                    break;
+                }
+                (kind, reaction) => on_signal(kind, reaction, &daemon.mount),
+            }
         }
     });
     daemon
@@ -197,28 +315,21 @@ impl Drop for RunDir {
 
 /// `xdev run`: mounts at `dir` (or a private temporary directory), runs
 /// `command` with `XDEV_DIR` set to the mount, unmounts, and returns the
-/// command's exit code (128 + the signal if it was killed). SIGTERM and
-/// SIGHUP are passed on to the command; SIGINT is left to it (a terminal
-/// sends it to the whole process group) and the mount stays until it ends.
+/// command's exit code (128 + the signal if it was killed). Of the stop
+/// signals of [`SIGNALS`], SIGTERM and SIGHUP are passed on to the command
+/// and the others left to it (a terminal sends SIGINT and SIGQUIT to the
+/// whole process group); either way the mount stays until the command
+/// ends. SIGUSR1 reopens the journal file; the other signals are ignored.
 pub fn run(
     dir: Option<&Path>,
     options: &DaemonOptions,
     command: &[OsString],
 ) -> Result<i32, ClientError> {
-    use tokio::signal::unix::{signal, SignalKind};
     let Some(program) = command.first() else {
         return Err(ClientError::Protocol("no command to run".into()));
     };
     let runtime = signal_runtime()?;
-    let mut signals = runtime
-        .block_on(async {
-            Ok::<_, io::Error>((
-                signal(SignalKind::interrupt())?,
-                signal(SignalKind::terminate())?,
-                signal(SignalKind::hangup())?,
-            ))
-        })
-        .map_err(|err| ClientError::io("cannot catch signals", err))?;
+    let mut signals = Signals::catch(&runtime)?;
     let place = RunDir::new(dir)?;
     let daemon = start(place.path(), options)?;
     let mut child = Command::new(program);
@@ -230,18 +341,22 @@ pub fn run(
                 program: program.to_string_lossy().into_owned(),
                 source,
             })?;
-        let (interrupt, terminate, hangup) = &mut signals;
         loop {
-            let forward = tokio::select! {
+            let (kind, reaction) = tokio::select! {
                 status = child.wait() => {
                     return status.map_err(|err| ClientError::io("cannot wait for the command", err));
                 }
-                _ = interrupt.recv() => None,
-                _ = terminate.recv() => Some(Signal::SIGTERM),
-                _ = hangup.recv() => Some(Signal::SIGHUP),
+                caught = signals.next() => caught,
             };
+            if reaction != SignalReaction::Stop {
+                on_signal(kind, reaction, &daemon.mount);
+                continue;
+            }
+            if !FORWARDED.contains(&kind) {
+                continue;
+            }
             let pid = child.id().and_then(|pid| i32::try_from(pid).ok());
-            if let (Some(signal), Some(pid)) = (forward, pid) {
+            if let (Ok(signal), Some(pid)) = (Signal::try_from(kind.as_raw_value()), pid) {
                 // Our own child, not yet reaped (it has an id): the pid is
                 // still its. A child that just exited is no error here.
                 let _ = kill(Pid::from_raw(pid), signal);

@@ -29,7 +29,9 @@ pub struct MountOptions {
     /// Request-loop threads (default 2).
     pub threads: usize,
     /// Also append every journal record to this file, synced before the
-    /// write that caused it returns.
+    /// write that caused it returns. It must be a regular file that only
+    /// this process's user (or root) can write; it is created (mode 0600)
+    /// when missing.
     pub journal_file: Option<PathBuf>,
     /// The plan review desk behind `plan/` (none: no `plan/` directory).
     pub plan: Option<PlanDesk>,
@@ -123,8 +125,8 @@ pub enum MountError {
         /// Whether xdev runs as root (the advice differs).
         as_root: bool,
     },
-    /// The `--journal` file cannot be used (not a regular file, no access).
-    /// The message names the file.
+    /// The `--journal` file cannot be used (not a regular file, no access,
+    /// another user could write it). The message names the file.
     #[error("cannot use the journal file: {0}")]
     Journal(io::Error),
     /// Anything else (FUSE missing, no permission, ...).

@@ -318,6 +318,58 @@ pub fn preview_withdrawn(id: &str, why: impl std::fmt::Display) -> String {
     format!("the preview {id} was withdrawn: {why}")
 }
 
+// Daemon texts: why a `--journal FILE` is refused (each names the file and
+// says what to do; the mount error puts them after "cannot use the journal
+// file: ").
+
+/// `path` is a symbolic link (never followed: a link could point the
+/// journal's writes anywhere).
+pub fn journal_is_symlink(path: &str) -> String {
+    format!("{path} is a symbolic link; give the journal's real path")
+}
+
+/// `path` is a directory.
+pub fn journal_is_directory(path: &str) -> String {
+    format!("{path} is a directory")
+}
+
+/// `path` is a FIFO or socket (found when opening it).
+pub fn journal_is_fifo_or_socket(path: &str) -> String {
+    format!("{path} is not a regular file (a FIFO or socket)")
+}
+
+/// `path` is `what` (`a FIFO`, `a device`, ...), not a regular file.
+pub fn journal_not_regular(path: &str, what: &str) -> String {
+    format!("{path} is {what}; the journal must be a regular file")
+}
+
+/// `path` is writable by others than its owner (`mode` has `g+w` or
+/// `o+w`): they could forge or erase the record of decisions.
+pub fn journal_writable_by_others(path: &str, mode: u32) -> String {
+    let who = match (mode & 0o020 != 0, mode & 0o002 != 0) {
+        (true, true) => "its group and everyone",
+        (true, false) => "its group",
+        _ => "everyone",
+    };
+    format!(
+        "{path} is writable by {who} (mode {:04o}), who could forge or erase records; run `chmod go-w {}` or choose a file only you can write",
+        mode & 0o7777,
+        shell_quoted(path)
+    )
+}
+
+/// `path` belongs to uid `owner`, neither xdev's user (`euid`) nor root.
+pub fn journal_owned_by_another_user(path: &str, owner: u32, euid: u32) -> String {
+    format!(
+        "{path} belongs to uid {owner}, not to uid {euid} that xdev runs as, and its owner could forge or erase records; choose a file you own"
+    )
+}
+
+/// `path` quoted for a POSIX shell, for a command a text suggests.
+fn shell_quoted(path: &str) -> String {
+    format!("'{}'", path.replace('\'', "'\\''"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

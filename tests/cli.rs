@@ -338,6 +338,56 @@ fn usage_errors_exit_2_as_the_readme_says() {
     );
 }
 
+/// The peak resident memory of process `pid` (`VmHWM`), in KiB.
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc/PID/status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("a VmHWM line")
+}
+
+#[test]
+fn stage_keeps_only_the_end_of_a_huge_output_and_the_apply_succeeds() {
+    let daemon = Daemon::plain();
+    let printed = daemon.tmp_path("printed");
+    let go_on = daemon.tmp_path("go-on");
+    // 300 MB of output, then the command waits (its stager still alive)
+    // until the test has taken the stager's peak memory.
+    let script = format!(
+        "yes | head -c 300000000 && touch '{}' && while [ ! -e '{}' ]; do sleep 0.05; done",
+        printed.display(),
+        go_on.display()
+    );
+    let mut stager = daemon.stage(&["--label", "huge output"], &refs(&sh(&script)));
+    let writer = daemon.spawn(&["resolve", "go"]);
+    assert!(
+        eventually(Duration::from_secs(300), || printed.exists()
+            || !stager.is_running()),
+        "the command printed its output"
+    );
+    assert!(stager.is_running(), "{}", stager.stderr());
+    let peak = peak_rss_kib(stager.child.id());
+    std::fs::write(&go_on, "").expect("let the command finish");
+    assert!(peak < 50 * 1024, "the stager's peak RSS was {peak} KiB");
+    let written = finish(writer);
+    assert_eq!(written.code, 0, "{}", written.stderr);
+    // The result is the output's end, marked as cut, in one message.
+    let text = written
+        .stdout
+        .strip_prefix("[…]\n")
+        .expect("marked as the end of a longer output");
+    // Each newline takes two bytes in the message (`\n`).
+    assert!(
+        text.len() > 40_000 && text.len() < 64 * 1024,
+        "{}",
+        text.len()
+    );
+    assert!(text.lines().all(|line| line == "y"), "only y lines");
+    assert_eq!(stager.wait(), Some(0), "applied");
+}
+
 // ----- plan -------------------------------------------------------------------
 
 fn write_plan(daemon: &Daemon, slug: &str) -> PathBuf {
@@ -481,6 +531,9 @@ fn every_command_has_complete_help() {
         "yolo",
         "review",
         "async",
+        "SIGHUP, SIGINT, SIGQUIT, SIGTERM",
+        "SIGUSR1",
+        "SIGUSR2, SIGALRM, SIGPIPE",
     ] {
         assert!(mount.contains(option), "mount help has {option}");
     }

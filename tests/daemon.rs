@@ -26,9 +26,15 @@ fn mount_point_in_temp_dir() -> (tempfile::TempDir, PathBuf) {
 
 /// Starts `xdev mount dir` and waits for its ready line.
 fn start_daemon(dir: &Path) -> (KillOnDrop, String) {
+    start_daemon_with(dir, &[])
+}
+
+/// Starts `xdev mount dir args...` and waits for its ready line.
+fn start_daemon_with(dir: &Path, args: &[&OsStr]) -> (KillOnDrop, String) {
     let mut child = xdev()
         .arg("mount")
         .arg(dir)
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -53,9 +59,17 @@ fn wait_exit(child: &mut KillOnDrop, limit: Duration) -> Option<i32> {
 }
 
 fn sigterm(child: &KillOnDrop) {
-    // SAFETY: signalling a child this test spawned and has not reaped.
-    unsafe { libc::kill(child.0.id() as i32, libc::SIGTERM) };
+    send(child, libc::SIGTERM);
 }
+
+fn send(child: &KillOnDrop, signal: i32) {
+    // SAFETY: signalling a child this test spawned and has not reaped.
+    unsafe { libc::kill(child.0.id() as i32, signal) };
+}
+
+/// Waiting for a daemon to do something it should do soon, on a loaded
+/// machine.
+const PATIENCE: Duration = Duration::from_secs(20);
 
 #[test]
 fn prints_the_ready_line_serves_and_exits_0_on_sigterm() {
@@ -409,4 +423,252 @@ fn a_journal_that_is_not_a_regular_file_is_a_startup_error_naming_it() {
         );
         assert!(!is_mounted(&mount));
     }
+}
+
+// ----- signals ------------------------------------------------------------------
+
+#[test]
+fn sighup_sigquit_and_unused_signals_unmount_and_exit_0_like_sigterm() {
+    require_fuse();
+    let tmp = tempfile::tempdir().expect("tmp");
+    for signal in [libc::SIGHUP, libc::SIGQUIT, libc::SIGPWR] {
+        let dir = tmp.path().join(format!("xdev-{signal}"));
+        let (mut child, line) = start_daemon(&dir);
+        assert_eq!(line, format!("xdev: mounted {}\n", dir.display()));
+        send(&child, signal);
+        assert_eq!(wait_exit(&mut child, PATIENCE), Some(0), "signal {signal}");
+        assert!(!is_mounted(&dir), "signal {signal}: mount removed");
+        assert!(
+            !dir.exists(),
+            "signal {signal}: the directory xdev created is gone"
+        );
+    }
+}
+
+#[test]
+fn sigusr1_sigusr2_sigalrm_and_sigpipe_leave_the_daemon_serving() {
+    let (_tmp, dir) = mount_point_in_temp_dir();
+    let (mut child, _) = start_daemon(&dir);
+    for signal in [
+        libc::SIGUSR1,
+        libc::SIGUSR2,
+        libc::SIGALRM,
+        libc::SIGPIPE,
+        libc::SIGVTALRM,
+        libc::SIGPROF,
+        libc::SIGXFSZ,
+    ] {
+        send(&child, signal);
+        std::fs::write(dir.join("reject"), "still there?").expect("a write to reject");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("last")).expect("read last"),
+            "Nothing to reject; no pending action remains.\n",
+            "signal {signal}"
+        );
+        assert!(
+            std::fs::read_to_string(dir.join("status"))
+                .expect("read status")
+                .starts_with("pending: 0"),
+            "signal {signal}"
+        );
+        assert!(matches!(child.0.try_wait(), Ok(None)), "signal {signal}");
+    }
+    // A fatal signal still pending would be taken before SIGTERM (a lower
+    // number): exit 0 tells that none was.
+    sigterm(&child);
+    assert_eq!(wait_exit(&mut child, PATIENCE), Some(0));
+    assert!(!is_mounted(&dir));
+}
+
+#[test]
+fn xdev_run_outlives_signals_until_its_command_ends_and_passes_sighup_on() {
+    require_fuse();
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dir = tmp.path().join("run");
+    let ready = tmp.path().join("ready");
+    let script = r#"trap 'exit 5' HUP; touch "$READY"; while :; do sleep 0.05; done"#;
+    let mut child = KillOnDrop(
+        xdev()
+            .arg("run")
+            .arg("--mount")
+            .arg(&dir)
+            .args(["--", "sh", "-c", script])
+            .env("READY", &ready)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn xdev run"),
+    );
+    assert!(
+        eventually(PATIENCE, || ready.exists()),
+        "the command started"
+    );
+    // SIGINT and SIGQUIT are left to the command (a terminal sends them to
+    // it as well); the others are not for it.
+    for signal in [
+        libc::SIGUSR1,
+        libc::SIGUSR2,
+        libc::SIGALRM,
+        libc::SIGPIPE,
+        libc::SIGINT,
+        libc::SIGQUIT,
+    ] {
+        send(&child, signal);
+        assert!(
+            std::fs::read_to_string(dir.join("status"))
+                .expect("read status")
+                .starts_with("pending: 0"),
+            "signal {signal}"
+        );
+        assert!(matches!(child.0.try_wait(), Ok(None)), "signal {signal}");
+    }
+    send(&child, libc::SIGHUP);
+    assert_eq!(
+        wait_exit(&mut child, PATIENCE),
+        Some(5),
+        "the command's exit code"
+    );
+    assert!(!is_mounted(&dir));
+    assert!(!dir.exists(), "the directory xdev run created is gone");
+}
+
+/// The `reason` of every record in a journal file.
+fn journal_reasons(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .expect("read the journal file")
+        .lines()
+        .map(|line| {
+            let record: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+            record["reason"].as_str().unwrap_or_default().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn sigusr1_reopens_a_journal_file_that_logrotate_renamed_away() {
+    let (tmp, dir) = mount_point_in_temp_dir();
+    let journal = tmp.path().join("journal.jsonl");
+    let rotated = tmp.path().join("journal.jsonl.1");
+    let (mut child, _) = start_daemon_with(&dir, &[OsStr::new("--journal"), journal.as_os_str()]);
+    std::fs::write(dir.join("reject"), "before rotation").expect("reject");
+    std::fs::rename(&journal, &rotated).expect("rotate");
+    std::fs::write(dir.join("reject"), "while rotating").expect("reject");
+    send(&child, libc::SIGUSR1);
+    assert!(
+        eventually(PATIENCE, || journal.exists()),
+        "a new journal file at the original path"
+    );
+    std::fs::write(dir.join("reject"), "after rotation").expect("reject");
+    assert_eq!(
+        journal_reasons(&rotated),
+        ["before rotation", "while rotating"]
+    );
+    assert_eq!(journal_reasons(&journal), ["after rotation"]);
+    let mode = std::fs::metadata(&journal)
+        .expect("stat")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "created like the first one");
+    sigterm(&child);
+    assert_eq!(wait_exit(&mut child, PATIENCE), Some(0));
+}
+
+#[test]
+fn a_journal_file_that_cannot_be_reopened_is_logged_and_the_old_one_kept() {
+    let (tmp, dir) = mount_point_in_temp_dir();
+    let journal = tmp.path().join("journal.jsonl");
+    let rotated = tmp.path().join("journal.jsonl.1");
+    let (mut child, _) = start_daemon_with(&dir, &[OsStr::new("--journal"), journal.as_os_str()]);
+    let (lines, logged) = std::sync::mpsc::channel();
+    let stderr = child.0.stderr.take().expect("stderr");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    std::fs::rename(&journal, &rotated).expect("rotate");
+    // What takes the old path is refused, as it would be at startup.
+    std::os::unix::fs::symlink(tmp.path().join("elsewhere"), &journal).expect("symlink");
+    send(&child, libc::SIGUSR1);
+    let line = logged
+        .recv_timeout(PATIENCE)
+        .expect("the failure is logged");
+    assert!(
+        line.contains(&format!("{} is a symbolic link", journal.display())),
+        "{line}"
+    );
+    std::fs::write(dir.join("reject"), "after the failed reopen").expect("reject");
+    assert_eq!(journal_reasons(&rotated), ["after the failed reopen"]);
+    assert!(
+        !tmp.path().join("elsewhere").exists(),
+        "nothing written through the link"
+    );
+    sigterm(&child);
+    assert_eq!(wait_exit(&mut child, PATIENCE), Some(0));
+}
+
+// ----- whose journal file -----------------------------------------------------------
+
+#[test]
+fn a_journal_file_others_could_write_is_refused_naming_it_and_the_fix() {
+    let (tmp, dir) = mount_point_in_temp_dir();
+    for (mode, writable_by) in [
+        (0o606, "writable by everyone (mode 0606)"),
+        (0o660, "writable by its group (mode 0660)"),
+    ] {
+        let journal = tmp.path().join(format!("journal-{mode:o}.jsonl"));
+        std::fs::write(&journal, "").expect("journal file");
+        std::fs::set_permissions(&journal, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        let out = mount_command(&dir)
+            .arg("--journal")
+            .arg(&journal)
+            .output()
+            .expect("xdev mount");
+        let shown = journal.display();
+        assert_eq!(
+            refusal(&out),
+            format!(
+                "xdev: cannot use the journal file: {shown} is {writable_by}, who could forge or erase records; run `chmod go-w '{shown}'` or choose a file only you can write\n"
+            )
+        );
+        assert!(!dir.exists(), "nothing was mounted");
+        assert_eq!(
+            std::fs::read(&journal).expect("kept"),
+            b"",
+            "left as it was"
+        );
+    }
+}
+
+#[test]
+fn a_journal_file_owned_by_another_user_is_refused_naming_it() {
+    let (tmp, dir) = mount_point_in_temp_dir();
+    assert!(
+        nix::unistd::geteuid().is_root(),
+        "this test needs root (it gives the journal file to uid 65534)"
+    );
+    let journal = tmp.path().join("journal.jsonl");
+    std::fs::write(&journal, "").expect("journal file");
+    std::fs::set_permissions(&journal, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    std::os::unix::fs::chown(&journal, Some(65534), Some(65534)).expect("chown");
+    let out = mount_command(&dir)
+        .arg("--journal")
+        .arg(&journal)
+        .output()
+        .expect("xdev mount");
+    assert_eq!(
+        refusal(&out),
+        format!(
+            "xdev: cannot use the journal file: {} belongs to uid 65534, not to uid 0 that xdev runs as, and its owner could forge or erase records; choose a file you own\n",
+            journal.display()
+        )
+    );
+    assert!(!dir.exists(), "nothing was mounted");
+    // Root's own files are fine for a daemon run as root.
+    std::os::unix::fs::chown(&journal, Some(0), Some(0)).expect("chown back");
+    let (mut child, line) =
+        start_daemon_with(&dir, &[OsStr::new("--journal"), journal.as_os_str()]);
+    assert_eq!(line, format!("xdev: mounted {}\n", dir.display()));
+    sigterm(&child);
+    assert_eq!(wait_exit(&mut child, PATIENCE), Some(0));
 }

@@ -25,6 +25,17 @@ Examples:
   xdev run -- ./agent.sh                         # private mount for one command
   xdev hook < event.json                         # an agent's permission hook";
 
+/// What `xdev mount` does on each signal (its help shows it as a table).
+const MOUNT_SIGNALS: &str = "\
+Signals:
+  SIGHUP, SIGINT, SIGQUIT, SIGTERM  stop: decisions under way get --grace, the
+  (and SIGPWR, SIGXCPU, SIGIO)      mount is removed (and DIR, if xdev made it),
+                                    exit 0
+  SIGUSR1                           reopen the --journal file by its path (for
+                                    logrotate); if that fails, keep the old one
+  SIGUSR2, SIGALRM, SIGPIPE         ignored
+  (and SIGVTALRM, SIGPROF, SIGXFSZ)";
+
 /// Finalize an AI coding agent's staged work by writing a file.
 #[derive(Parser)]
 #[command(name = "xdev", version, about, long_about = None, after_help = AFTER_HELP)]
@@ -68,7 +79,8 @@ struct ServeArgs {
     /// Also append every journal record (what `log` shows) to FILE, synced
     /// before the device write that caused it returns. A decision is
     /// refused (ENOSPC, EIO) unless its intent record reaches FILE before it
-    /// runs. FILE must be a regular file (created 0600; no symlink).
+    /// runs. FILE must be a regular file (created 0600; no symlink) that
+    /// only you (or root) own and can write. SIGUSR1 reopens it by its path.
     #[arg(long, value_name = "FILE")]
     journal: Option<PathBuf>,
     /// Enable plan review: plans are `<slug>-plan.md` files in DIR, and the
@@ -88,9 +100,10 @@ struct ServeArgs {
     /// enter`).
     #[arg(long, requires = "plan_dir")]
     plan_mode: bool,
-    /// On SIGINT/SIGTERM, how long decisions already running may take to
-    /// finish (their writers get the real outcome); new ones are refused
-    /// at once, and what still runs afterwards gets ECANCELED.
+    /// On a stop signal (SIGHUP, SIGINT, SIGQUIT, SIGTERM), how long
+    /// decisions already running may take to finish (their writers get the
+    /// real outcome); new ones are refused at once, and what still runs
+    /// afterwards gets ECANCELED.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
     grace: Duration,
 }
@@ -117,10 +130,12 @@ impl ServeArgs {
 enum Command {
     /// Mount the devices at DIR and serve them in the foreground.
     ///
-    /// Prints `xdev: mounted DIR` once the mount answers and serves until
-    /// SIGINT or SIGTERM; then blocked writers get ECANCELED, the mount is
-    /// removed and xdev exits 0. A DIR xdev created is removed too (after
-    /// a SIGKILL, by the next `xdev mount DIR`).
+    /// Prints `xdev: mounted DIR` once the mount answers and serves until a
+    /// stop signal; then decisions under way get --grace to finish, blocked
+    /// writers get ECANCELED, the mount is removed and xdev exits 0. A DIR
+    /// xdev created is removed too (after a SIGKILL, by the next `xdev
+    /// mount DIR`).
+    #[command(after_help = MOUNT_SIGNALS)]
     Mount {
         /// An empty directory to mount on, created when missing (a stale
         /// xdev mount there is cleared; files named like the devices, left
@@ -248,7 +263,10 @@ enum Command {
     /// Mounts at DIR (or a private temporary directory), runs CMD with
     /// XDEV_DIR set to the mount, unmounts, and exits with CMD's exit code
     /// (128 + the signal if it was killed). SIGTERM and SIGHUP are passed
-    /// on to CMD.
+    /// on to CMD; the other stop signals of `xdev mount` are left to it
+    /// (a terminal sends SIGINT and SIGQUIT to CMD too); the mount stays
+    /// until CMD ends. SIGUSR1 reopens the --journal file; the signals
+    /// `xdev mount` ignores are ignored.
     Run {
         /// Where to mount (created, and removed afterwards, when missing)
         /// [default: a private temporary directory].

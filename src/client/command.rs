@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 
 use super::{write_device, ClientError, EXIT_ERROR};
+use crate::device::MAX_MESSAGE;
 use crate::plan_command::PlanCommand;
 use crate::supervised::supervise;
 
@@ -28,8 +29,14 @@ pub fn plan_control(mount: &Path, command: &PlanCommand) -> Result<String, Clien
 pub struct CommandOutput {
     /// How it ended.
     pub status: ExitStatus,
-    /// Everything it wrote to stdout.
+    /// What it wrote to stdout: all of it when that is at most twice
+    /// [`STDOUT_KEEP`] bytes, else its last [`STDOUT_KEEP`] bytes before the
+    /// trailing newlines (all the result text can show), and what followed
+    /// them (a run of newlines there shortened to [`STDOUT_KEEP`] bytes).
     pub stdout: Vec<u8>,
+    /// How many bytes of its stdout were read and discarded (0 when
+    /// `stdout` holds all of it).
+    pub stdout_dropped: u64,
     /// The last lines of its stderr (see [`stderr_tail`]).
     pub stderr_tail: String,
 }
@@ -106,8 +113,81 @@ pub fn stderr_tail(stderr: &[u8]) -> String {
 /// How much of a command's stderr is kept to compute its tail.
 const STDERR_KEEP: usize = 4 * TAIL_BYTES;
 
-/// Runs `command` with stdout captured and stderr both passed through to
-/// this process's stderr and kept for its tail; stdin is inherited.
+/// How many bytes of the end of a command's stdout (trailing newlines
+/// aside) are kept. Its result text goes to the mount in one message, which
+/// holds at most [`MAX_MESSAGE`] bytes and keeps the text's end when it is
+/// longer; so this much is all that can be reported, and a command that
+/// prints gigabytes costs no more memory than one that prints a line.
+pub const STDOUT_KEEP: usize = MAX_MESSAGE;
+
+/// The end of a stream, for [`CommandOutput::result_text`]: once trailing
+/// newlines are trimmed, the text it gives ends with the same `limit` bytes
+/// as the whole stream's (and is at least that long, unless the whole is
+/// shorter). Holds about `2 * limit` bytes however long the stream.
+#[derive(Debug)]
+struct StreamEnd {
+    limit: usize,
+    kept: Vec<u8>,
+    dropped: u64,
+}
+
+impl StreamEnd {
+    fn new(limit: usize) -> StreamEnd {
+        StreamEnd {
+            limit,
+            kept: Vec::new(),
+            dropped: 0,
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        self.kept.extend_from_slice(bytes);
+        // Compacting at twice the limit keeps the copying to about one
+        // pass over the stream.
+        if self.kept.len() > 2 * self.limit {
+            self.compact();
+        }
+    }
+
+    /// Drops what the result text can never show: all but the last
+    /// `limit` bytes before the trailing newlines, and all but the last
+    /// `limit` of those newlines (they count only if text follows them, and
+    /// then only the last `limit` bytes of the text count).
+    fn compact(&mut self) {
+        let text_end = self
+            .kept
+            .iter()
+            .rposition(|byte| !matches!(byte, b'\n' | b'\r'))
+            .map_or(0, |at| at + 1);
+        let newlines = self.kept.len() - text_end;
+        if newlines > self.limit {
+            self.kept.drain(text_end..self.kept.len() - self.limit);
+            self.dropped += (newlines - self.limit) as u64;
+        }
+        let start = text_end.saturating_sub(self.limit);
+        self.kept.drain(..start);
+        self.dropped += start as u64;
+    }
+
+    /// Reads `source` to its end, keeping only its end; a read error ends
+    /// it early, like end of file.
+    fn read_from(&mut self, mut source: impl Read) {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match source.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => self.push(&buf[..n]),
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+/// Runs `command` with stdout captured (its end: [`STDOUT_KEEP`]; the rest
+/// is read and discarded, so the command never blocks on a full pipe) and
+/// stderr both passed through to this process's stderr and kept for its
+/// tail; stdin is inherited.
 ///
 /// The command is supervised: in a process
 /// group of its own, it gets SIGTERM, with its whole group, if this process
@@ -148,10 +228,10 @@ pub fn run_command(mut command: Command) -> Result<CommandOutput, ClientError> {
         }
         kept
     });
-    let mut stdout = Vec::new();
-    if let Some(mut out) = child.stdout.take() {
+    let mut stdout = StreamEnd::new(STDOUT_KEEP);
+    if let Some(out) = child.stdout.take() {
         // A command that closes its stdout early still gets waited for.
-        let _ = out.read_to_end(&mut stdout);
+        stdout.read_from(out);
     }
     let status = child
         .wait()
@@ -160,7 +240,8 @@ pub fn run_command(mut command: Command) -> Result<CommandOutput, ClientError> {
     let kept = tee.join().unwrap_or_default();
     Ok(CommandOutput {
         status,
-        stdout,
+        stdout: stdout.kept,
+        stdout_dropped: stdout.dropped,
         stderr_tail: stderr_tail(&kept),
     })
 }
@@ -182,6 +263,59 @@ mod tests {
         assert!(tail.chars().all(|c| c == 'é'));
         assert_eq!(stderr_tail(b"  \n"), "");
         assert_eq!(stderr_tail(b"boom\n"), "boom");
+    }
+
+    /// The result text of `stream` fed in `chunk`-sized pieces through a
+    /// [`StreamEnd`] of `limit`, and the bytes it held at most.
+    fn through_stream_end(stream: &[u8], chunk: usize, limit: usize) -> (String, usize) {
+        let mut end = StreamEnd::new(limit);
+        let mut most = 0;
+        for piece in stream.chunks(chunk) {
+            end.push(piece);
+            most = most.max(end.kept.len());
+        }
+        assert_eq!(end.dropped + end.kept.len() as u64, stream.len() as u64);
+        let output = CommandOutput {
+            status: ExitStatus::from_raw(0),
+            stdout: end.kept,
+            stdout_dropped: end.dropped,
+            stderr_tail: String::new(),
+        };
+        (output.result_text(), most)
+    }
+
+    #[test]
+    fn only_the_end_of_stdout_is_kept_and_it_gives_the_same_result() {
+        let limit = 16;
+        let text = |n: usize| {
+            (0..n)
+                .map(|i| char::from(b'a' + (i % 26) as u8))
+                .collect::<String>()
+        };
+        let streams = [
+            text(10),
+            format!("{}\n", text(1000)),
+            format!("{}{}", text(1000), "\n".repeat(1000)),
+            format!("{}{}x", text(1000), "\r\n".repeat(500)),
+            format!("{}{}xyz\n\n", text(5), "\n".repeat(1000)),
+            "\n".repeat(1000),
+            format!("a\nb{}", "\n".repeat(40)),
+        ];
+        for stream in &streams {
+            let full = stream.trim_end_matches(['\n', '\r']);
+            for chunk in [1, 3, 7, 16, 64, 5000] {
+                let (result, most) = through_stream_end(stream.as_bytes(), chunk, limit);
+                // What the mount is sent is at most `limit` bytes of the
+                // result's end: the same as the whole stream's.
+                let end = |text: &str| text[text.len().saturating_sub(limit)..].to_string();
+                assert_eq!(end(&result), end(full), "{stream:?} in chunks of {chunk}");
+                assert!(
+                    result.len() >= limit.min(full.len()) && result.len() <= full.len(),
+                    "{stream:?} in chunks of {chunk}: {result:?}"
+                );
+                assert!(most <= 2 * limit + chunk, "{most} bytes held");
+            }
+        }
     }
 
     #[test]

@@ -27,7 +27,7 @@ mod stager;
 
 pub use command::{
     describe_status, exit_code_of, plan_control, run_command, stderr_tail, CommandOutput,
-    TAIL_BYTES, TAIL_LINES,
+    STDOUT_KEEP, TAIL_BYTES, TAIL_LINES,
 };
 pub use device::{check_mount, mount_dir, read_text, write_device, ClientError};
 pub use stager::{

@@ -2,8 +2,10 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+
+use crate::texts;
 
 /// An append-only journal file.
 #[derive(Debug)]
@@ -18,10 +20,12 @@ pub(crate) struct JournalFile {
 impl JournalFile {
     /// Opens (or creates, mode 0600) `path` to append. Refuses a symbolic
     /// link, a FIFO, a directory, or anything else that is not a regular
-    /// file; the error names the path.
+    /// file, and a file that another user could write: one owned by neither
+    /// this process's effective user nor root, or writable by its group or
+    /// by everyone. The error names the path and says what to do.
     pub(crate) fn open(path: &Path) -> io::Result<JournalFile> {
         let refused = |why: String| io::Error::new(io::ErrorKind::InvalidInput, why);
-        let shown = path.display();
+        let shown = path.display().to_string();
         // Non-blocking, so that opening a FIFO cannot hang waiting for a reader.
         let opened = OpenOptions::new()
             .create(true)
@@ -33,13 +37,9 @@ impl JournalFile {
             Ok(file) => file,
             Err(err) => {
                 return Err(match err.raw_os_error() {
-                    Some(libc::ELOOP) => refused(format!(
-                        "{shown} is a symbolic link; give the journal's real path"
-                    )),
-                    Some(libc::EISDIR) => refused(format!("{shown} is a directory")),
-                    Some(libc::ENXIO) => {
-                        refused(format!("{shown} is not a regular file (a FIFO or socket)"))
-                    }
+                    Some(libc::ELOOP) => refused(texts::journal_is_symlink(&shown)),
+                    Some(libc::EISDIR) => refused(texts::journal_is_directory(&shown)),
+                    Some(libc::ENXIO) => refused(texts::journal_is_fifo_or_socket(&shown)),
                     _ => io::Error::new(
                         err.kind(),
                         format!("{shown}: {}", crate::error::describe(&err)),
@@ -47,7 +47,10 @@ impl JournalFile {
                 })
             }
         };
-        let kind = file.metadata()?.file_type();
+        // Checked on the descriptor opened, not on the path: what is checked
+        // is what gets written.
+        let metadata = file.metadata()?;
+        let kind = metadata.file_type();
         if !kind.is_file() {
             let what = if kind.is_fifo() {
                 "a FIFO"
@@ -56,12 +59,27 @@ impl JournalFile {
             } else {
                 "not a regular file"
             };
-            return Err(refused(format!(
-                "{shown} is {what}; the journal must be a regular file"
+            return Err(refused(texts::journal_not_regular(&shown, what)));
+        }
+        // The journal is the record of who decided what: a file another user
+        // may write could be forged or emptied behind the daemon's back.
+        // Root's files are trusted (root could rewrite ours anyway).
+        let euid = nix::unistd::geteuid().as_raw();
+        if metadata.uid() != euid && metadata.uid() != 0 {
+            return Err(refused(texts::journal_owned_by_another_user(
+                &shown,
+                metadata.uid(),
+                euid,
+            )));
+        }
+        if metadata.mode() & 0o022 != 0 {
+            return Err(refused(texts::journal_writable_by_others(
+                &shown,
+                metadata.mode(),
             )));
         }
         clear_nonblocking(&file)?;
-        let good_len = file.metadata()?.len();
+        let good_len = metadata.len();
         Ok(JournalFile {
             path: path.to_path_buf(),
             file,
@@ -144,5 +162,42 @@ mod tests {
             .mode();
         assert_eq!(mode & 0o777, 0o600);
         assert_eq!(std::fs::read(&target).expect("read"), b"{}\n");
+    }
+
+    #[test]
+    fn a_file_another_user_could_write_is_refused_by_name() {
+        let dir = tempfile::tempdir().expect("tmp");
+        for (mode, by) in [
+            (0o602, "writable by everyone (mode 0602)"),
+            (0o620, "writable by its group (mode 0620)"),
+            (0o666, "writable by its group and everyone (mode 0666)"),
+        ] {
+            let path = dir.path().join(format!("{mode:o}.jsonl"));
+            std::fs::write(&path, b"").expect("file");
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+            let error = JournalFile::open(&path).expect_err("refused").to_string();
+            assert!(
+                error.starts_with(&format!("{} is {by}", path.display())),
+                "{error}"
+            );
+            assert!(
+                error.contains(&format!("chmod go-w '{}'", path.display())),
+                "{error}"
+            );
+        }
+        let readable = dir.path().join("readable.jsonl");
+        std::fs::write(&readable, b"").expect("file");
+        std::fs::set_permissions(&readable, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        JournalFile::open(&readable).expect("others may read it");
+        if nix::unistd::geteuid().is_root() {
+            let theirs = dir.path().join("theirs.jsonl");
+            std::fs::write(&theirs, b"").expect("file");
+            std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).expect("chown");
+            let error = JournalFile::open(&theirs).expect_err("refused").to_string();
+            assert_eq!(
+                error,
+                format!("{} belongs to uid 65534, not to uid 0 that xdev runs as, and its owner could forge or erase records; choose a file you own", theirs.display())
+            );
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! synced before the write that caused a record returns.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -347,8 +347,9 @@ pub struct LogReader {
 
 impl Journal {
     /// An in-memory journal; with `file`, every record is also appended
-    /// there and synced. The file is refused (with an error naming it)
-    /// unless it is a regular file.
+    /// there and synced. The file is refused (with an error naming it and
+    /// saying what to do) unless it is a regular file that no other user
+    /// (but root) owns and that neither its group nor everyone may write.
     pub fn new(file: Option<&Path>) -> std::io::Result<Journal> {
         let cap = if file.is_some() {
             LOG_MEMORY_CAP_WITH_FILE
@@ -434,6 +435,30 @@ impl Journal {
             None => "ok".to_string(),
             Some(error) => format!("failing ({error})"),
         })
+    }
+
+    /// Closes the journal file and opens it again by its path, with the
+    /// checks [`Journal::new`] makes, so that after a log rotation renamed
+    /// it away, the records that follow go to a new file at that path.
+    /// Returns that path, or `None` without a journal file. When the path
+    /// cannot be opened (or is refused), the file open so far is kept and
+    /// the error (naming the path) is returned.
+    pub fn reopen_file(&self) -> std::io::Result<Option<PathBuf>> {
+        let Some(path) = self
+            .inner
+            .lines
+            .lock()
+            .file
+            .as_ref()
+            .map(|file| file.path().to_path_buf())
+        else {
+            return Ok(None);
+        };
+        // Opened outside the lock: a slow filesystem must not hold up the
+        // records being written meanwhile (they go to the old file).
+        let reopened = JournalFile::open(&path)?;
+        self.inner.lines.lock().file = Some(reopened);
+        Ok(Some(path))
     }
 
     /// Notes who is staging `id`, for its `staged` record.
@@ -623,6 +648,38 @@ mod tests {
         journal.append(&record("one")).expect("append");
         journal.append(&record("two")).expect("append");
         assert_eq!(std::fs::read(&path).expect("file"), journal.bytes());
+    }
+
+    #[test]
+    fn reopening_follows_the_path_and_keeps_the_old_file_when_it_cannot() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("journal.jsonl");
+        let rotated = dir.path().join("journal.jsonl.1");
+        assert_eq!(
+            Journal::new(None).expect("journal").reopen_file().ok(),
+            Some(None)
+        );
+        let journal = Journal::new(Some(&path)).expect("journal");
+        journal.append(&record("one")).expect("append");
+        std::fs::rename(&path, &rotated).expect("rotate");
+        std::fs::create_dir(&path).expect("a directory where the file was");
+        let error = journal.reopen_file().expect_err("refused").to_string();
+        assert!(error.contains("is a directory"), "{error}");
+        journal.append(&record("two")).expect("append");
+        std::fs::remove_dir(&path).expect("rmdir");
+        assert_eq!(journal.reopen_file().expect("reopen"), Some(path.clone()));
+        journal.append(&record("three")).expect("append");
+        let lines = |path: &Path| {
+            std::fs::read_to_string(path)
+                .expect("read")
+                .lines()
+                .map(|line| {
+                    serde_json::from_str::<serde_json::Value>(line).expect("json")["text"].clone()
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(lines(&rotated), ["one", "two"]);
+        assert_eq!(lines(&path), ["three"]);
     }
 
     #[test]
