@@ -240,6 +240,12 @@ fn main() {
         BIG,
     );
     criterion.final_summary();
+    // `cargo test --all-targets` runs this once, unoptimised, as a smoke
+    // test (no `--bench`): its timings are not figures, so no ratio is told.
+    if !std::env::args().any(|arg| arg == "--bench") {
+        println!("summary: ran once as a test; `cargo bench --bench session` measures");
+        return;
+    }
 
     let show = |name: &str| match samples.median_ns(name) {
         Some(ns) => format!("{ns:.0} ns"),

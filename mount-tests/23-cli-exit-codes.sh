@@ -10,7 +10,16 @@
 #     ending with the rule it broke;
 #   - the mount comes from --mount, else $XDEV_DIR; no mount there: exit 1
 #     and `xdev: no xdev mount at DIR: it is not a FUSE mount ...` (or `it
-#     does not exist ...`, creating nothing).
+#     does not exist ...`, creating nothing);
+#   - `xdev run` of a command that is missing exits 127, of one that cannot
+#     be run 126, as shells say;
+#   - `xdev hook` with a flag it does not know exits 1 (a non-blocking error
+#     to an agent), and 2 (blocking) only when `--strict` asks to fail
+#     closed; other commands keep the usual 2 for a bad command line;
+#   - `xdev stage --help` names every exit code;
+#   - a mount the system refuses (root without CAP_SYS_ADMIN, as in a
+#     container started without it) says what it needs and leaves no
+#     directory behind.
 . "$(dirname "$0")/lib.sh"
 need_xdev
 scratch
@@ -91,4 +100,40 @@ assert_contains "$ERR" "xdev: no xdev mount at $missing: " "stderr of xdev stage
 run_cli resolve --id pending-action:nope:999 x
 assert_eq "$RC" 1 "exit status of xdev resolve --id UNKNOWN"
 assert_contains "$ERR" "xdev: ENOENT: no such pending preview" "stderr of xdev resolve --id UNKNOWN"
-note "CLI: resolve exit 1 ENOENT, reject 0, propose 1 EPERM, stage 1 EINVAL, --mount/XDEV_DIR"
+
+run_cli run -- "$SCRATCH/no-such-command"
+assert_eq "$RC" 127 "exit status of xdev run with a missing command"
+assert_contains "$ERR" "No such file or directory" "stderr of xdev run with a missing command"
+printf '#!/bin/sh\n' >"$SCRATCH/not-executable"
+run_cli run -- "$SCRATCH/not-executable"
+assert_eq "$RC" 126 "exit status of xdev run with a command it cannot run"
+
+run_cli hook --bogus
+assert_eq "$RC:$OUT" "1:" "xdev hook with an unknown flag (status:stdout)"
+assert_contains "$ERR" "unexpected argument '--bogus'" "stderr of xdev hook with an unknown flag"
+run_cli hook --strict --bogus
+assert_eq "$RC" 2 "exit status of xdev hook --strict with an unknown flag (fails closed)"
+run_cli resolve --bogus
+assert_eq "$RC" 2 "exit status of xdev resolve with an unknown flag"
+
+run_cli stage --help
+for code in 0 1 3 4 5; do
+    assert_contains "$OUT" "$code " "the exit codes in xdev stage --help"
+done
+assert_contains "$OUT" "5 the mount" "xdev stage --help"
+if [ "$(id -u)" -eq 0 ]; then
+    run_cli_without_sys_admin() {
+        setpriv --bounding-set -sys_admin --inh-caps -sys_admin "$XDEV_BIN" "$@" \
+            >"$SCRATCH/out" 2>"$SCRATCH/err" </dev/null
+        RC=$?
+        ERR=$(cat "$SCRATCH/err")
+    }
+    run_cli_without_sys_admin mount "$SCRATCH/no-cap"
+    assert_eq "$RC" 1 "exit status of xdev mount without CAP_SYS_ADMIN"
+    assert_contains "$ERR" "mounting needs root with CAP_SYS_ADMIN" "stderr of xdev mount without CAP_SYS_ADMIN"
+    assert_contains "$ERR" "--cap-add SYS_ADMIN" "stderr of xdev mount without CAP_SYS_ADMIN"
+    [ ! -e "$SCRATCH/no-cap" ] || fail "xdev mount left $SCRATCH/no-cap behind"
+else
+    note "not root: the CAP_SYS_ADMIN check needs root to drop the capability"
+fi
+note "CLI: resolve exit 1 ENOENT, reject 0, propose 1 EPERM, stage 1 EINVAL, --mount/XDEV_DIR, run 127/126, hook bad flag 1 (2 with --strict)"

@@ -130,13 +130,27 @@ pub enum MountError {
     #[error("cannot use the journal file: {0}")]
     Journal(io::Error),
     /// Anything else (FUSE missing, no permission, ...).
-    #[error("cannot mount {dir}: {source}")]
+    #[error("cannot mount {dir}: {}{}", source.to_string().trim_end(), permission_hint(source))]
     Io {
         /// The mount point.
         dir: String,
         /// What the system said.
         source: io::Error,
     },
+}
+
+/// What to do about a mount the system refused: mounting takes
+/// CAP_SYS_ADMIN (root) or the setuid fusermount3, which a container
+/// withholds unless it is started to allow FUSE.
+fn permission_hint(source: &io::Error) -> &'static str {
+    let refused = source.kind() == io::ErrorKind::PermissionDenied
+        || source.raw_os_error() == Some(libc::EPERM)
+        || source.to_string().contains("Operation not permitted");
+    if refused {
+        crate::texts::MOUNT_NOT_PERMITTED_HINT
+    } else {
+        ""
+    }
 }
 
 /// `2 files named like devices (resolve, reject)` or `a file named like a

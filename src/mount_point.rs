@@ -58,6 +58,10 @@ pub enum MountPointState {
         /// Its source there (`?` if absent).
         source: String,
     },
+    /// A live xdev mount this user may not enter: another user's, mounted
+    /// without `--allow-other` (the kernel lets nobody else in, root
+    /// included).
+    Closed,
     /// It could not be looked at.
     Unreadable(io::Error),
 }
@@ -74,6 +78,10 @@ impl fmt::Display for MountPointState {
             MountPointState::OtherFuse { fstype, source } => {
                 write!(f, "it is a {fstype} mount of {source}, not an xdev one")
             }
+            MountPointState::Closed => write!(
+                f,
+                "it is another user's xdev mount, which lets only its owner in"
+            ),
             MountPointState::Unreadable(error) => {
                 write!(f, "it cannot be looked at: {}", describe(error))
             }
@@ -99,6 +107,15 @@ pub fn probe_mount_point(dir: &Path) -> MountPointState {
     };
     let metadata = match std::fs::metadata(dir) {
         Ok(metadata) => metadata,
+        // The kernel answers statfs for a FUSE mount a user may not enter
+        // (its magic only), and refuses everything else.
+        Err(error)
+            if magic == FUSE_SUPER_MAGIC
+                && error.kind() == io::ErrorKind::PermissionDenied
+                && xdev_mounted_at(dir) =>
+        {
+            return MountPointState::Closed
+        }
         Err(error) => return MountPointState::Unreadable(error),
     };
     if !metadata.is_dir() {
@@ -136,15 +153,53 @@ fn statfs_type(dir: &Path) -> io::Result<FsType> {
 /// source superopts`).
 fn mountinfo_fs(dev: u64) -> Option<(String, String)> {
     let wanted = format!("{}:{}", dev_major(dev), dev_minor(dev));
+    mountinfo_find(|fields| fields.get(2) == Some(&wanted.as_str()))
+}
+
+/// Whether `/proc/self/mountinfo` shows an xdev mount at `dir` (found by
+/// its path: a mount this user may not enter cannot be looked at).
+fn xdev_mounted_at(dir: &Path) -> bool {
+    let Some(point) = canonical(dir).and_then(|path| path.to_str().map(mountinfo_escape)) else {
+        return false;
+    };
+    mountinfo_find(|fields| fields.get(4) == Some(&point.as_str())).is_some_and(
+        |(fstype, source)| source == XDEV_SOURCE && XDEV_FSTYPES.contains(&fstype.as_str()),
+    )
+}
+
+/// The filesystem type and source of the last mount whose fields before
+/// ` - ` satisfy `wanted` (the last: a later mount over the same point
+/// hides the earlier).
+fn mountinfo_find(wanted: impl Fn(&[&str]) -> bool) -> Option<(String, String)> {
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    mountinfo.lines().find_map(|line| {
-        let (mount, filesystem) = line.split_once(" - ")?;
-        if mount.split(' ').nth(2)? != wanted {
-            return None;
+    mountinfo
+        .lines()
+        .filter_map(|line| {
+            let (mount, filesystem) = line.split_once(" - ")?;
+            let fields: Vec<&str> = mount.split(' ').collect();
+            if !wanted(&fields) {
+                return None;
+            }
+            let mut fields = filesystem.split(' ');
+            Some((fields.next()?.to_string(), fields.next()?.to_string()))
+        })
+        .last()
+}
+
+/// A path as `/proc/self/mountinfo` writes it: space, tab, newline and
+/// backslash as octal escapes.
+fn mountinfo_escape(path: &str) -> String {
+    let mut escaped = String::with_capacity(path.len());
+    for c in path.chars() {
+        match c {
+            ' ' => escaped.push_str("\\040"),
+            '\t' => escaped.push_str("\\011"),
+            '\n' => escaped.push_str("\\012"),
+            '\\' => escaped.push_str("\\134"),
+            c => escaped.push(c),
         }
-        let mut fields = filesystem.split(' ');
-        Some((fields.next()?.to_string(), fields.next()?.to_string()))
-    })
+    }
+    escaped
 }
 
 /// glibc's encoding of device numbers (`major(3)`, `minor(3)`).

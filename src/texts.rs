@@ -33,6 +33,10 @@ pub fn plan_ctl_usage(dir: &str) -> String {
 /// A write to `stage` that carries several lines.
 pub const STAGE_SEVERAL_LINES: &str = "Bad stage request: a write to stage carries one line, and this one has several; nothing was taken.";
 
+/// What follows a mount the system refused: who may mount, and how a
+/// container lets it.
+pub const MOUNT_NOT_PERMITTED_HINT: &str = "; mounting needs root with CAP_SYS_ADMIN, or fusermount3 (setuid, package fuse3) for a user; in a container start it with `--device /dev/fuse --cap-add SYS_ADMIN --security-opt apparmor:unconfined` (Docker), and check that no AppArmor or seccomp profile denies mount(2)";
+
 /// Why a decision asked for while the mount stops is refused.
 pub const MOUNT_STOPPING: &str = "the xdev mount is shutting down; it takes no new decisions";
 

@@ -263,7 +263,7 @@ fn deciding_an_item_another_writer_is_deciding_says_so() {
     let cmd = sh("sleep 2; echo slow done");
     let mut stager = daemon.stage(&["--label", "slow"], &refs(&cmd));
     let mut first = daemon.spawn(&["resolve", "--id", &stager.id, "first"]);
-    let deadline = Instant::now() + Duration::from_secs(3);
+    let deadline = Instant::now() + Duration::from_secs(20);
     while !daemon.read("status.json").contains("\"inProgress\":1") {
         assert!(Instant::now() < deadline, "the first resolve never started");
         std::thread::sleep(Duration::from_millis(10));
@@ -452,9 +452,8 @@ fn sigterm_cancels_a_writer_still_blocked_after_the_grace_period() {
     let mut daemon = Daemon::start(&["--grace", "300ms"]);
     let (_stager, writer) = resolve_a_slow_apply(&daemon, &["sleep", "30"]);
     let dir = daemon.dir.clone();
-    let stopped = Instant::now();
-    assert_eq!(daemon.terminate(Duration::from_secs(2)), Some(0));
-    assert!(stopped.elapsed() < Duration::from_secs(2));
+    // Well before the 30 s apply ends: the grace period ended the wait.
+    assert_eq!(daemon.terminate(Duration::from_secs(20)), Some(0));
     assert!(!is_mounted(&dir), "the mount is gone");
     let written = finish(writer);
     assert_eq!(written.code, 1);

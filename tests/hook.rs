@@ -376,18 +376,15 @@ fn bad_stdin_prints_nothing_and_says_why() {
 }
 
 #[test]
-fn killing_the_hook_withdraws_its_preview_within_a_second() {
+fn killing_the_hook_withdraws_its_preview() {
     let fixture = Fixture::new();
     let input = fixture_input("claude-pretooluse-bash.json");
     let (mut hook, id) = staged_hook(&fixture, &[], &input);
     hook.0.kill().expect("SIGKILL the hook");
-    let killed = Instant::now();
     assert!(
-        eventually(Duration::from_secs(1), || fixture.session.pending_count()
-            == 0),
-        "still pending a second after SIGKILL"
+        eventually(PATIENCE, || fixture.session.pending_count() == 0),
+        "still pending after SIGKILL"
     );
-    assert!(killed.elapsed() < Duration::from_secs(1));
     let _ = hook.0.wait();
     let records = journal(&fixture);
     let withdrawn = record(&records, "withdrawn", &id);

@@ -1448,3 +1448,26 @@ for flags in (os.O_WRONLY, os.O_RDWR):
     );
     assert!(fx.read("last").contains("NUL byte"));
 }
+
+#[test]
+fn another_users_mount_without_allow_other_is_named_as_such_with_the_fix() {
+    let fx = Fixture::new();
+    let parent = fx.dir.parent().expect("parent");
+    std::fs::set_permissions(parent, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_xdev"))
+        .args(["status", "--mount"])
+        .arg(&fx.dir)
+        .output()
+        .expect("setpriv");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "xdev: EACCES: the xdev mount at {} lets only its owner in: it was mounted without --allow-other; its owner can start it with `xdev mount --allow-other` (and --share-journal to let others read its files)\n",
+            fx.dir.display()
+        )
+    );
+}

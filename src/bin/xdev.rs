@@ -184,7 +184,8 @@ enum Command {
     /// (never applied) and xdev exits 4. Killing xdev withdraws the preview.
     /// CMD and CMD2 see XDEV_DIR, XDEV_ID and XDEV_REASON.
     ///
-    /// Exit codes: 0 applied, 3 discarded, 4 deadline passed, 1 error.
+    /// Exit codes: 0 applied, 3 discarded, 4 deadline passed, 5 the mount
+    /// went away while waiting (nothing was applied), 1 any other error.
     Stage {
         /// The preview's label (what a reviewer sees): one line of
         /// printable text, at most 1024 bytes.
@@ -230,10 +231,13 @@ enum Command {
     /// with the reason as the message the model reads. `ExitPlanMode` goes to
     /// the plan desk when the mount has one (`xdev plan approve|refine`).
     ///
-    /// Always exits 0. With no decision by the deadline, no mount, a mount
-    /// error or bad input it prints nothing (the agent asks as usual) and
-    /// one line on stderr; `--on-timeout deny` and `--strict` deny instead.
-    /// Killing it withdraws its preview.
+    /// Exits 0. With no decision by the deadline, no mount, a mount error
+    /// or bad input it prints nothing (the agent asks as usual) and one line
+    /// on stderr; `--on-timeout deny` and `--strict` deny instead. Killing
+    /// it withdraws its preview. A command line it cannot parse (a typo in
+    /// the hook's configuration) exits 1, which both agents take as a
+    /// non-blocking error: the call goes on without the hook. With
+    /// `--strict` on that command line it exits 2, which blocks the call.
     Hook {
         /// The agent, when the input does not tell (Codex inputs carry
         /// `turn_id`) [default: claude].
@@ -262,7 +266,8 @@ enum Command {
     ///
     /// Mounts at DIR (or a private temporary directory), runs CMD with
     /// XDEV_DIR set to the mount, unmounts, and exits with CMD's exit code
-    /// (128 + the signal if it was killed). SIGTERM and SIGHUP are passed
+    /// (128 + the signal if it was killed; 127 if CMD is not found, 126 if
+    /// it cannot be run, as shells say). SIGTERM and SIGHUP are passed
     /// on to CMD; the other stop signals of `xdev mount` are left to it
     /// (a terminal sends SIGINT and SIGQUIT to CMD too); the mount stays
     /// until CMD ends. SIGUSR1 reopens the --journal file; the signals
@@ -326,7 +331,10 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return refuse_command_line(&error),
+    };
     match execute(cli.command) {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
@@ -334,6 +342,43 @@ fn main() -> ExitCode {
             ExitCode::from(error.exit_code())
         }
     }
+}
+
+/// Reports a command line clap cannot parse (or prints the help or version
+/// asked for). Clap's exit code 2 would be a "block this call" to an agent
+/// that runs `xdev hook`: a typo in a hook's configuration must not deny
+/// every tool call, so the hook exits 1 unless its command line asks to
+/// fail closed (`--strict`).
+fn refuse_command_line(error: &clap::Error) -> ExitCode {
+    let _ = error.print();
+    if !error.use_stderr() {
+        return ExitCode::SUCCESS;
+    }
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if subcommand(&args) != Some("hook") {
+        return ExitCode::from(2);
+    }
+    if args.iter().any(|arg| arg == "--strict") {
+        ExitCode::from(2)
+    } else {
+        ExitCode::from(xdev::client::EXIT_ERROR)
+    }
+}
+
+/// The subcommand named on a command line: its first word that is not an
+/// option (nor the value of the global `--mount`).
+fn subcommand(args: &[std::ffi::OsString]) -> Option<&str> {
+    let mut words = args.iter().map(|arg| arg.to_str());
+    while let Some(word) = words.next() {
+        match word? {
+            "--mount" => {
+                words.next();
+            }
+            option if option.starts_with('-') => {}
+            name => return Some(name),
+        }
+    }
+    None
 }
 
 fn execute(command: Command) -> Result<u8, ClientError> {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use super::{EXIT_ERROR, EXIT_MOUNT_GONE, MOUNT_ENV};
+use super::{EXIT_CANNOT_RUN, EXIT_ERROR, EXIT_MOUNT_GONE, EXIT_NOT_FOUND, MOUNT_ENV};
 use crate::error::{describe, errno_name};
 use crate::mount::MountError;
 use crate::mount_point::{probe_mount_point, MountPointState};
@@ -35,6 +35,7 @@ pub fn check_mount(dir: &Path) -> Result<(), ClientError> {
     match probe_mount_point(dir) {
         MountPointState::Xdev => Ok(()),
         MountPointState::Stale => Err(ClientError::StaleMount { dir: shown }),
+        MountPointState::Closed => Err(ClientError::ClosedMount { dir: shown }),
         found => Err(ClientError::NotAMount { dir: shown, found }),
     }
 }
@@ -83,6 +84,13 @@ pub enum ClientError {
         /// The mount point.
         dir: String,
     },
+    /// The directory is another user's xdev mount, which lets only its
+    /// owner in (the kernel refuses everyone else, root included).
+    #[error("EACCES: the xdev mount at {dir} lets only its owner in: it was mounted without --allow-other; its owner can start it with `xdev mount --allow-other` (and --share-journal to let others read its files)")]
+    ClosedMount {
+        /// The mount point.
+        dir: String,
+    },
     /// The plan directory (`--plan-dir`) is missing or not a directory.
     #[error("plan directory {path} {}", if *missing { "does not exist" } else { "is not a directory" })]
     PlanDir {
@@ -123,6 +131,10 @@ impl ClientError {
     pub fn exit_code(&self) -> u8 {
         match self {
             ClientError::MountGone { .. } => EXIT_MOUNT_GONE,
+            ClientError::Spawn { source, .. } if source.kind() == io::ErrorKind::NotFound => {
+                EXIT_NOT_FOUND
+            }
+            ClientError::Spawn { .. } => EXIT_CANNOT_RUN,
             _ => EXIT_ERROR,
         }
     }
@@ -173,6 +185,7 @@ impl ClientError {
                 source.raw_os_error()
             }
             ClientError::StaleMount { .. } => Some(libc::ENOTCONN),
+            ClientError::ClosedMount { .. } => Some(libc::EACCES),
             ClientError::Protocol(_)
             | ClientError::Mount(_)
             | ClientError::NotAMount { .. }

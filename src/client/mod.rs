@@ -50,3 +50,8 @@ pub const EXIT_DEADLINE: u8 = 4;
 /// Exit code of `xdev stage` when the mount went away while it waited for a
 /// decision (its command did not run).
 pub const EXIT_MOUNT_GONE: u8 = 5;
+/// `xdev run`: the command was not found (as shells and `env` say).
+pub const EXIT_NOT_FOUND: u8 = 127;
+/// `xdev run`: the command was found but could not be run (not
+/// executable, no permission).
+pub const EXIT_CANNOT_RUN: u8 = 126;
