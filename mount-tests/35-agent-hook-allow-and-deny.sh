@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `xdev hook` as an agent runs it: a Claude Code PreToolUse event piped to
+# `xdev hook` as an agent runs it, with the README's walkthrough events
+# (examples/hooks/): a Claude Code PreToolUse event piped to
 # `xdev hook` waits for a decision from a second process; resolve prints the
 # agent's allow (with the reason), reject its deny (with the reason as the
 # message the model reads). The preview shows the tool input as `detail`,
@@ -19,34 +20,37 @@ hook_bg() {
     ID=$(ls "$D/pending")
 }
 
-event() { # event COMMAND TOOL-USE-ID: a PreToolUse event for Bash COMMAND
-    printf '{"session_id":"s-35","transcript_path":"/tmp/t.jsonl","cwd":"/work/app","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"%s"},"tool_use_id":"%s"}\n' "$1" "$2"
-}
+# The README's walkthrough events.
+hooks="$(cd "$(dirname "$0")/../examples/hooks" && pwd)"
 
-event "make test" toolu_35a >"$SCRATCH/allow.json"
-hook_bg allowed "$SCRATCH/allow.json"
-assert_content "$D/pending/$ID/label" "Bash: make test"
+hook_bg allowed "$hooks/cargo-test.json"
+assert_content "$D/pending/$ID/label" "Bash: cargo test"
 assert_content "$D/pending/$ID/detail" '{
-  "command": "make test"
+  "command": "cargo test",
+  "description": "Run the tests"
 }'
 hook=$BG_PID
 still_running "$hook" "xdev hook (waiting for a decision)"
-(echo "tests are safe" >"$D/resolve") || fail "resolve from a second process failed"
+(echo "tests are safe to run" >"$D/resolve") || fail "resolve from a second process failed"
 wait_exit "$hook" 10000 "xdev hook after resolve"
 assert_eq "$EXIT_CODE" 0 "xdev hook's exit code after resolve"
-assert_content "$SCRATCH/allowed.out" '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"tests are safe"}}'
+assert_content "$SCRATCH/allowed.out" '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"tests are safe to run"}}'
 assert_eq "$(cat "$SCRATCH/allowed.err")" "" "xdev hook's stderr after resolve"
-assert_last "Allowed: Bash: make test. Reason: tests are safe"
-assert_eq "$(log_records "r['id'] == '$ID' and r['event'] == 'resolve' and r['sessionId'] == 's-35' and r['toolUseId'] == 'toolu_35a'" | wc -l)" 1 \
+assert_last "Allowed: Bash: cargo test. Reason: tests are safe to run"
+assert_eq "$(log_records "r['id'] == '$ID' and r['event'] == 'resolve' and r['sessionId'] == '0b7f4c1e' and r['toolUseId'] == 'toolu_01A'" | wc -l)" 1 \
     "the resolve record with the agent's session and tool call"
 
-event "rm -rf /" toolu_35b >"$SCRATCH/deny.json"
-hook_bg denied "$SCRATCH/deny.json"
+hook_bg denied "$hooks/rm-ssh.json"
 hook=$BG_PID
-(echo "never on this machine" >"$D/reject") || fail "reject from a second process failed"
+(echo "never touch ~/.ssh; ask the user first" >"$D/reject") || fail "reject from a second process failed"
 wait_exit "$hook" 10000 "xdev hook after reject"
 assert_eq "$EXIT_CODE" 0 "xdev hook's exit code after reject"
-assert_content "$SCRATCH/denied.out" '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"never on this machine"}}'
-assert_last "Denied: Bash: rm -rf /. Reason: never on this machine"
+assert_content "$SCRATCH/denied.out" '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"never touch ~/.ssh; ask the user first"}}'
+assert_last "Denied: Bash: rm -rf ~/.ssh. Reason: never touch ~/.ssh; ask the user first"
 pending_is 0 || fail "a preview is left pending"
-note "allowed and denied through $D"
+
+"$XDEV_BIN" hook --mount "$SCRATCH/nowhere" <"$hooks/cargo-test.json" >"$SCRATCH/nowhere.out" 2>"$SCRATCH/nowhere.err"
+assert_eq "$?" 0 "xdev hook's exit code with no mount"
+assert_eq "$(cat "$SCRATCH/nowhere.out")" "" "xdev hook's stdout with no mount (no opinion)"
+assert_contains "$(cat "$SCRATCH/nowhere.err")" "printing nothing, so the agent asks as usual" "xdev hook's stderr with no mount"
+note "the README's walkthrough: allowed and denied through $D"

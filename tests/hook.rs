@@ -1,5 +1,5 @@
 //! `xdev hook` against a real mount: recorded hook inputs of Claude Code and
-//! Codex (tests/fixtures/hooks/, made from the agents' schemas) fed to the
+//! Codex (examples/hooks/, made from the agents' schemas) fed to the
 //! real binary, decided by writes to the devices or the plan desk.
 
 mod common;
@@ -23,7 +23,7 @@ const ALLOW_REQUEST: &str = r#"{"hookSpecificOutput":{"hookEventName":"Permissio
 
 fn fixture_input(name: &str) -> Vec<u8> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/hooks")
+        .join("examples/hooks")
         .join(name);
     std::fs::read(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
 }
