@@ -144,6 +144,23 @@ enum Command {
         #[command(flatten)]
         serve: ServeArgs,
     },
+    /// Wait until DIR is a live xdev mount (for shells and CI jobs that
+    /// start `xdev mount DIR &`).
+    ///
+    /// Exits 0 once DIR answers. Exits 1 at once when the daemon named by
+    /// --pid has exited (its own error says why: the directory was already
+    /// served, FUSE is missing, ...), or when the timeout passes: a job
+    /// never waits for a ready line that will not come.
+    Wait {
+        /// The mount point the daemon serves.
+        dir: PathBuf,
+        /// The `xdev mount` process to watch (in a shell: `$!`).
+        #[arg(long, value_name = "PID")]
+        pid: Option<i32>,
+        /// How long to wait at most.
+        #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
+        timeout: Duration,
+    },
     /// Print the mount's status (pending count, head, plan mode, last result).
     Status {
         /// Print `status.json` (with the whole pending stack) instead.
@@ -394,6 +411,10 @@ fn execute(command: Command) -> Result<u8, ClientError> {
                     &format!("xdev: mounted {}", dir.display()),
                 );
             })?;
+            Ok(0)
+        }
+        Command::Wait { dir, pid, timeout } => {
+            client::wait_for_mount(&dir, pid, timeout)?;
             Ok(0)
         }
         Command::Status { json, target } => {

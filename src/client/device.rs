@@ -91,6 +91,22 @@ pub enum ClientError {
         /// The mount point.
         dir: String,
     },
+    /// `xdev wait`: the daemon that should serve the mount has exited.
+    #[error("the xdev daemon (pid {pid}) exited before {dir} was mounted; its own error says why")]
+    DaemonExited {
+        /// The daemon's process id.
+        pid: i32,
+        /// The mount point.
+        dir: String,
+    },
+    /// `xdev wait`: the mount did not answer in time.
+    #[error("{dir} was not mounted within {}", humantime::format_duration(*waited))]
+    NotMountedInTime {
+        /// The mount point.
+        dir: String,
+        /// How long it waited.
+        waited: std::time::Duration,
+    },
     /// The plan directory (`--plan-dir`) is missing or not a directory.
     #[error("plan directory {path} {}", if *missing { "does not exist" } else { "is not a directory" })]
     PlanDir {
@@ -190,6 +206,8 @@ impl ClientError {
             | ClientError::Mount(_)
             | ClientError::NotAMount { .. }
             | ClientError::PlanDir { .. }
+            | ClientError::DaemonExited { .. }
+            | ClientError::NotMountedInTime { .. }
             | ClientError::CommandNotFound { .. }
             | ClientError::MountGone { .. } => None,
         }

@@ -24,6 +24,7 @@
 mod command;
 mod device;
 mod stager;
+mod wait;
 
 pub use command::{
     describe_status, exit_code_of, plan_control, run_command, stderr_tail, CommandOutput,
@@ -33,6 +34,7 @@ pub use device::{check_mount, mount_dir, read_text, write_device, ClientError};
 pub use stager::{
     is_mount_gone, stage, PreviewRequest, StageNotice, StageOptions, StageOutcome, StagedPreview,
 };
+pub use wait::wait_for_mount;
 
 /// The environment variable that names the mount (and that `xdev run`
 /// exports to its command).

@@ -198,6 +198,7 @@ fn render_status_json(
     let stack = session.pending();
     let value = json!({
         "mountDir": session.mount_dir(),
+        "serverPid": std::process::id(),
         "pending": stack.len(),
         "inProgress": session.in_progress_count(),
         "head": stack.first(),
