@@ -318,12 +318,23 @@ fn details_for(preview: &Preview, request: &ResolveRequest, source: Option<Value
     }
 }
 
-/// The error of a failed callback: a tool error's message passes as is,
-/// any other failure is phrased by `wrap` (`Apply failed: ...`).
-fn callback_failure(error: CallbackError, wrap: fn(&str) -> String) -> Error {
+/// The error of a failed apply: a tool error's message passes as is, any
+/// other failure is `Apply failed: <message>`.
+fn apply_failure(error: CallbackError) -> Error {
     match error {
-        CallbackError::Tool(message) => Error::CallbackFailed(message),
-        CallbackError::Failed(message) => Error::CallbackFailed(wrap(&message)),
+        CallbackError::Failed(message) => Error::CallbackFailed(texts::apply_failed(&message)),
+        other => callback_error(other),
+    }
+}
+
+/// The error of a failed callback as the callback gave it: a reject
+/// failure propagates as its own error (only an apply failure is phrased
+/// `Apply failed: ...`).
+fn callback_error(error: CallbackError) -> Error {
+    match error {
+        CallbackError::Tool(message) | CallbackError::Failed(message) => {
+            Error::CallbackFailed(message)
+        }
         CallbackError::OutcomeUnknown(message) => Error::OutcomeUnknown(message),
     }
 }
@@ -384,7 +395,7 @@ async fn apply(session: &Session, preview: &Preview, request: &ResolveRequest) -
             answered(preview, request, result)
         }
         Err(error) => {
-            let error = callback_failure(error, texts::apply_failed);
+            let error = apply_failure(error);
             session.requeue_after_failure(preview, reason, &error.to_string());
             failed(preview, request, error)
         }
@@ -413,7 +424,7 @@ async fn discard(session: &Session, preview: &Preview, request: &ResolveRequest)
             answered(preview, request, result)
         }
         Err(error) => {
-            let error = callback_failure(error, texts::reject_failed);
+            let error = callback_error(error);
             session.keep_after_failure(preview, reason, &error.to_string());
             failed(preview, request, error)
         }

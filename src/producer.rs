@@ -377,7 +377,7 @@ mod tests {
         read_line(&producer).await;
         report(&producer, false, "cannot revert");
         let resolution = rejecting.await.expect("rejecter");
-        assert_eq!(resolution.text, "Reject failed: cannot revert");
+        assert_eq!(resolution.text, "cannot revert");
         assert_eq!(session.pending_count(), 1);
         let resolver = writing(&session, Device::Resolve, "then apply");
         assert_eq!(

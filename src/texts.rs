@@ -68,11 +68,6 @@ pub fn apply_failed(message: &str) -> String {
     format!("Apply failed: {message}")
 }
 
-/// A failed reject callback whose error is not already a tool error.
-pub fn reject_failed(message: &str) -> String {
-    format!("Reject failed: {message}")
-}
-
 /// The default discard text.
 pub fn discarded(label: &str, reason: &str) -> String {
     format!("Discarded: {label}. Reason: {reason}")

@@ -128,7 +128,7 @@ fn failing_callbacks_and_error_results_are_eio() {
         })),
     );
     assert_eq!(write_once(&fx.path("reject"), b"no"), Err(libc::EIO));
-    assert_eq!(fx.read("last"), "Reject failed: lock held\n");
+    assert_eq!(fx.read("last"), "lock held\n");
     assert_eq!(
         fx.session.pending_head().map(|head| head.id),
         Some(id),

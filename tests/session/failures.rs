@@ -163,14 +163,17 @@ async fn a_failing_reject_leaves_the_preview_pending_where_it_was() {
 }
 
 #[tokio::test]
-async fn a_reject_failure_that_is_not_a_tool_error_is_an_eio_error() {
+async fn a_reject_failure_propagates_as_the_callbacks_own_error_with_eio() {
     let (session, id, answer) = rejected_through(
         reject_fn(|_reason, _extra| async { Err(CallbackError::Failed("backup missing".into())) }),
         "no",
     )
     .await;
     assert_eq!(answer.errno(), libc::EIO);
-    assert!(answer.text.contains("backup missing"), "{}", answer.text);
+    assert_eq!(
+        answer.text, "backup missing",
+        "a reject failure propagates as the callback's own error"
+    );
     assert!(session.is_pending(&id));
 }
 
