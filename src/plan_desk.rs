@@ -311,7 +311,13 @@ impl PlanDesk {
         }
         // Plan mode is off before the waiting write learns the decision.
         self.inner.leave_plan_mode(&mut state);
-        Ok(decide(&mut state, review, text, PlanOutcome::Approved))
+        Ok(decide(
+            &self.inner.session,
+            &mut state,
+            review,
+            text,
+            PlanOutcome::Approved,
+        ))
     }
 
     /// Asks for a better plan: the plan under review is decided (in `review`
@@ -334,7 +340,13 @@ impl PlanDesk {
             text.push('\n');
             text.push_str(feedback);
         }
-        Ok(decide(&mut state, review, text, PlanOutcome::Refine))
+        Ok(decide(
+            &self.inner.session,
+            &mut state,
+            review,
+            text,
+            PlanOutcome::Refine,
+        ))
     }
 
     /// A snapshot: plan mode, handler, plan directory, the plan under
@@ -379,12 +391,23 @@ fn take_review(state: &mut DeskState) -> Result<Review, Error> {
 }
 
 /// Records a decision and hands it to the waiting write, if any.
-fn decide(state: &mut DeskState, review: Review, text: String, outcome: PlanOutcome) -> Decision {
+fn decide(
+    session: &Session,
+    state: &mut DeskState,
+    review: Review,
+    text: String,
+    outcome: PlanOutcome,
+) -> Decision {
     state.decided(&text, &review.plan);
     let decision = (text, review.plan.details(outcome));
-    if let Some(waiting) = review.decide {
+    match review.decide {
         // The writer may be gone already; the decision stands either way.
-        let _ = waiting.send(decision.clone());
+        Some(waiting) => {
+            let _ = waiting.send(decision.clone());
+        }
+        // Nobody waits (an `async` proposal answered at once): the
+        // decision is an event of its own.
+        None => session.plan_decided(&decision.0, decision.1.clone()),
     }
     decision
 }

@@ -696,3 +696,67 @@ async fn an_old_desk_leaving_keeps_the_new_desks_plan_mode() {
     assert!(session.plan_mode(), "the new desk's plan mode stays");
     assert!(propose(&session, "auth").await.is_ok());
 }
+
+/// The next event of `kind` on `events`.
+async fn next_of(events: &mut xdev::EventStream, kind: xdev::EventKind) -> xdev::Event {
+    timeout(PROMPTLY, async {
+        loop {
+            match events.recv().await {
+                Some(event) if event.kind == kind => return event,
+                Some(_) => {}
+                None => panic!("session gone while waiting for {kind:?}"),
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no {kind:?} event in time"))
+}
+
+#[tokio::test]
+async fn entering_and_leaving_plan_mode_and_an_async_approval_are_events() {
+    let dir = plan_dir(&["auth-plan.md"]);
+    let session = Session::new();
+    let mut events = session.subscribe();
+    let desk = new_desk(&session, &dir, PlanHandlerKind::Async);
+    desk.enter();
+    let entered = next_of(&mut events, xdev::EventKind::PlanModeEntered).await;
+    assert_eq!(
+        (entered.id.as_str(), entered.source_tool.as_str()),
+        ("", "plan")
+    );
+    assert_eq!(
+        propose(&session, "auth").await.text,
+        "Plan ready for review."
+    );
+    next_of(&mut events, xdev::EventKind::Proposed).await;
+    let approved = desk.approve(Some("ship it")).expect("approved");
+    // Plan mode is off before the decision is told.
+    next_of(&mut events, xdev::EventKind::PlanModeLeft).await;
+    let decided = next_of(&mut events, xdev::EventKind::PlanDecided).await;
+    assert_eq!(decided.text.as_deref(), Some(approved.as_str()));
+    assert_eq!(
+        decided.plan.map(|plan| (plan.title, plan.outcome)),
+        Some(("auth".to_string(), PlanOutcome::Approved))
+    );
+    assert!(!session.plan_mode());
+}
+
+#[tokio::test]
+async fn a_review_decided_for_a_waiting_writer_is_not_a_second_event() {
+    let (_dir, session, desk) = auth_desk(PlanHandlerKind::Review);
+    let mut events = session.subscribe();
+    let write = propose_in_background(&session, "auth");
+    under_review(&desk).await;
+    desk.refine("more tests").expect("refined");
+    finished(write).await;
+    next_of(&mut events, xdev::EventKind::Proposed).await;
+    desk.exit();
+    next_of(&mut events, xdev::EventKind::PlanModeLeft).await;
+    while let Ok(Some(event)) = timeout(A_WHILE, events.recv()).await {
+        assert_ne!(
+            event.kind,
+            xdev::EventKind::PlanDecided,
+            "the write's Proposed says it"
+        );
+    }
+}

@@ -743,3 +743,34 @@ echo "$n $lost""#
         }
     }
 }
+
+#[test]
+fn plan_mode_changes_and_an_async_decision_are_in_the_journal() {
+    let (fx, _desk, plans) = Fixture::with_plan(PlanHandlerKind::Async);
+    std::fs::write(plans.path().join("auth-plan.md"), "# plan").expect("plan file");
+    assert_eq!(write_once(&fx.path("plan/ctl"), b"enter"), Ok(5));
+    assert_eq!(write_once(&fx.path("propose"), b"auth"), Ok(4));
+    assert_eq!(write_once(&fx.path("plan/ctl"), b"approve"), Ok(7));
+    let journal = |fx: &Fixture| -> Vec<(String, String)> {
+        fx.log_records()
+            .iter()
+            .filter(|record| {
+                record["event"]
+                    .as_str()
+                    .is_some_and(|event| event.starts_with("plan-"))
+            })
+            .map(|record| {
+                let field = |key: &str| record[key].as_str().unwrap_or_default().to_string();
+                (field("event"), field("outcome"))
+            })
+            .collect()
+    };
+    let expected = [
+        ("plan-mode".to_string(), "entered".to_string()),
+        ("plan-mode".to_string(), "left".to_string()),
+        ("plan-decided".to_string(), "ok".to_string()),
+    ];
+    assert!(eventually(Duration::from_secs(10), || journal(&fx) == expected));
+    let decided = fx.log_records().pop().expect("a record");
+    assert_eq!(decided["plan"]["title"], "auth");
+}

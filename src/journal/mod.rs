@@ -180,6 +180,9 @@ impl Record {
             EventKind::Withdrawn => ("withdrawn", "ok", None),
             // A proposal is recorded with its write.
             EventKind::Proposed => return None,
+            EventKind::PlanDecided => ("plan-decided", "ok", None),
+            EventKind::PlanModeEntered => ("plan-mode", "entered", None),
+            EventKind::PlanModeLeft => ("plan-mode", "left", None),
             // A decision's outcome is recorded with its write, unless the
             // writer had stopped waiting (interrupted, aborted): then only
             // this event tells how it ended.
@@ -195,7 +198,8 @@ impl Record {
         Some(Record {
             time: now(),
             event: name.to_string(),
-            id: Some(event.id.clone()),
+            // Plan mode and plan events concern no preview.
+            id: (!event.id.is_empty()).then(|| event.id.clone()),
             label: Some(event.label.clone()),
             source_tool: Some(event.source_tool.clone()),
             device: None,
@@ -205,7 +209,7 @@ impl Record {
             errno: errno.map(errno_name),
             origin: event.origin.clone(),
             who,
-            plan: None,
+            plan: event.plan.clone(),
         })
     }
 }

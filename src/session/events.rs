@@ -31,6 +31,13 @@ pub enum EventKind {
     /// when the handler did. No preview is involved: `id` is empty and
     /// `sourceTool` is `propose`.
     Proposed,
+    /// A plan under review was decided while no proposal waited for it (an
+    /// `async` desk): `plan` names it, `text` is the decision.
+    PlanDecided,
+    /// Plan mode was entered (a plan proposal handler set).
+    PlanModeEntered,
+    /// Plan mode was left (the handler cleared, or its desk gone).
+    PlanModeLeft,
 }
 
 /// One event on a session.

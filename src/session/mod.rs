@@ -53,6 +53,15 @@ struct State {
     abandoned: HashSet<usize>,
 }
 
+impl State {
+    /// Whether plan mode is on: a handler is set whose owner (if any) lives.
+    fn plan_mode_on(&self) -> bool {
+        self.plan_handler
+            .as_ref()
+            .is_some_and(|slot| slot.live().is_some())
+    }
+}
+
 /// The plan proposal handler and, when it belongs to something that can go
 /// away (a plan desk), a weak handle on that owner. Plan mode ends when the
 /// owner does: the owner's drop takes no session lock (it may happen while
@@ -117,6 +126,31 @@ impl std::fmt::Debug for Session {
 }
 
 /// Builds an event about `preview`.
+/// An event about plan mode or a plan (no preview: `id` is empty and the
+/// source tool is `plan`).
+fn plan_event(
+    kind: EventKind,
+    text: Option<&str>,
+    plan: Option<plan::PlanApprovalDetails>,
+    ok: bool,
+) -> Event {
+    Event {
+        kind,
+        id: String::new(),
+        label: plan
+            .as_ref()
+            .map_or_else(|| "plan mode".to_string(), |plan| plan.title.clone()),
+        source_tool: "plan".to_string(),
+        reason: None,
+        text: text.map(str::to_string),
+        ok,
+        abandoned: false,
+        plan,
+        origin: None,
+        time: SystemTime::now(),
+    }
+}
+
 fn event(
     kind: EventKind,
     preview: &Preview,
@@ -534,7 +568,26 @@ impl Session {
             handler,
             owner: None,
         };
-        self.shared.state.lock().plan_handler = Some(slot);
+        self.put_plan_handler(Some(slot));
+    }
+
+    /// Sets (or clears) the plan handler slot; entering or leaving plan
+    /// mode is an event.
+    fn put_plan_handler(&self, slot: Option<PlanHandlerSlot>) {
+        let mut state = self.shared.state.lock();
+        let was = state.plan_mode_on();
+        state.plan_handler = slot;
+        let now = state.plan_mode_on();
+        if was != now {
+            let kind = if now {
+                EventKind::PlanModeEntered
+            } else {
+                EventKind::PlanModeLeft
+            };
+            state
+                .subscribers
+                .publish(plan_event(kind, None, None, true));
+        }
     }
 
     /// Enters plan mode with this proposal handler for as long as `owner`
@@ -548,24 +601,26 @@ impl Session {
             handler,
             owner: Some(owner),
         };
-        self.shared.state.lock().plan_handler = Some(slot);
+        self.put_plan_handler(Some(slot));
     }
 
     /// Leaves plan mode.
     pub fn clear_plan_proposal_handler(&self) {
-        self.shared.state.lock().plan_handler = None;
+        self.put_plan_handler(None);
     }
 
     /// Leaves plan mode if `handler` is the one installed (another may
     /// have replaced it since, and must stay).
     pub(crate) fn clear_plan_proposal_handler_if(&self, handler: &PlanHandler) {
-        let mut state = self.shared.state.lock();
-        if state
+        let installed = self
+            .shared
+            .state
+            .lock()
             .plan_handler
             .as_ref()
-            .is_some_and(|installed| Arc::ptr_eq(&installed.handler, handler))
-        {
-            state.plan_handler = None;
+            .is_some_and(|installed| Arc::ptr_eq(&installed.handler, handler));
+        if installed {
+            self.put_plan_handler(None);
         }
     }
 
@@ -577,11 +632,14 @@ impl Session {
 
     /// Whether plan mode is on (a plan proposal handler is set).
     pub fn plan_mode(&self) -> bool {
-        let state = self.shared.state.lock();
-        state
-            .plan_handler
-            .as_ref()
-            .is_some_and(|slot| slot.live().is_some())
+        self.shared.state.lock().plan_mode_on()
+    }
+
+    /// A plan under review was decided with no proposal waiting for it
+    /// (an `async` desk): the event names the plan and the decision.
+    pub(crate) fn plan_decided(&self, text: &str, plan: plan::PlanApprovalDetails) {
+        let event = plan_event(EventKind::PlanDecided, Some(text), Some(plan), true);
+        self.shared.state.lock().subscribers.publish(event);
     }
 
     /// A plan proposal's handler answered: the event names the plan when
