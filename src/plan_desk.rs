@@ -489,14 +489,21 @@ fn slug_of(name: &str) -> &str {
 
 /// Clears the review slot when a waiting `review` write goes away before a
 /// decision (its future was dropped: the writer was killed).
+///
+/// It holds the desk weakly: a waiting write must not keep a desk alive
+/// that every owner has let go (its review would wait for a reviewer who
+/// cannot come).
 struct ReviewGuard {
-    desk: Arc<Inner>,
+    desk: Weak<Inner>,
     id: u64,
 }
 
 impl Drop for ReviewGuard {
     fn drop(&mut self) {
-        let mut state = self.desk.state.lock();
+        let Some(desk) = self.desk.upgrade() else {
+            return;
+        };
+        let mut state = desk.state.lock();
         if state
             .review
             .as_ref()
@@ -543,12 +550,25 @@ async fn propose(
         return Err(gone.not_in_plan_mode());
     };
     let proposed = submit(&desk, &proposal)?;
+    // Not held while the review waits: the desk goes with its owners.
+    drop(desk);
     let (text, details) = match proposed {
         Proposed::Answered(decision) => decision,
         Proposed::Waiting(decision, guard) => {
             let decision = decision.await;
+            let desk_gone = guard.desk.strong_count() == 0;
             drop(guard);
-            decision.map_err(|_| Error::Aborted(texts::REVIEW_CANCELLED.into()))?
+            match decision {
+                Ok(decision) => decision,
+                Err(_) if desk_gone => {
+                    // Every owner let the desk go: plan mode ended with it.
+                    if let Some(session) = gone.session.upgrade() {
+                        session.forget_gone_plan_handler();
+                    }
+                    return Err(Error::Aborted(texts::REVIEW_DESK_GONE.into()));
+                }
+                Err(_) => return Err(Error::Aborted(texts::REVIEW_CANCELLED.into())),
+            }
         }
     };
     Ok(PlanReply::new(ToolResult::ok(text), details))
@@ -594,7 +614,7 @@ fn submit(desk: &Arc<Inner>, proposal: &PlanProposal) -> Result<Proposed, Error>
             let (decide, decision) = oneshot::channel();
             let id = file_review(&mut state, plan, Some(decide));
             let guard = ReviewGuard {
-                desk: Arc::clone(desk),
+                desk: Arc::downgrade(desk),
                 id,
             };
             Ok(Proposed::Waiting(decision, guard))

@@ -125,6 +125,9 @@ pub const NOTHING_UNDER_REVIEW: &str = "No plan is under review.";
 pub const DEFAULT_PLAN_TARGET: &str = "the current agent";
 /// Why a waiting `review` write is aborted when plan mode is exited.
 pub const REVIEW_CANCELLED: &str = "plan mode exited; the review was cancelled";
+/// Why a waiting `review` proposal ended when its plan desk went away.
+pub const REVIEW_DESK_GONE: &str =
+    "the plan desk was closed (its owner let it go); plan mode ended and the review was cancelled";
 /// A plan title with nothing in it.
 pub const EMPTY_PLAN_TITLE: &str = "Plan title is required and must not be empty.";
 /// A plan title that would reach outside the plan directory.

@@ -760,3 +760,27 @@ async fn a_review_decided_for_a_waiting_writer_is_not_a_second_event() {
         );
     }
 }
+
+#[tokio::test]
+async fn dropping_every_desk_handle_ends_a_waiting_review_with_ecanceled() {
+    let (_dir, session, desk) = auth_desk(PlanHandlerKind::Review);
+    let mut events = session.subscribe();
+    let write = propose_in_background(&session, "auth");
+    under_review(&desk).await;
+    drop(desk);
+    let answer = finished(write).await;
+    assert_eq!(answer.errno(), libc::ECANCELED);
+    assert_eq!(
+        answer.text,
+        "Aborted: the plan desk was closed (its owner let it go); plan mode ended and the review was cancelled"
+    );
+    assert!(!session.plan_mode());
+    next_of(&mut events, xdev::EventKind::PlanModeLeft).await;
+    let again = propose(&session, "auth").await;
+    assert_eq!(
+        again.errno(),
+        libc::EPERM,
+        "plan mode is off: {}",
+        again.text
+    );
+}

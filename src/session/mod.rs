@@ -604,6 +604,21 @@ impl Session {
         self.put_plan_handler(Some(slot));
     }
 
+    /// Clears a plan handler whose owner is gone (plan mode ended with
+    /// it), so that its end is an event like any other.
+    pub(crate) fn forget_gone_plan_handler(&self) {
+        let mut state = self.shared.state.lock();
+        let gone = state
+            .plan_handler
+            .as_ref()
+            .is_some_and(|slot| slot.live().is_none());
+        if gone {
+            state.plan_handler = None;
+            let event = plan_event(EventKind::PlanModeLeft, None, None, true);
+            state.subscribers.publish(event);
+        }
+    }
+
     /// Leaves plan mode.
     pub fn clear_plan_proposal_handler(&self) {
         self.put_plan_handler(None);
