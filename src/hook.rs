@@ -62,7 +62,7 @@ use crate::client::{
 };
 use crate::error::{describe, errno_name};
 use crate::plan_command::PlanCommand;
-use crate::plan_desk::PlanStatus;
+use crate::plan_desk::{ContinueMode, PlanStatus};
 use crate::safe_text::{one_line, path_safe_source_tool, MAX_LABEL_BYTES};
 use crate::session::plan::PlanTitle;
 use crate::stage_protocol::{detail_fits, origin_fits, ProducerMessage, WithdrawReason};
@@ -582,6 +582,9 @@ pub fn preview_request(input: &HookInput, deadline: Duration) -> PreviewRequest 
 pub enum Verdict {
     /// Let the call run; the text is the reason.
     Allow(String),
+    /// Let an approved plan's `ExitPlanMode` run, and continue in this
+    /// mode; the text is the reason.
+    AllowIn(String, ContinueMode),
     /// Refuse it; the text is what the model reads.
     Deny(String),
     /// Say nothing: the agent's own approval flow decides.
@@ -602,6 +605,8 @@ enum Specific {
         hook_event_name: &'static str,
         permission_decision: &'static str,
         permission_decision_reason: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        updated_input: Option<Value>,
     },
     #[serde(rename_all = "camelCase")]
     PermissionRequest {
@@ -611,10 +616,33 @@ enum Specific {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct Behavior {
     behavior: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updated_input: Option<Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    updated_permissions: Vec<PermissionUpdate>,
+}
+
+/// A permission update an allow carries: the mode to continue in.
+#[derive(Serialize)]
+struct PermissionUpdate {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    mode: ContinueMode,
+    destination: &'static str,
+}
+
+/// The input an allow of `input` passes back: for `ExitPlanMode`, the
+/// call's own input unchanged. Claude Code ignores an allow of it without
+/// one (its dialog asks the user anyway: the call "requires user
+/// interaction", which a hook satisfies through `updatedInput`); any other
+/// `plan` there would replace the approved plan, so it is never rewritten.
+fn updated_input(input: &HookInput) -> Option<Value> {
+    (input.tool_name == "ExitPlanMode").then(|| input.tool_input.clone())
 }
 
 /// The JSON line the agent reads for `verdict`, or `None` when the hook
@@ -625,30 +653,54 @@ pub fn render(input: &HookInput, verdict: &Verdict) -> Option<String> {
         (_, Verdict::Quiet) => return None,
         // Codex refuses a PreToolUse allow without a rewritten input; its
         // "no opinion" lets the call go on.
-        (HookEvent::PreToolUse, Verdict::Allow(_)) if input.agent == Agent::Codex => return None,
-        (HookEvent::PreToolUse, Verdict::Allow(reason) | Verdict::Deny(reason)) => {
+        (HookEvent::PreToolUse, Verdict::Allow(_) | Verdict::AllowIn(..))
+            if input.agent == Agent::Codex =>
+        {
+            return None
+        }
+        (HookEvent::PreToolUse, Verdict::Allow(reason) | Verdict::AllowIn(reason, _)) => {
             Specific::PreToolUse {
                 hook_event_name,
-                permission_decision: if matches!(verdict, Verdict::Allow(_)) {
-                    "allow"
-                } else {
-                    "deny"
-                },
+                permission_decision: "allow",
                 permission_decision_reason: reason.clone(),
+                updated_input: updated_input(input),
             }
         }
-        (HookEvent::PermissionRequest, Verdict::Allow(_)) => Specific::PermissionRequest {
+        (HookEvent::PreToolUse, Verdict::Deny(reason)) => Specific::PreToolUse {
             hook_event_name,
-            decision: Behavior {
-                behavior: "allow",
-                message: None,
-            },
+            permission_decision: "deny",
+            permission_decision_reason: reason.clone(),
+            updated_input: None,
         },
+        (HookEvent::PermissionRequest, Verdict::Allow(_) | Verdict::AllowIn(..)) => {
+            let continue_in = match verdict {
+                Verdict::AllowIn(_, mode) => Some(*mode),
+                _ => None,
+            };
+            Specific::PermissionRequest {
+                hook_event_name,
+                decision: Behavior {
+                    behavior: "allow",
+                    message: None,
+                    updated_input: updated_input(input),
+                    updated_permissions: continue_in
+                        .map(|mode| PermissionUpdate {
+                            kind: "setMode",
+                            mode,
+                            destination: "session",
+                        })
+                        .into_iter()
+                        .collect(),
+                },
+            }
+        }
         (HookEvent::PermissionRequest, Verdict::Deny(message)) => Specific::PermissionRequest {
             hook_event_name,
             decision: Behavior {
                 behavior: "deny",
                 message: Some(message.clone()),
+                updated_input: None,
+                updated_permissions: Vec::new(),
             },
         },
     };
@@ -684,6 +736,8 @@ fn deny_message(reason: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Decided {
     Allowed(String),
+    /// A plan approved through the desk, to continue in this mode.
+    PlanApproved(String, Option<ContinueMode>),
     Denied(String),
     TimedOut,
     /// Nothing was staged: the call's plan file was refused.
@@ -716,7 +770,12 @@ pub fn run(options: &HookOptions, stdin: &[u8]) -> HookRun {
         }
     };
     let (verdict, problem) = match decide_in_time(options, &input) {
-        Ok(Decided::Allowed(reason)) => (Verdict::Allow(allow_reason(&reason)), None),
+        Ok(Decided::Allowed(reason) | Decided::PlanApproved(reason, None)) => {
+            (Verdict::Allow(allow_reason(&reason)), None)
+        }
+        Ok(Decided::PlanApproved(reason, Some(mode))) => {
+            (Verdict::AllowIn(allow_reason(&reason), mode), None)
+        }
         Ok(Decided::Denied(reason)) => (Verdict::Deny(deny_message(&reason)), None),
         Ok(Decided::TimedOut) => timed_out(options),
         // Like a bad input: nothing to decide, so no opinion, even with
@@ -871,7 +930,18 @@ fn decide_plan(
     } else {
         answer
     };
-    plan_decided(&decision)
+    let mode = continue_in(&options.mount, slug, desk.decisions);
+    plan_decided(&decision, mode)
+}
+
+/// The mode the desk's decision about plan `slug` (made after `before`
+/// decisions) said to continue in, if it said one.
+fn continue_in(mount: &Path, slug: &str, before: u64) -> Option<ContinueMode> {
+    let desk = desk_status(mount).ok().flatten()?;
+    let ours = desk.last_decided.is_some_and(|plan| plan.slug == slug);
+    (ours && desk.decisions > before)
+        .then_some(desk.continue_in)
+        .flatten()
 }
 
 /// The slug a plan is filed under: its heading under the plan-title rules,
@@ -1011,19 +1081,15 @@ fn review_decision(desk: PlanStatus, slug: &str, before: u64) -> Result<String, 
 /// Approve allows; refine denies with the reviewer's feedback (the lines
 /// after the desk's first sentence, which tells a device writer how to
 /// propose again and means nothing to the agent).
-fn plan_decided(decision: &str) -> Result<Decided, ClientError> {
+fn plan_decided(decision: &str, mode: Option<ContinueMode>) -> Result<Decided, ClientError> {
     if decision.starts_with(texts::PLAN_APPROVED) {
-        return Ok(Decided::Allowed(decision.to_string()));
+        return Ok(Decided::PlanApproved(decision.to_string(), mode));
     }
     if let Some(rest) = decision.strip_prefix(texts::PLAN_REFINEMENT_REQUESTED) {
         let feedback = rest
             .split_once('\n')
             .map_or("", |(_, feedback)| feedback.trim());
-        return Ok(Decided::Denied(if feedback.is_empty() {
-            texts::PLAN_REFINEMENT_REQUESTED.to_string()
-        } else {
-            feedback.to_string()
-        }));
+        return Ok(Decided::Denied(texts::hook_plan_refined(feedback)));
     }
     Err(ClientError::Protocol(format!(
         "unexpected plan decision: {decision}"
@@ -1047,6 +1113,7 @@ mod tests {
                 path: format!("/p/{slug}-plan.md"),
             }),
             decisions,
+            continue_in: None,
         }
     }
 
@@ -1287,23 +1354,25 @@ mod tests {
         assert_eq!(plan_slug("# Add auth: v2\nsteps"), "Add-auth-v2");
         assert_eq!(plan_slug("# Release plan\n"), "Release");
         assert_eq!(plan_slug("\n\n"), "agent");
-        let plan_decided = |text: &str| plan_decided(text).ok();
+        let plan_decided = |text: &str| plan_decided(text, None).ok();
         assert_eq!(
             plan_decided(
                 "Plan approved at /p/a-plan.md. Plan mode exited; proceed with the implementation."
             ),
-            Some(Decided::Allowed(
+            Some(Decided::PlanApproved(
                 "Plan approved at /p/a-plan.md. Plan mode exited; proceed with the implementation."
-                    .into()
+                    .into(),
+                None
             ))
         );
+        let revise = "The reviewer asked for changes to the plan. Revise the plan and present it again with ExitPlanMode.";
         assert_eq!(
             plan_decided("Plan refinement requested. Update the plan file, then write a to /x/propose again when ready.\nadd tests"),
-            Some(Decided::Denied("add tests".into()))
+            Some(Decided::Denied(format!("{revise}\n\nReviewer feedback: add tests")))
         );
         assert_eq!(
             plan_decided("Plan refinement requested. Update the plan file, then write a to /x/propose again when ready."),
-            Some(Decided::Denied("Plan refinement requested.".into()))
+            Some(Decided::Denied(revise.into()))
         );
         assert_eq!(plan_decided("something else"), None);
         assert_eq!(file_slug(Path::new("/h/plans/add-login.md")), "add-login");

@@ -106,7 +106,9 @@ pub use dispatch::{
 pub use error::{errno_name, CallbackError, Error};
 pub use mount::{mount, use_one_heap, Mount, MountError, MountOptions};
 pub use mount_point::{is_stale_mount, probe_mount_point, MountPointState};
-pub use plan_desk::{PlanDesk, PlanHandlerKind, PlanStatus, PlanUnderReview, UnknownPlanHandler};
+pub use plan_desk::{
+    ContinueMode, PlanDesk, PlanHandlerKind, PlanStatus, PlanUnderReview, UnknownPlanHandler,
+};
 pub use session::directives::{
     queue_invoker, Directive, DirectiveId, QueueInvoker, RejectAction, RejectReason, ToolChoice,
     TurnEnd,

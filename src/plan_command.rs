@@ -5,27 +5,38 @@
 //! ```
 //! use xdev::plan_command::PlanCommand;
 //!
+//! use xdev::ContinueMode;
+//!
 //! let command: PlanCommand = "approve  looks good ".parse().expect("a command");
-//! assert_eq!(command, PlanCommand::Approve(Some("looks good".into())));
+//! assert_eq!(command, PlanCommand::Approve { feedback: Some("looks good".into()), mode: None });
 //! assert_eq!(command.to_string(), "approve looks good");
+//! let command: PlanCommand = "approve --mode acceptEdits".parse().expect("a command");
+//! assert_eq!(command, PlanCommand::Approve { feedback: None, mode: Some(ContinueMode::AcceptEdits) });
 //! ```
 
 use std::fmt;
 use std::str::FromStr;
 
 use crate::error::Error;
+use crate::plan_desk::ContinueMode;
 use crate::texts;
 
-/// One line of `plan/ctl`: `enter`, `exit`, `approve [feedback]` or
-/// `refine <feedback>`.
+/// One line of `plan/ctl`: `enter`, `exit`, `approve [--mode MODE]
+/// [feedback]` or `refine <feedback>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PlanCommand {
     /// Turn plan mode on.
     Enter,
     /// Turn plan mode off (cancels a review under way).
     Exit,
-    /// Approve the plan under review, with optional feedback.
-    Approve(Option<String>),
+    /// Approve the plan under review, with optional feedback and the mode
+    /// the agent continues in.
+    Approve {
+        /// Feedback for the implementer.
+        feedback: Option<String>,
+        /// The mode the agent continues in.
+        mode: Option<ContinueMode>,
+    },
     /// Ask for a better plan, with the reviewer's feedback.
     Refine(String),
 }
@@ -35,8 +46,16 @@ impl fmt::Display for PlanCommand {
         match self {
             PlanCommand::Enter => f.write_str("enter"),
             PlanCommand::Exit => f.write_str("exit"),
-            PlanCommand::Approve(None) => f.write_str("approve"),
-            PlanCommand::Approve(Some(feedback)) => write!(f, "approve {feedback}"),
+            PlanCommand::Approve { feedback, mode } => {
+                f.write_str("approve")?;
+                if let Some(mode) = mode {
+                    write!(f, " --mode {mode}")?;
+                }
+                if let Some(feedback) = feedback {
+                    write!(f, " {feedback}")?;
+                }
+                Ok(())
+            }
             PlanCommand::Refine(feedback) => write!(f, "refine {feedback}"),
         }
     }
@@ -60,9 +79,7 @@ impl FromStr for PlanCommand {
             )),
             "enter" => Ok(PlanCommand::Enter),
             "exit" => Ok(PlanCommand::Exit),
-            "approve" => Ok(PlanCommand::Approve(
-                (!argument.is_empty()).then(|| argument.to_string()),
-            )),
+            "approve" => approve(argument),
             "refine" if argument.is_empty() => {
                 Err(Error::InvalidRequest(texts::REFINE_NEEDS_FEEDBACK.into()))
             }
@@ -70,6 +87,22 @@ impl FromStr for PlanCommand {
             _ => Err(Error::InvalidRequest(texts::unknown_plan_command(command))),
         }
     }
+}
+
+/// `approve [--mode MODE] [feedback]`, from what follows `approve`.
+fn approve(argument: &str) -> Result<PlanCommand, Error> {
+    let (mode, feedback) = match argument.strip_prefix("--mode") {
+        Some(rest) if rest.is_empty() || rest.starts_with(char::is_whitespace) => {
+            let rest = rest.trim_start();
+            let (mode, feedback) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            (Some(mode.parse::<ContinueMode>()?), feedback.trim())
+        }
+        _ => (None, argument),
+    };
+    Ok(PlanCommand::Approve {
+        feedback: (!feedback.is_empty()).then(|| feedback.to_string()),
+        mode,
+    })
 }
 
 #[cfg(test)]
@@ -81,17 +114,35 @@ mod tests {
         for command in [
             PlanCommand::Enter,
             PlanCommand::Exit,
-            PlanCommand::Approve(None),
-            PlanCommand::Approve(Some("looks good".into())),
+            PlanCommand::Approve {
+                feedback: None,
+                mode: None,
+            },
+            PlanCommand::Approve {
+                feedback: Some("looks good".into()),
+                mode: None,
+            },
+            PlanCommand::Approve {
+                feedback: Some("looks good".into()),
+                mode: Some(ContinueMode::DontAsk),
+            },
             PlanCommand::Refine("split step 2".into()),
         ] {
             assert_eq!(command.to_string().parse::<PlanCommand>(), Ok(command));
         }
         assert_eq!(PlanCommand::Enter.to_string(), "enter");
-        assert_eq!(PlanCommand::Approve(None).to_string(), "approve");
+        let approve = |feedback: Option<&str>, mode| PlanCommand::Approve {
+            feedback: feedback.map(str::to_string),
+            mode,
+        };
+        assert_eq!(approve(None, None).to_string(), "approve");
         assert_eq!(
-            PlanCommand::Approve(Some("looks good".into())).to_string(),
+            approve(Some("looks good"), None).to_string(),
             "approve looks good"
+        );
+        assert_eq!(
+            approve(Some("go"), Some(ContinueMode::AcceptEdits)).to_string(),
+            "approve --mode acceptEdits go"
         );
         assert_eq!(
             PlanCommand::Refine("more".into()).to_string(),
@@ -102,7 +153,13 @@ mod tests {
     #[test]
     fn whitespace_around_and_between_does_not_count() {
         assert_eq!(" exit\n".parse(), Ok(PlanCommand::Exit));
-        assert_eq!("approve \n".parse(), Ok(PlanCommand::Approve(None)));
+        assert_eq!(
+            "approve \n".parse(),
+            Ok(PlanCommand::Approve {
+                feedback: None,
+                mode: None
+            })
+        );
         assert_eq!(
             "refine\t a  b \n".parse(),
             Ok(PlanCommand::Refine("a  b".into()))
@@ -140,6 +197,32 @@ mod tests {
             "refine add tests\nand docs".parse(),
             Ok(PlanCommand::Refine("add tests\nand docs".into())),
             "feedback may span lines"
+        );
+    }
+
+    #[test]
+    fn approve_takes_a_mode_the_agents_have_and_refuses_others() {
+        assert_eq!(
+            "approve --mode dontAsk ship it".parse(),
+            Ok(PlanCommand::Approve {
+                feedback: Some("ship it".into()),
+                mode: Some(ContinueMode::DontAsk)
+            })
+        );
+        let (errno, text) = refusal("approve --mode yolo");
+        assert_eq!(errno, libc::EINVAL);
+        assert_eq!(
+            text,
+            "Unknown mode \"yolo\": use acceptEdits, auto, bypassPermissions, default, dontAsk or plan."
+        );
+        assert_eq!(refusal("approve --mode").0, libc::EINVAL);
+        assert_eq!(
+            "approve --moderate".parse(),
+            Ok(PlanCommand::Approve {
+                feedback: Some("--moderate".into()),
+                mode: None
+            }),
+            "only the --mode word takes a mode"
         );
     }
 }

@@ -107,6 +107,70 @@ impl FromStr for PlanHandlerKind {
     }
 }
 
+/// The permission mode an agent continues in once its plan is approved
+/// (Claude Code's modes; a hook passes it on as a `setMode` permission
+/// update). Written as the agent spells it: `acceptEdits`, `auto`,
+/// `bypassPermissions`, `default`, `dontAsk`, `plan`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ContinueMode {
+    /// Edits are accepted without asking.
+    AcceptEdits,
+    /// The agent's automatic mode.
+    Auto,
+    /// Nothing is asked (the agent refuses it unless its session allows it).
+    BypassPermissions,
+    /// The agent asks as usual.
+    Default,
+    /// Nothing is asked; what would be is refused.
+    DontAsk,
+    /// Back to planning.
+    Plan,
+}
+
+impl ContinueMode {
+    /// Every mode, in the order the agent lists them.
+    pub const ALL: [ContinueMode; 6] = [
+        ContinueMode::AcceptEdits,
+        ContinueMode::Auto,
+        ContinueMode::BypassPermissions,
+        ContinueMode::Default,
+        ContinueMode::DontAsk,
+        ContinueMode::Plan,
+    ];
+
+    /// The name the agent uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            ContinueMode::AcceptEdits => "acceptEdits",
+            ContinueMode::Auto => "auto",
+            ContinueMode::BypassPermissions => "bypassPermissions",
+            ContinueMode::Default => "default",
+            ContinueMode::DontAsk => "dontAsk",
+            ContinueMode::Plan => "plan",
+        }
+    }
+}
+
+impl fmt::Display for ContinueMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for ContinueMode {
+    type Err = Error;
+
+    /// A mode by the agent's name for it; anything else is `EINVAL`,
+    /// naming the modes.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        ContinueMode::ALL
+            .into_iter()
+            .find(|mode| mode.name() == text.trim())
+            .ok_or_else(|| Error::InvalidRequest(texts::unknown_continue_mode(text.trim())))
+    }
+}
+
 /// The plan under review, as [`PlanStatus`] shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -140,6 +204,9 @@ pub struct PlanStatus {
     /// by this, since two decisions may read the same.
     #[serde(default)]
     pub decisions: u64,
+    /// The mode the latest decision, an approval, said to continue in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continue_in: Option<ContinueMode>,
 }
 
 /// A plan file found for a proposal.
@@ -188,6 +255,7 @@ struct DeskState {
     last_decision: Option<String>,
     last_decided: Option<PlanUnderReview>,
     decisions: u64,
+    continue_in: Option<ContinueMode>,
     /// The handler `enter` installed (set by `enter`, taken by `exit` and by
     /// an approval): the desk is in plan mode while it holds one, and
     /// leaving clears it only if no other desk has entered plan mode since.
@@ -200,6 +268,7 @@ impl DeskState {
         self.last_decision = Some(text.to_string());
         self.last_decided = Some(plan.shown());
         self.decisions += 1;
+        self.continue_in = None;
     }
 }
 
@@ -297,11 +366,22 @@ impl PlanDesk {
     /// implementation.`, plus a blank line and `Reviewer feedback: <text>`
     /// when non-empty feedback is given. `ENOENT` if no plan is under review.
     pub fn approve(&self, feedback: Option<&str>) -> Result<String, Error> {
-        self.approve_plan(feedback).map(|(text, _)| text)
+        self.approve_plan(feedback, None).map(|(text, _)| text)
+    }
+
+    /// [`PlanDesk::approve`], saying which mode the agent continues in
+    /// (`plan/status` shows it as `continueIn`; `xdev hook` passes it on).
+    pub fn approve_in(&self, feedback: Option<&str>, mode: ContinueMode) -> Result<String, Error> {
+        self.approve_plan(feedback, Some(mode))
+            .map(|(text, _)| text)
     }
 
     /// [`PlanDesk::approve`], also naming the plan decided.
-    pub(crate) fn approve_plan(&self, feedback: Option<&str>) -> Result<Decision, Error> {
+    pub(crate) fn approve_plan(
+        &self,
+        feedback: Option<&str>,
+        mode: Option<ContinueMode>,
+    ) -> Result<Decision, Error> {
         let mut state = self.inner.state.lock();
         let review = take_review(&mut state)?;
         let mut text = texts::plan_approved_at(&review.plan.path.display().to_string());
@@ -311,13 +391,16 @@ impl PlanDesk {
         }
         // Plan mode is off before the waiting write learns the decision.
         self.inner.leave_plan_mode(&mut state);
-        Ok(decide(
+        let decision = decide(
             &self.inner.session,
             &mut state,
             review,
             text,
             PlanOutcome::Approved,
-        ))
+        );
+        // After `decide`, which starts every decision with no mode.
+        state.continue_in = mode;
+        Ok(decision)
     }
 
     /// Asks for a better plan: the plan under review is decided (in `review`
@@ -361,6 +444,7 @@ impl PlanDesk {
             last_decision: state.last_decision.clone(),
             last_decided: state.last_decided.clone(),
             decisions: state.decisions,
+            continue_in: state.continue_in,
         }
     }
 

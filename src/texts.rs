@@ -308,6 +308,23 @@ pub fn plan_command_takes_nothing_more(command: &str, rest: &str) -> String {
     format!("{command} takes nothing after it, and {rest:?} followed; write one command per write.")
 }
 
+/// A mode to continue in that the agents do not have.
+pub fn unknown_continue_mode(mode: &str) -> String {
+    format!("Unknown mode {mode:?}: use acceptEdits, auto, bypassPermissions, default, dontAsk or plan.")
+}
+
+/// What an agent's model reads when the reviewer asks for a better plan
+/// (in its own terms: the plan came through `ExitPlanMode`, so it presents
+/// the plan again; it never writes a device).
+pub fn hook_plan_refined(feedback: &str) -> String {
+    let ask = "The reviewer asked for changes to the plan. Revise the plan and present it again with ExitPlanMode.";
+    if feedback.is_empty() {
+        ask.to_string()
+    } else {
+        format!("{ask}\n\nReviewer feedback: {feedback}")
+    }
+}
+
 /// `plan/ctl` got a command it does not know.
 pub fn unknown_plan_command(command: &str) -> String {
     format!(

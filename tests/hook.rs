@@ -21,6 +21,20 @@ const ALLOW_PRE: &str = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","
 const DENY_PRE: &str = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"too risky"}}"#;
 const ALLOW_REQUEST: &str = r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}"#;
 
+/// The allow of an `ExitPlanMode` PermissionRequest `event`: its own input
+/// passed back unchanged (without it Claude Code asks its user anyway),
+/// and the mode to continue in, if any.
+fn allow_plan(event: &[u8], mode: Option<&str>) -> String {
+    let event: Value = serde_json::from_slice(event).expect("JSON");
+    let input = serde_json::to_string(&event["tool_input"]).expect("JSON");
+    let permissions = mode.map_or_else(String::new, |mode| {
+        format!(r#","updatedPermissions":[{{"type":"setMode","mode":"{mode}","destination":"session"}}]"#)
+    });
+    format!(
+        r#"{{"hookSpecificOutput":{{"hookEventName":"PermissionRequest","decision":{{"behavior":"allow","updatedInput":{input}{permissions}}}}}}}"#
+    ) + "\n"
+}
+
 fn fixture_input(name: &str) -> Vec<u8> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples/hooks")
@@ -149,8 +163,9 @@ fn head_label(fixture: &Fixture) -> String {
 
 /// What the hook prints when a `PermissionRequest` is denied with `message`.
 fn deny_request(message: &str) -> String {
+    let message = serde_json::to_string(message).expect("JSON");
     format!(
-        "{{\"hookSpecificOutput\":{{\"hookEventName\":\"PermissionRequest\",\"decision\":{{\"behavior\":\"deny\",\"message\":\"{message}\"}}}}}}\n"
+        "{{\"hookSpecificOutput\":{{\"hookEventName\":\"PermissionRequest\",\"decision\":{{\"behavior\":\"deny\",\"message\":{message}}}}}}}\n"
     )
 }
 
@@ -450,17 +465,42 @@ fn exit_plan_mode_goes_to_the_plan_desk_approve_allows_and_refine_denies() {
     assert_eq!(fixture.session.pending_count(), 0, "no preview for a plan");
     desk.refine("add tests first").expect("refine");
     let ran = finish(hook);
+    // In the agent's terms: present the plan again, never a device path.
+    let revise = "The reviewer asked for changes to the plan. Revise the plan and present it again with ExitPlanMode.\n\nReviewer feedback: add tests first";
     assert_eq!(
         (ran.code, ran.stdout, ran.stderr),
-        (0, deny_request("add tests first"), String::new())
+        (0, deny_request(revise), String::new())
     );
 
     let hook = spawn_hook(&fixture.dir, &[], &input);
     wait_for_review(&desk);
     desk.approve(None).expect("approve");
     let ran = finish(hook);
-    assert_eq!((ran.code, ran.stdout), (0, format!("{ALLOW_REQUEST}\n")));
+    assert_eq!((ran.code, ran.stdout), (0, allow_plan(&input, None)));
     assert!(!fixture.session.plan_mode(), "approval ends plan mode");
+}
+
+#[test]
+fn an_approval_with_a_mode_sets_the_mode_the_agent_continues_in() {
+    let plans = tempfile::tempdir().expect("plans");
+    let (fixture, desk) = plan_fixture(plans.path());
+    let input = fixture_input("claude-permissionrequest-exitplanmode.json");
+    let hook = spawn_hook(&fixture.dir, &[], &input);
+    wait_for_review(&desk);
+    let approved = std::process::Command::new(env!("CARGO_BIN_EXE_xdev"))
+        .args(["plan", "approve", "--mode", "acceptEdits", "--mount"])
+        .arg(&fixture.dir)
+        .output()
+        .expect("xdev plan approve");
+    assert!(approved.status.success(), "{approved:?}");
+    let ran = finish(hook);
+    assert_eq!(
+        (ran.code, ran.stdout),
+        (0, allow_plan(&input, Some("acceptEdits")))
+    );
+    assert!(fixture
+        .read("plan/status")
+        .contains("\"continueIn\":\"acceptEdits\""));
 }
 
 #[test]
@@ -470,7 +510,11 @@ fn exit_plan_mode_without_a_plan_desk_is_a_preview() {
     let hook = staged_hook(&fixture, &[], &exit_plan_mode).0;
     assert_eq!(head_label(&fixture), "ExitPlanMode: Add login");
     let ran = answer(hook, &fixture.path("resolve"), "go");
-    assert_eq!((ran.code, ran.stdout), (0, format!("{ALLOW_REQUEST}\n")));
+    // Without a desk too: an allow of ExitPlanMode passes its input back.
+    assert_eq!(
+        (ran.code, ran.stdout),
+        (0, allow_plan(&exit_plan_mode, None))
+    );
 }
 
 // ----- hostile input --------------------------------------------------------
@@ -523,7 +567,7 @@ fn file_and_approve(fixture: &Fixture, desk: &PlanDesk, input: &[u8]) -> PathBuf
     let ran = finish(hook);
     assert_eq!(
         (ran.code, ran.stdout, ran.stderr),
-        (0, format!("{ALLOW_REQUEST}\n"), String::new())
+        (0, allow_plan(input, None), String::new())
     );
     path
 }
@@ -708,7 +752,7 @@ fn a_plan_files_contents_never_reach_a_previews_label() {
         assert!(!text.contains("SECRET-5b7a"), "{text}");
     }
     let ran = answer(hook, &fixture.path("resolve"), "go");
-    assert_eq!((ran.code, ran.stdout), (0, format!("{ALLOW_REQUEST}\n")));
+    assert_eq!((ran.code, ran.stdout), (0, allow_plan(&input, None)));
     assert!(!fixture.read("last").contains("SECRET-5b7a"));
 }
 

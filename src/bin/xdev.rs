@@ -327,6 +327,11 @@ enum PlanAction {
         /// Feedback for the implementer (several words are joined).
         #[arg(long, value_name = "TEXT", num_args = 1..)]
         feedback: Vec<String>,
+        /// The mode the agent continues in (acceptEdits, auto,
+        /// bypassPermissions, default, dontAsk, plan); `xdev hook` passes
+        /// it on to Claude Code as a `setMode` permission update.
+        #[arg(long, value_name = "MODE")]
+        mode: Option<xdev::ContinueMode>,
     },
     /// Ask for a better plan; plan mode stays on.
     Refine {
@@ -483,9 +488,12 @@ fn execute(command: Command) -> Result<u8, ClientError> {
                 }
                 PlanAction::Enter => PlanCommand::Enter,
                 PlanAction::Exit => PlanCommand::Exit,
-                PlanAction::Approve { feedback } => {
+                PlanAction::Approve { feedback, mode } => {
                     let feedback = feedback.join(" ");
-                    PlanCommand::Approve((!feedback.trim().is_empty()).then_some(feedback))
+                    PlanCommand::Approve {
+                        feedback: (!feedback.trim().is_empty()).then_some(feedback),
+                        mode,
+                    }
                 }
                 PlanAction::Refine { feedback } => PlanCommand::Refine(feedback.join(" ")),
             };

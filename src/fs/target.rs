@@ -104,7 +104,9 @@ fn plan_control(plan: Option<&PlanDesk>, text: &str) -> Resolution {
             desk.exit();
             Ok((texts::PLAN_MODE_EXITED.to_string(), None))
         }
-        PlanCommand::Approve(feedback) => desk.approve_plan(feedback.as_deref()).map(decided),
+        PlanCommand::Approve { feedback, mode } => {
+            desk.approve_plan(feedback.as_deref(), mode).map(decided)
+        }
         PlanCommand::Refine(feedback) => desk.refine_plan(&feedback).map(decided),
     });
     match outcome {
