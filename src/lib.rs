@@ -74,16 +74,23 @@
 //! [`stage_protocol`], [`plan_command`], [`texts`], [`who`],
 //! [`safe_text`]) are public under their own names.
 
+#[cfg(feature = "cli")]
 pub mod client;
+#[cfg(feature = "cli")]
 pub mod daemon;
 mod device;
 mod dispatch;
 mod error;
+#[cfg(feature = "mount")]
 mod fs;
+#[cfg(feature = "cli")]
 pub mod hook;
+#[cfg(feature = "mount")]
 pub mod journal;
 mod maps;
+#[cfg(feature = "mount")]
 mod mount;
+#[cfg(feature = "mount")]
 mod mount_point;
 pub mod plan_command;
 mod plan_desk;
@@ -92,8 +99,10 @@ pub mod safe_text;
 mod session;
 mod soft_requirement;
 pub mod stage_protocol;
+#[cfg(feature = "cli")]
 mod supervised;
 pub mod texts;
+#[cfg(feature = "mount")]
 pub mod who;
 
 pub use device::{message_text, Device, MAX_MESSAGE};
@@ -104,7 +113,9 @@ pub use dispatch::{
     Resolution,
 };
 pub use error::{errno_name, CallbackError, Error};
+#[cfg(feature = "mount")]
 pub use mount::{mount, use_one_heap, Mount, MountError, MountOptions};
+#[cfg(feature = "mount")]
 pub use mount_point::{is_stale_mount, probe_mount_point, MountPointState};
 pub use plan_desk::{PlanDesk, PlanHandlerKind, PlanStatus, PlanUnderReview, UnknownPlanHandler};
 pub use session::directives::{
