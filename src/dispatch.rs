@@ -652,7 +652,7 @@ pub struct DeviceResult {
 
 impl DeviceResult {
     /// The result of `resolution` on `device`.
-    #[cfg(feature = "mount")]
+    #[cfg(any(test, feature = "mount"))]
     pub(crate) fn new(device: String, resolution: &Resolution) -> Self {
         DeviceResult {
             device,

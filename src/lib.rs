@@ -53,6 +53,17 @@
 //! # }
 //! ```
 //!
+//! ## Features
+//!
+//! Both are on by default; with `default-features = false` the crate is the
+//! session core (every layer below the journal in the table that follows)
+//! on tokio, parking_lot, thiserror, serde and serde_json.
+//!
+//! - `mount`: `mount()`, `Mount` and the mount point checks, the FUSE
+//!   adapter, the `journal` and `who` modules (fuser, nix).
+//! - `cli`: the `xdev` binary and the `client`, `daemon` and `hook` modules
+//!   (clap, tracing-subscriber, humantime, tempfile); implies `mount`.
+//!
 //! ## The layers, bottom up
 //!
 //! Each layer imports only from the layers below it.
@@ -70,9 +81,9 @@
 //!
 //! The embedding API (session, dispatch, plan handlers, mount) is
 //! re-exported here at the crate root; the modules of the programs
-//! ([`client`], [`daemon`], [`hook`], [`journal`], [`producer`],
-//! [`stage_protocol`], [`plan_command`], [`texts`], [`who`],
-//! [`safe_text`]) are public under their own names.
+//! ([`producer`], [`stage_protocol`], [`plan_command`], [`texts`],
+//! [`safe_text`]; with `mount` also `journal` and `who`, with `cli` also
+//! `client`, `daemon` and `hook`) are public under their own names.
 
 #[cfg(feature = "cli")]
 pub mod client;
