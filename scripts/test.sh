@@ -7,6 +7,9 @@
 #       tests/scenarios.rs runs every shell scenario of mount-tests/, one
 #       test each, against a fresh mount of the built binary)
 #   cargo test --doc
+#   cargo build --no-default-features  (the session core alone: no FUSE, no CLI)
+#   the examples: cargo run --example in_process, mount and plan_review (the
+#       mount example needs FUSE and fails loudly without it, never skips)
 # Every step runs even when an earlier one failed; the script exits non-zero
 # if any failed. The last line is `test: N steps passed, N failed`.
 set -uo pipefail
@@ -47,6 +50,21 @@ step "cargo fmt --check" cargo fmt --check
 step "cargo clippy --all-targets -- -D warnings" cargo clippy --all-targets -- -D warnings
 step "cargo test --all-targets" cargo test --all-targets --no-fail-fast
 step "cargo test --doc" cargo test --doc
+step "cargo build --no-default-features" cargo build --no-default-features
+
+# Runs every example, each to the end even when one failed; fails if any did.
+run_examples() {
+    local example status=0
+    for example in in_process mount plan_review; do
+        echo "--> cargo run --example $example"
+        cargo run --example "$example" || {
+            echo "--> FAILED: example $example"
+            status=1
+        }
+    done
+    return "$status"
+}
+step "cargo run --example (in_process, mount, plan_review)" run_examples
 
 echo
 status=0

@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::device::Device;
-use crate::error::{errno_name, CallbackError, Error};
+use crate::error::{CallbackError, Error};
 use crate::session::directives::QueueInvoker;
 use crate::session::events::EventKind;
 use crate::session::plan::{proposal_from_body, PlanApprovalDetails};
@@ -663,12 +663,13 @@ pub struct DeviceResult {
 
 impl DeviceResult {
     /// The result of `resolution` on `device`.
+    #[cfg(any(test, feature = "mount"))]
     pub(crate) fn new(device: String, resolution: &Resolution) -> Self {
         DeviceResult {
             device,
             ok: resolution.is_ok(),
             text: resolution.text.clone(),
-            errno: (!resolution.is_ok()).then(|| errno_name(resolution.errno())),
+            errno: (!resolution.is_ok()).then(|| crate::error::errno_name(resolution.errno())),
             plan: resolution.plan.clone(),
         }
     }

@@ -122,10 +122,42 @@ impl Error {
 /// The symbolic name of an errno (`"EIO"`), or `errno N` for a number
 /// the system does not know.
 pub fn errno_name(errno: i32) -> String {
-    match nix::errno::Errno::from_raw(errno) {
-        nix::errno::Errno::UnknownErrno => format!("errno {errno}"),
-        known => format!("{known:?}"),
+    match symbol(errno) {
+        Some(name) => name.to_string(),
+        None => format!("errno {errno}"),
     }
+}
+
+/// Matches an errno against the `libc` constants it names.
+macro_rules! errno_symbols {
+    ($errno:expr; $($name:ident)*) => {
+        match $errno {
+            $(libc::$name => Some(stringify!($name)),)*
+            _ => None,
+        }
+    };
+}
+
+/// The symbol `<errno.h>` gives an errno; of two names for one number (say
+/// `EAGAIN` and `EWOULDBLOCK`) the first one. The same table nix has, so the
+/// core needs no nix to name an errno.
+fn symbol(errno: i32) -> Option<&'static str> {
+    errno_symbols!(errno;
+        EPERM ENOENT ESRCH EINTR EIO ENXIO E2BIG ENOEXEC EBADF ECHILD EAGAIN ENOMEM EACCES
+        EFAULT ENOTBLK EBUSY EEXIST EXDEV ENODEV ENOTDIR EISDIR EINVAL ENFILE EMFILE ENOTTY
+        ETXTBSY EFBIG ENOSPC ESPIPE EROFS EMLINK EPIPE EDOM ERANGE EDEADLK ENAMETOOLONG ENOLCK
+        ENOSYS ENOTEMPTY ELOOP ENOMSG EIDRM ECHRNG EL2NSYNC EL3HLT EL3RST ELNRNG EUNATCH ENOCSI
+        EL2HLT EBADE EBADR EXFULL ENOANO EBADRQC EBADSLT EBFONT ENOSTR ENODATA ETIME ENOSR
+        ENONET ENOPKG EREMOTE ENOLINK EADV ESRMNT ECOMM EPROTO EMULTIHOP EDOTDOT EBADMSG
+        EOVERFLOW ENOTUNIQ EBADFD EREMCHG ELIBACC ELIBBAD ELIBSCN ELIBMAX ELIBEXEC EILSEQ
+        ERESTART ESTRPIPE EUSERS ENOTSOCK EDESTADDRREQ EMSGSIZE EPROTOTYPE ENOPROTOOPT
+        EPROTONOSUPPORT ESOCKTNOSUPPORT EOPNOTSUPP EPFNOSUPPORT EAFNOSUPPORT EADDRINUSE
+        EADDRNOTAVAIL ENETDOWN ENETUNREACH ENETRESET ECONNABORTED ECONNRESET ENOBUFS EISCONN
+        ENOTCONN ESHUTDOWN ETOOMANYREFS ETIMEDOUT ECONNREFUSED EHOSTDOWN EHOSTUNREACH EALREADY
+        EINPROGRESS ESTALE EUCLEAN ENOTNAM ENAVAIL EISNAM EREMOTEIO EDQUOT ENOMEDIUM
+        EMEDIUMTYPE ECANCELED ENOKEY EKEYEXPIRED EKEYREVOKED EKEYREJECTED EOWNERDEAD
+        ENOTRECOVERABLE ERFKILL EHWPOISON
+    )
 }
 
 /// An I/O error as one short phrase: `No such file or directory` rather
@@ -224,6 +256,20 @@ mod tests {
         assert_eq!(errno_name(libc::EIO), "EIO");
         assert_eq!(errno_name(libc::ENOTCONN), "ENOTCONN");
         assert_eq!(errno_name(9999), "errno 9999");
+        assert_eq!(errno_name(0), "errno 0");
+    }
+
+    /// The table names every errno exactly as nix does.
+    #[cfg(feature = "mount")]
+    #[test]
+    fn errno_names_agree_with_nix() {
+        for errno in -1..=300 {
+            let nix_name = match nix::errno::Errno::from_raw(errno) {
+                nix::errno::Errno::UnknownErrno => format!("errno {errno}"),
+                known => format!("{known:?}"),
+            };
+            assert_eq!(errno_name(errno), nix_name, "errno {errno}");
+        }
     }
 
     #[test]

@@ -53,6 +53,17 @@
 //! # }
 //! ```
 //!
+//! ## Features
+//!
+//! Both are on by default; with `default-features = false` the crate is the
+//! session core (every layer below the journal in the table that follows)
+//! on tokio, parking_lot, thiserror, serde and serde_json.
+//!
+//! - `mount`: `mount()`, `Mount` and the mount point checks, the FUSE
+//!   adapter, the `journal` and `who` modules (fuser, nix).
+//! - `cli`: the `xdev` binary and the `client`, `daemon` and `hook` modules
+//!   (clap, tracing-subscriber, humantime, tempfile); implies `mount`.
+//!
 //! ## The layers, bottom up
 //!
 //! Each layer imports only from the layers below it.
@@ -70,20 +81,27 @@
 //!
 //! The embedding API (session, dispatch, plan handlers, mount) is
 //! re-exported here at the crate root; the modules of the programs
-//! ([`client`], [`daemon`], [`hook`], [`journal`], [`producer`],
-//! [`stage_protocol`], [`plan_command`], [`texts`], [`who`],
-//! [`safe_text`]) are public under their own names.
+//! ([`producer`], [`stage_protocol`], [`plan_command`], [`texts`],
+//! [`safe_text`]; with `mount` also `journal` and `who`, with `cli` also
+//! `client`, `daemon` and `hook`) are public under their own names.
 
+#[cfg(feature = "cli")]
 pub mod client;
+#[cfg(feature = "cli")]
 pub mod daemon;
 mod device;
 mod dispatch;
 mod error;
+#[cfg(feature = "mount")]
 mod fs;
+#[cfg(feature = "cli")]
 pub mod hook;
+#[cfg(feature = "mount")]
 pub mod journal;
 mod maps;
+#[cfg(feature = "mount")]
 mod mount;
+#[cfg(feature = "mount")]
 mod mount_point;
 pub mod plan_command;
 mod plan_desk;
@@ -92,8 +110,10 @@ pub mod safe_text;
 mod session;
 mod soft_requirement;
 pub mod stage_protocol;
+#[cfg(feature = "cli")]
 mod supervised;
 pub mod texts;
+#[cfg(feature = "mount")]
 pub mod who;
 
 pub use device::{message_text, Device, MAX_MESSAGE};
@@ -104,7 +124,9 @@ pub use dispatch::{
     Resolution,
 };
 pub use error::{errno_name, CallbackError, Error};
+#[cfg(feature = "mount")]
 pub use mount::{mount, use_one_heap, Mount, MountError, MountOptions};
+#[cfg(feature = "mount")]
 pub use mount_point::{is_stale_mount, probe_mount_point, MountPointState};
 pub use plan_desk::{
     ContinueMode, PlanDesk, PlanHandlerKind, PlanStatus, PlanUnderReview, UnknownPlanHandler,

@@ -53,9 +53,8 @@ use crate::session::{Session, WeakSession};
 use crate::texts;
 
 /// How a plan proposal is decided.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum PlanHandlerKind {
     /// Approve every plan at once.
@@ -747,6 +746,7 @@ mod tests {
             .is_some_and(|text| text.contains("yolo, review or async")));
     }
 
+    #[cfg(feature = "cli")]
     #[test]
     fn handler_kind_works_with_clap() {
         use clap::Parser;

@@ -1,7 +1,7 @@
 //! The stage protocol: the lines an external producer and the mount's
 //! `stage` file exchange, defined once for both sides. The daemon reads
 //! [`StageRequest`] and [`ProducerReport`] and writes [`ProducerMessage`]
-//! (see [`crate::producer`]); the client ([`crate::client`]) writes the
+//! (see [`crate::producer`]); the client (`crate::client`) writes the
 //! first two and reads the third, with the same types.
 //!
 //! The protocol, one JSON object per line:
