@@ -7,7 +7,8 @@
 #       tests/scenarios.rs runs every shell scenario of mount-tests/, one
 #       test each, against a fresh mount of the built binary)
 #   cargo test --doc
-#   cargo build --no-default-features  (the session core alone: no FUSE, no CLI)
+#   cargo clippy --no-default-features  (the session core alone builds, lint-clean:
+#       no FUSE, no CLI)
 #   the examples: cargo run --example in_process, mount and plan_review (the
 #       mount example needs FUSE and fails loudly without it, never skips)
 # Every step runs even when an earlier one failed; the script exits non-zero
@@ -50,7 +51,8 @@ step "cargo fmt --check" cargo fmt --check
 step "cargo clippy --all-targets -- -D warnings" cargo clippy --all-targets -- -D warnings
 step "cargo test --all-targets" cargo test --all-targets --no-fail-fast
 step "cargo test --doc" cargo test --doc
-step "cargo build --no-default-features" cargo build --no-default-features
+step "cargo clippy --no-default-features -- -D warnings (the core alone)" \
+    cargo clippy --no-default-features -- -D warnings
 
 # Runs every example, each to the end even when one failed; fails if any did.
 run_examples() {
