@@ -2,6 +2,8 @@
 # Runs the benchmarks (criterion) after preparing the machine:
 #   benches/session.rs  the session queue in process
 #   benches/mount.rs    device writes through a real mount
+#   mount-tests/status_under_load.py  the owner's `cat status` while other
+#                       users loop over a 15,000-preview status.json
 # Extra arguments go to criterion, e.g. `scripts/bench.sh --quick`.
 set -euo pipefail
 
@@ -22,6 +24,23 @@ for bench in session mount; do
         ran=$((ran + 1))
     fi
 done
+# The owner's reads while other users loop over a large status.json.
+work=$(mktemp -d "${TMPDIR:-/tmp}/xdev-bench.XXXXXX")
+chmod 755 "$work"
+bin=$(cargo build --release --message-format=json-render-diagnostics 2>/dev/null |
+    python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "xdev":
+        print(m["executable"])' | tail -n 1)
+"$bin" mount "$work/mnt" --allow-other --share-journal >"$work/out" 2>"$work/err" &
+daemon=$!
+"$bin" wait "$work/mnt" --pid "$daemon" --timeout 20s
+python3 mount-tests/status_under_load.py "$work/mnt" || ran=0
+kill -TERM "$daemon"
+wait "$daemon" || true
+rm -rf "$work"
+
 if [ "$ran" -eq 0 ]; then
     echo "bench: no benches/session.rs or benches/mount.rs found" >&2
     exit 1

@@ -543,7 +543,7 @@ fn every_command_has_complete_help() {
         "--deadline",
         "--on-reject",
         "--mount",
-        "Exit codes: 0 applied, 3 discarded, 4 deadline passed, 1 error",
+        "Exit codes: 0 applied, 3 discarded, 4 deadline passed, 5 the mount went away while waiting (nothing was applied), 1 any other error.",
     ] {
         assert!(stage.contains(part), "stage help has {part}");
     }
