@@ -14,6 +14,11 @@ use xdev::daemon::{self, DaemonOptions, PlanOptions};
 use xdev::plan_command::PlanCommand;
 use xdev::PlanHandlerKind;
 
+// Beside this file, not in src/bin/ (where cargo would take it for a
+// binary of its own).
+#[path = "xdev/man.rs"]
+mod man;
+
 const AFTER_HELP: &str = "\
 Client commands find the mount from --mount DIR, else $XDEV_DIR, else /xdev.
 
@@ -526,12 +531,10 @@ fn execute(command: Command) -> Result<u8, ClientError> {
         }
         Command::Man => {
             let mut page = Vec::new();
-            clap_mangen::Man::new(Cli::command())
-                .render(&mut page)
-                .map_err(|source| ClientError::Io {
-                    what: "cannot render the man page".into(),
-                    source,
-                })?;
+            man::render(Cli::command(), &mut page).map_err(|source| ClientError::Io {
+                what: "cannot render the man page".into(),
+                source,
+            })?;
             print_bytes(&page)
         }
     }
