@@ -49,7 +49,9 @@ bin=$(printf '%s\n' "$messages" |
     grep '"name":"xdev"' |
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' |
     tail -n 1)
-[ -n "$bin" ] && [ -x "$bin" ] || die "cargo built no xdev binary that it told of"
+if [ -z "$bin" ] || [ ! -x "$bin" ]; then
+    die "cargo built no xdev binary that it told of"
+fi
 say "built $bin ($("$bin" --version))"
 
 # Generated files: made by the binary just built, so they match it.
@@ -77,8 +79,9 @@ while [ ! -d "$probe" ]; do
 done
 use_sudo=
 if [ ! -w "$probe" ] || { [ -e "$dest" ] && [ ! -w "$dest" ]; }; then
-    [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 ||
+    if [ "$(id -u)" -eq 0 ] || ! command -v sudo >/dev/null 2>&1; then
         die "cannot write to $dest (run as root, or choose a PREFIX you can write)"
+    fi
     say "installing into $dest through sudo"
     use_sudo=1
 fi
