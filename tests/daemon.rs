@@ -732,6 +732,8 @@ impl Manager {
             .arg("mount")
             .arg(dir)
             .env("NOTIFY_SOCKET", &self.address)
+            // Its stderr must stay empty: no log level from the caller.
+            .env_remove("XDEV_LOG")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
