@@ -5,7 +5,8 @@
 //!
 //! No signal a terminal, a supervisor or logrotate sends kills either of
 //! them outright, which would leave a stale mount behind: see
-//! [`SIGNALS`].
+//! [`SIGNALS`]. Under a service manager, `xdev mount` reports `READY=1`
+//! and `STOPPING=1` to it ([`notify`]).
 
 use std::ffi::OsString;
 use std::io;
@@ -20,7 +21,10 @@ use tokio::signal::unix::{signal, SignalKind};
 use crate::client::{exit_code_of, ClientError, MOUNT_ENV};
 use crate::mount::{mount, Mount, MountOptions};
 use crate::plan_desk::{PlanDesk, PlanHandlerKind};
+use crate::safe_text::one_line;
 use crate::session::Session;
+
+pub mod notify;
 
 /// Plan review for a daemon's mount.
 #[derive(Debug, Clone)]
@@ -115,6 +119,42 @@ pub fn start(dir: &Path, options: &DaemonOptions) -> Result<Daemon, ClientError>
         desk,
         mount,
     })
+}
+
+/// The instance whose mount is the conventional `/xdev`
+/// (`systemctl start xdev@xdev`).
+pub const DEFAULT_INSTANCE: &str = "xdev";
+
+/// Where every other instance is mounted, one directory per instance.
+pub const INSTANCE_DIR: &str = "/run/xdev";
+
+/// The longest instance name, in bytes.
+const MAX_INSTANCE: usize = 64;
+
+/// The mount point of the instance `name`, what `xdev mount --instance
+/// NAME` (and so the unit `xdev@NAME`) serves: [`DEFAULT_INSTANCE`] is
+/// `/xdev`, any other name `/run/xdev/NAME`.
+///
+/// A name is 1 to 64 characters of `A-Z a-z 0-9 _ . : -`, not starting
+/// with a dot: it becomes one directory under `/run/xdev`, so `/`, `..`
+/// and hidden names are refused, and so is the `\` of a systemd-escaped
+/// name (`%i` of `xdev@a\x2db`), which would make an unexpected path.
+pub fn instance_mount_point(name: &str) -> Result<PathBuf, String> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-');
+    if name.is_empty() || name.len() > MAX_INSTANCE {
+        return Err(format!(
+            "an instance name is 1 to {MAX_INSTANCE} characters long"
+        ));
+    }
+    if name.starts_with('.') || !name.chars().all(allowed) {
+        return Err(format!(
+            "{name:?} is not an instance name: use A-Z a-z 0-9 _ . : - (not starting with a dot)"
+        ));
+    }
+    if name == DEFAULT_INSTANCE {
+        return Ok(PathBuf::from(crate::DEFAULT_MOUNT_DIR));
+    }
+    Ok(Path::new(INSTANCE_DIR).join(name))
 }
 
 fn signal_runtime() -> Result<tokio::runtime::Runtime, ClientError> {
@@ -243,6 +283,10 @@ fn on_signal(kind: SignalKind, reaction: SignalReaction, mount: &Mount) {
 /// SIGTERM, ...), then unmounts: new decisions are refused, decisions under way
 /// get the grace period, what still waits then gets `ECANCELED`. SIGUSR1
 /// reopens the journal file; other signals of the table are ignored.
+///
+/// A service manager that passed `$NOTIFY_SOCKET` is sent `READY=1` right
+/// after `ready` (the mount answers by then) and `STOPPING=1` when a stop
+/// signal comes, before the grace period.
 pub fn serve(dir: &Path, options: &DaemonOptions, ready: impl FnOnce()) -> Result<(), ClientError> {
     // Signals are caught before the mount exists, so a signal sent the
     // moment the ready line appears still unmounts cleanly.
@@ -250,11 +294,17 @@ pub fn serve(dir: &Path, options: &DaemonOptions, ready: impl FnOnce()) -> Resul
     let mut signals = Signals::catch(&runtime)?;
     let daemon = start(dir, options)?;
     ready();
+    tell_manager(&format!(
+        "READY=1\nSTATUS=Serving {}",
+        one_line(&dir.display().to_string())
+    ));
     runtime.block_on(async {
         loop {
             match signals.next().await {
                 (kind, SignalReaction::Stop) => {
-                    tracing::info!(signal = %signal_name(kind), "stopping");
+                    let signal = signal_name(kind);
+                    tracing::info!(%signal, "stopping");
+                    tell_manager(&format!("STOPPING=1\nSTATUS=Stopping on {signal}"));
                     break;
                 }
                 (kind, reaction) => on_signal(kind, reaction, &daemon.mount),
@@ -265,6 +315,16 @@ pub fn serve(dir: &Path, options: &DaemonOptions, ready: impl FnOnce()) -> Resul
         .mount
         .unmount()
         .map_err(|err| ClientError::io(format!("unmount of {} failed", dir.display()), err))
+}
+
+/// Sends `state` to the service manager, if one started the daemon. A
+/// manager that cannot be told is no reason to stop serving: systemd
+/// notices a missing `READY=1` itself (its start times out), so the failure
+/// is only logged.
+fn tell_manager(state: &str) {
+    if let Err(error) = notify::notify(state) {
+        tracing::error!(%error, state, "cannot notify the service manager");
+    }
 }
 
 /// A mount point for `xdev run`: the directory given (created, and removed
@@ -376,4 +436,37 @@ pub fn run(
         )
     })?;
     Ok(exit_code_of(status))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_xdev_instance_is_mounted_at_slash_xdev_and_others_under_run_xdev() {
+        assert_eq!(instance_mount_point("xdev"), Ok(PathBuf::from("/xdev")));
+        assert_eq!(
+            instance_mount_point("agent-1"),
+            Ok(PathBuf::from("/run/xdev/agent-1"))
+        );
+        assert_eq!(
+            instance_mount_point("ci:job_2.a"),
+            Ok(PathBuf::from("/run/xdev/ci:job_2.a"))
+        );
+        assert_eq!(
+            instance_mount_point(&"a".repeat(64)),
+            Ok(Path::new("/run/xdev").join("a".repeat(64)))
+        );
+    }
+
+    #[test]
+    fn an_instance_name_is_one_plain_path_component() {
+        for name in [
+            "", ".", "..", ".hidden", "a/b", "../etc", "a\\x2db", "a b", "a\nb", "é",
+        ] {
+            let error = instance_mount_point(name).expect_err(name);
+            assert!(error.contains("instance name"), "{name:?}: {error}");
+        }
+        assert!(instance_mount_point(&"a".repeat(65)).is_err());
+    }
 }

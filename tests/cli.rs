@@ -568,3 +568,104 @@ fn every_command_has_complete_help() {
         .expect("xdev"));
     assert_ne!(missing_cmd.code, 0, "CMD is required");
 }
+
+// ----- version, completions, man page ---------------------------------------------
+
+/// The short commit of this checkout's HEAD, as build.rs finds it: only
+/// when the package is the top of a git work tree.
+fn checkout_commit() -> Option<String> {
+    let manifest_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(&manifest_dir)
+            .args(args)
+            .output()
+            .ok()?;
+        let text = String::from_utf8(out.stdout).ok()?.trim().to_string();
+        (out.status.success() && !text.is_empty()).then_some(text)
+    };
+    let top = PathBuf::from(git(&["rev-parse", "--show-toplevel"])?);
+    if top.canonicalize().ok()? != manifest_dir.canonicalize().ok()? {
+        return None;
+    }
+    git(&["rev-parse", "--short", "HEAD"])
+}
+
+#[test]
+fn version_names_the_release_and_the_commit_it_was_built_from() {
+    let version = env!("CARGO_PKG_VERSION");
+    let expected = match checkout_commit() {
+        Some(commit) => format!("xdev {version} ({commit})\n"),
+        None => format!("xdev {version}\n"),
+    };
+    for flag in ["--version", "-V"] {
+        let out = ran(xdev_bin().arg(flag).output().expect("xdev"));
+        assert_eq!(out.code, 0, "{flag}: {}", out.stderr);
+        assert_eq!(out.stdout, expected, "{flag}");
+    }
+}
+
+#[test]
+fn completions_for_bash_zsh_and_fish_know_the_commands() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = ran(xdev_bin()
+            .args(["completions", shell])
+            .output()
+            .expect("xdev"));
+        assert_eq!(out.code, 0, "{shell}: {}", out.stderr);
+        assert!(!out.stdout.is_empty(), "{shell}");
+        for word in ["mount", "resolve", "stage", "plan-dir", "completions"] {
+            assert!(out.stdout.contains(word), "{shell} completes {word}");
+        }
+    }
+    // The bash script at least parses.
+    let script = ran(xdev_bin()
+        .args(["completions", "bash"])
+        .output()
+        .expect("xdev"));
+    let check = Command::new("bash")
+        .args(["-n", "-c", &script.stdout])
+        .output()
+        .expect("bash -n");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let unknown = ran(xdev_bin()
+        .args(["completions", "tcsh"])
+        .output()
+        .expect("xdev"));
+    assert_eq!(unknown.code, 2, "an unknown shell is a usage error");
+    assert!(unknown.stderr.contains("bash"), "{}", unknown.stderr);
+}
+
+#[test]
+fn man_prints_a_roff_page_of_the_commands() {
+    let out = ran(xdev_bin().arg("man").output().expect("xdev"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let title = out
+        .stdout
+        .lines()
+        .find(|line| line.starts_with(".TH "))
+        .expect("a .TH title line");
+    assert!(title.starts_with(".TH xdev 1"), "{title}");
+    assert!(title.contains(env!("CARGO_PKG_VERSION")), "{title}");
+    // One page for everything: each command is a subsection of it, not a
+    // page of its own that nobody installs.
+    for part in [
+        ".SH NAME",
+        ".SH SYNOPSIS",
+        ".SH COMMANDS",
+        ".SS \"xdev mount\"",
+        "\\-\\-instance",
+        ".SS \"xdev stage\"",
+        ".SS \"xdev plan approve\"",
+        ".SS \"xdev hook\"",
+        ".SH FILES",
+    ] {
+        assert!(out.stdout.contains(part), "the page has {part}");
+    }
+    assert!(!out.stdout.contains("xdev-mount(1)"), "no page of its own");
+}

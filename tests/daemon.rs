@@ -670,3 +670,192 @@ fn a_journal_file_owned_by_another_user_is_refused_naming_it() {
     sigterm(&child);
     assert_eq!(wait_exit(&mut child, PATIENCE), Some(0));
 }
+
+// ----- a service manager (systemd Type=notify) ----------------------------------------
+
+/// A service manager's end of `$NOTIFY_SOCKET`: a bound datagram socket.
+struct Manager {
+    socket: std::os::unix::net::UnixDatagram,
+    /// What to put in `$NOTIFY_SOCKET`: the path, or `@name`.
+    address: std::ffi::OsString,
+}
+
+impl Manager {
+    /// A manager listening on a socket file in `tmp`.
+    fn at_path(tmp: &Path) -> Manager {
+        let path = tmp.join("notify.sock");
+        let socket = std::os::unix::net::UnixDatagram::bind(&path).expect("bind notify socket");
+        Manager::new(socket, path.into_os_string())
+    }
+
+    /// A manager listening on an abstract socket (`@name`).
+    fn abstract_socket() -> Manager {
+        use std::os::linux::net::SocketAddrExt;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_nanos());
+        let name = format!("xdev-test-notify-{}-{nanos}", std::process::id());
+        let address = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())
+            .expect("abstract address");
+        let socket =
+            std::os::unix::net::UnixDatagram::bind_addr(&address).expect("bind abstract socket");
+        Manager::new(socket, format!("@{name}").into())
+    }
+
+    fn new(socket: std::os::unix::net::UnixDatagram, address: std::ffi::OsString) -> Manager {
+        // A bound, not a measurement: a daemon that never says anything
+        // fails the test instead of hanging it.
+        socket
+            .set_read_timeout(Some(PATIENCE))
+            .expect("read timeout");
+        Manager { socket, address }
+    }
+
+    /// The next datagram's lines.
+    fn receive(&self) -> Vec<String> {
+        let mut buffer = [0u8; 4096];
+        let length = self
+            .socket
+            .recv(&mut buffer)
+            .expect("a notification from the daemon");
+        String::from_utf8_lossy(&buffer[..length])
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// `xdev mount dir` with `$NOTIFY_SOCKET` naming this manager.
+    fn start(&self, dir: &Path) -> KillOnDrop {
+        let child = xdev()
+            .arg("mount")
+            .arg(dir)
+            .env("NOTIFY_SOCKET", &self.address)
+            // Its stderr must stay empty: no log level from the caller.
+            .env_remove("XDEV_LOG")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn xdev mount");
+        KillOnDrop(child)
+    }
+}
+
+/// Ready, serving, stopping, gone, as a `Type=notify` unit sees it.
+fn notifies_ready_once_the_mount_answers_then_stopping(manager: &Manager, dir: &Path) {
+    let mut child = manager.start(dir);
+    let ready = manager.receive();
+    assert_eq!(ready[0], "READY=1", "{ready:?}");
+    assert_eq!(ready[1], format!("STATUS=Serving {}", dir.display()));
+    // READY=1 promises a mount that answers, with no waiting.
+    let status = std::fs::read_to_string(dir.join("status")).expect("status answers at READY=1");
+    assert!(status.starts_with("pending: 0\n"), "{status}");
+    sigterm(&child);
+    let stopping = manager.receive();
+    assert_eq!(stopping, ["STOPPING=1", "STATUS=Stopping on SIGTERM"]);
+    assert_eq!(wait_exit(&mut child, PATIENCE), Some(0));
+    assert!(!is_mounted(dir), "mount removed");
+    let mut stderr = String::new();
+    if let Some(mut pipe) = child.0.stderr.take() {
+        pipe.read_to_string(&mut stderr).expect("stderr");
+    }
+    assert_eq!(stderr, "", "nothing went wrong");
+}
+
+#[test]
+fn tells_a_service_manager_ready_when_the_mount_answers_and_stopping_on_sigterm() {
+    let (tmp, dir) = mount_point_in_temp_dir();
+    let manager = Manager::at_path(tmp.path());
+    notifies_ready_once_the_mount_answers_then_stopping(&manager, &dir);
+}
+
+#[test]
+fn an_at_sign_in_notify_socket_names_an_abstract_socket() {
+    let (_tmp, dir) = mount_point_in_temp_dir();
+    let manager = Manager::abstract_socket();
+    notifies_ready_once_the_mount_answers_then_stopping(&manager, &dir);
+}
+
+#[test]
+fn a_service_manager_that_cannot_be_told_does_not_stop_the_daemon() {
+    let (tmp, dir) = mount_point_in_temp_dir();
+    let mut child = xdev()
+        .arg("mount")
+        .arg(&dir)
+        .env("NOTIFY_SOCKET", tmp.path().join("nobody-listens"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map(KillOnDrop)
+        .expect("spawn xdev mount");
+    let mut line = String::new();
+    BufReader::new(child.0.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("ready line");
+    assert_eq!(line, format!("xdev: mounted {}\n", dir.display()));
+    assert!(std::fs::read_to_string(dir.join("status"))
+        .expect("serves")
+        .starts_with("pending: 0\n"));
+    sigterm(&child);
+    assert_eq!(wait_exit(&mut child, PATIENCE), Some(0));
+    let mut stderr = String::new();
+    if let Some(mut pipe) = child.0.stderr.take() {
+        pipe.read_to_string(&mut stderr).expect("stderr");
+    }
+    assert!(
+        stderr.contains("cannot notify the service manager"),
+        "the failure is logged: {stderr}"
+    );
+}
+
+// ----- instances (the systemd unit xdev@NAME) -----------------------------------------
+
+#[test]
+fn an_instance_is_served_under_run_xdev_and_removed_on_exit() {
+    require_fuse();
+    assert!(
+        nix::unistd::geteuid().is_root(),
+        "this test needs root (instances live in /run/xdev)"
+    );
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos());
+    let name = format!("test-{}-{nanos}", std::process::id());
+    let dir = Path::new("/run/xdev").join(&name);
+    let mut child = xdev()
+        .args(["mount", "--instance", &name])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map(KillOnDrop)
+        .expect("spawn xdev mount --instance");
+    let mut line = String::new();
+    BufReader::new(child.0.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("ready line");
+    assert_eq!(line, format!("xdev: mounted {}\n", dir.display()));
+    assert!(std::fs::read_to_string(dir.join("status"))
+        .expect("serves")
+        .starts_with("pending: 0\n"));
+    sigterm(&child);
+    assert_eq!(wait_exit(&mut child, PATIENCE), Some(0));
+    assert!(!is_mounted(&dir), "mount removed");
+    assert!(!dir.exists(), "the mount point xdev made is gone");
+}
+
+#[test]
+fn an_instance_name_must_be_one_plain_path_component() {
+    for name in ["", "..", ".hidden", "a/b", "a\\x2db"] {
+        let out = xdev()
+            .args(["mount", "--instance", name])
+            .output()
+            .expect("xdev mount --instance");
+        assert_eq!(out.status.code(), Some(2), "{name:?}: a usage error");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("--instance <NAME>"), "{name:?}: {stderr}");
+    }
+    let both = xdev()
+        .args(["mount", "/tmp/somewhere", "--instance", "a"])
+        .output()
+        .expect("xdev mount DIR --instance");
+    assert_eq!(both.status.code(), Some(2), "DIR or --instance, not both");
+}

@@ -7,12 +7,17 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use tracing_subscriber::EnvFilter;
 use xdev::client::{self, ClientError, StageNotice};
 use xdev::daemon::{self, DaemonOptions, PlanOptions};
 use xdev::plan_command::PlanCommand;
 use xdev::PlanHandlerKind;
+
+// Beside this file, not in src/bin/ (where cargo would take it for a
+// binary of its own).
+#[path = "xdev/man.rs"]
+mod man;
 
 const AFTER_HELP: &str = "\
 Client commands find the mount from --mount DIR, else $XDEV_DIR, else /xdev.
@@ -38,7 +43,8 @@ Signals:
 
 /// Finalize an AI coding agent's staged work by writing a file.
 #[derive(Parser)]
-#[command(name = "xdev", version, about, long_about = None, after_help = AFTER_HELP)]
+// The version carries the commit it was built from, when known (build.rs).
+#[command(name = "xdev", version = env!("XDEV_VERSION"), about, long_about = None, after_help = AFTER_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -137,10 +143,8 @@ enum Command {
     /// mount DIR`).
     #[command(after_help = MOUNT_SIGNALS)]
     Mount {
-        /// An empty directory to mount on, created when missing (a stale
-        /// xdev mount there is cleared; files named like the devices, left
-        /// by writes while nothing was mounted, are refused, never deleted).
-        dir: PathBuf,
+        #[command(flatten)]
+        place: MountPlace,
         #[command(flatten)]
         serve: ServeArgs,
     },
@@ -300,6 +304,53 @@ enum Command {
         #[arg(last = true, required = true, value_name = "CMD")]
         command: Vec<OsString>,
     },
+    /// Print a shell completion script to stdout.
+    ///
+    /// bash: save it as
+    /// /usr/share/bash-completion/completions/xdev (or source it from
+    /// ~/.bashrc); zsh: as `_xdev` in a directory of $fpath; fish: as
+    /// ~/.config/fish/completions/xdev.fish.
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: CompletionShell,
+    },
+    /// Print the man page (roff) to stdout, e.g. `xdev man | man -l -`.
+    Man,
+}
+
+/// The shells `xdev completions` writes for.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+impl From<CompletionShell> for clap_complete::Shell {
+    fn from(shell: CompletionShell) -> Self {
+        match shell {
+            CompletionShell::Bash => clap_complete::Shell::Bash,
+            CompletionShell::Zsh => clap_complete::Shell::Zsh,
+            CompletionShell::Fish => clap_complete::Shell::Fish,
+        }
+    }
+}
+
+/// Where `xdev mount` mounts: DIR, or the mount point of an instance.
+#[derive(Args)]
+#[group(required = true, multiple = false)]
+struct MountPlace {
+    /// An empty directory to mount on, created when missing (a stale
+    /// xdev mount there is cleared; files named like the devices, left
+    /// by writes while nothing was mounted, are refused, never deleted).
+    dir: Option<PathBuf>,
+    /// Serve the mount of a named instance instead of DIR, as the
+    /// systemd unit `xdev@NAME` does: `xdev` is /xdev, any other NAME
+    /// /run/xdev/NAME (/run/xdev is created when missing). NAME is 1 to
+    /// 64 characters of A-Z a-z 0-9 _ . : -.
+    #[arg(long, value_name = "NAME", value_parser = daemon::instance_mount_point)]
+    instance: Option<PathBuf>,
 }
 
 /// The arguments of `resolve` and `reject`.
@@ -405,7 +456,21 @@ fn subcommand(args: &[std::ffi::OsString]) -> Option<&str> {
 
 fn execute(command: Command) -> Result<u8, ClientError> {
     match command {
-        Command::Mount { dir, serve } => {
+        Command::Mount { place, serve } => {
+            let dir = match (place.dir, place.instance) {
+                (Some(dir), _) => dir,
+                (None, Some(dir)) => {
+                    create_instance_parent(&dir)?;
+                    dir
+                }
+                // clap requires one of them; kept as a usage error anyway.
+                (None, None) => Cli::command()
+                    .error(
+                        clap::error::ErrorKind::MissingRequiredArgument,
+                        "xdev mount needs DIR or --instance NAME",
+                    )
+                    .exit(),
+            };
             let options = DaemonOptions {
                 create_dir: true,
                 ..serve.options()
@@ -525,7 +590,47 @@ fn execute(command: Command) -> Result<u8, ClientError> {
             let code = daemon::run(mount.as_deref(), &serve.options(), &command)?;
             Ok(u8::try_from(code).unwrap_or(client::EXIT_ERROR))
         }
+        Command::Completions { shell } => {
+            // Rendered in memory first: clap_complete panics when its
+            // writer fails (`xdev completions bash | head -1`), and a
+            // failed stdout is an error here like any other.
+            let mut script = Vec::new();
+            clap_complete::generate(
+                clap_complete::Shell::from(shell),
+                &mut Cli::command(),
+                "xdev",
+                &mut script,
+            );
+            print_bytes(&script)
+        }
+        Command::Man => {
+            let mut page = Vec::new();
+            man::render(Cli::command(), &mut page).map_err(|source| ClientError::Io {
+                what: "cannot render the man page".into(),
+                source,
+            })?;
+            print_bytes(&page)
+        }
     }
+}
+
+/// Creates `/run/xdev` (or whatever holds an instance's mount point) when
+/// missing. The mount point itself is left to `xdev mount`, which creates
+/// it and removes it again on exit.
+fn create_instance_parent(dir: &std::path::Path) -> Result<(), ClientError> {
+    use std::os::unix::fs::DirBuilderExt;
+    let Some(parent) = dir.parent() else {
+        return Ok(());
+    };
+    // 0755: other users reach a mount below it (with --allow-other).
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o755)
+        .create(parent)
+        .map_err(|source| ClientError::Io {
+            what: format!("cannot create {}", parent.display()),
+            source,
+        })
 }
 
 /// `xdev hook`: stdout carries the agent's answer and nothing else; the
@@ -594,8 +699,13 @@ fn answer(text: String) -> Result<u8, ClientError> {
 
 /// Prints text as is.
 fn print(text: &str) -> Result<u8, ClientError> {
+    print_bytes(text.as_bytes())
+}
+
+/// Prints bytes as they are.
+fn print_bytes(bytes: &[u8]) -> Result<u8, ClientError> {
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
+    out.write_all(bytes)
         .and_then(|()| out.flush())
         .map_err(|source| ClientError::Io {
             what: "cannot write to stdout".into(),

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Builds xdev (release) and installs it like a Linux tool:
+#
+#   scripts/install.sh [PREFIX]          PREFIX defaults to /usr/local
+#
+#   PREFIX/bin/xdev
+#   PREFIX/share/man/man1/xdev.1                       (`xdev man`)
+#   PREFIX/share/bash-completion/completions/xdev      (`xdev completions bash`)
+#   PREFIX/share/zsh/site-functions/_xdev              (`xdev completions zsh`)
+#   PREFIX/share/fish/vendor_completions.d/xdev.fish   (`xdev completions fish`)
+#   PREFIX/lib/systemd/system/xdev@.service            (ExecStart= is PREFIX/bin/xdev)
+#
+# DESTDIR, if set, is put in front of every path written (for packagers);
+# the unit still names PREFIX/bin/xdev. The build runs as you; the files are
+# installed as you when you can write there, else through sudo. It needs
+# cargo and nothing else (scripts/setup.sh prepares a machine to run xdev).
+# Afterwards: `systemctl daemon-reload`, then `systemctl enable --now
+# xdev@xdev` serves /xdev.
+set -euo pipefail
+
+say() { printf 'install: %s\n' "$*"; }
+die() {
+    printf 'install: error: %s\n' "$*" >&2
+    exit 1
+}
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+prefix=${1:-/usr/local}
+case $prefix in
+/*) ;;
+*) die "PREFIX must be an absolute path, not '$prefix'" ;;
+esac
+prefix=${prefix%/}
+dest=${DESTDIR:-}${prefix}
+
+if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
+    # shellcheck disable=SC1091
+    . "$HOME/.cargo/env"
+fi
+command -v cargo >/dev/null 2>&1 || die "cargo (the Rust toolchain) is not installed or not on PATH"
+
+# Cargo says where it put the binary (CARGO_TARGET_DIR, a build target, a
+# workspace: the target directory is not always ./target).
+say "building (cargo build --release)"
+messages=$(cd "$root" && cargo build --release --bin xdev --message-format=json-render-diagnostics)
+bin=$(printf '%s\n' "$messages" |
+    grep '"reason":"compiler-artifact"' |
+    grep '"kind":\["bin"\]' |
+    grep '"name":"xdev"' |
+    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' |
+    tail -n 1)
+if [ -z "$bin" ] || [ ! -x "$bin" ]; then
+    die "cargo built no xdev binary that it told of"
+fi
+say "built $bin ($("$bin" --version))"
+
+# Generated files: made by the binary just built, so they match it.
+work=$(mktemp -d)
+trap 'rm -rf -- "$work"' EXIT
+"$bin" man >"$work/xdev.1"
+"$bin" completions bash >"$work/xdev.bash"
+"$bin" completions zsh >"$work/_xdev"
+"$bin" completions fish >"$work/xdev.fish"
+# The unit names the binary where it is installed.
+sed "s|/usr/bin/xdev|$prefix/bin/xdev|g" "$root/packaging/xdev@.service" >"$work/xdev@.service"
+
+# Runs a command as root only when the destination needs it.
+as_needed() {
+    if [ -n "$use_sudo" ]; then
+        sudo "$@"
+    else
+        "$@"
+    fi
+}
+# The nearest existing directory above (or at) $dest decides.
+probe=$dest
+while [ ! -d "$probe" ]; do
+    probe=$(dirname -- "$probe")
+done
+use_sudo=
+if [ ! -w "$probe" ] || { [ -e "$dest" ] && [ ! -w "$dest" ]; }; then
+    if [ "$(id -u)" -eq 0 ] || ! command -v sudo >/dev/null 2>&1; then
+        die "cannot write to $dest (run as root, or choose a PREFIX you can write)"
+    fi
+    say "installing into $dest through sudo"
+    use_sudo=1
+fi
+
+installed=()
+put() {
+    local mode=$1 source=$2 target=$dest/$3
+    as_needed install -D -m "$mode" -- "$source" "$target"
+    installed+=("$target")
+}
+put 755 "$bin" bin/xdev
+put 644 "$work/xdev.1" share/man/man1/xdev.1
+put 644 "$work/xdev.bash" share/bash-completion/completions/xdev
+put 644 "$work/_xdev" share/zsh/site-functions/_xdev
+put 644 "$work/xdev.fish" share/fish/vendor_completions.d/xdev.fish
+put 644 "$work/xdev@.service" lib/systemd/system/xdev@.service
+
+for file in "${installed[@]}"; do
+    say "installed $file"
+done
+say "next: systemctl daemon-reload && systemctl enable --now xdev@xdev   (serves /xdev)"
