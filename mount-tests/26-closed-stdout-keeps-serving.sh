@@ -18,8 +18,10 @@ exec {reader}<"$SCRATCH/stdout"
 exec {reader}<&-
 
 wait_until 10000 "the daemon answers status" grep -sqx "pending: 0" "$dir/status"
+# The ready line is printed once the mount answers: its failure comes after.
+wait_until 10000 "the daemon's note of the failed ready line" \
+    grep -sqF "cannot print a line; carrying on" "$SCRATCH/daemon.err"
 kill -0 "$pid" 2>/dev/null || fail "the daemon exited: $(cat "$SCRATCH/daemon.err")"
-assert_contains "$(cat "$SCRATCH/daemon.err")" "cannot print a line; carrying on" "the daemon's stderr"
 case "$(cat "$SCRATCH/daemon.err")" in
 *panicked*) fail "the daemon panicked: $(cat "$SCRATCH/daemon.err")" ;;
 esac
