@@ -57,7 +57,7 @@ export D NOTHING_TO_RESOLVE NOTHING_TO_REJECT NO_PLAN USAGE_RESOLVE USAGE_REJECT
 # and those of SPEC §7 (journal, watching, per-item dirs, external staging,
 # plan review) that a mount may add.
 CORE_ENTRIES="last propose reject reminder resolve status status.json"
-SECTION7_ENTRIES="events log pending plan stage"
+SECTION7_ENTRIES="events log pending plan sessions stage"
 
 # fail MESSAGE...: report and stop the scenario.
 fail() {

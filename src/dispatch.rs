@@ -19,7 +19,7 @@ use crate::session::events::EventKind;
 use crate::session::plan::{proposal_from_body, PlanApprovalDetails};
 use crate::session::preview::{BoxFuture, Preview, ToolResult};
 use crate::session::request::{Action, ResolveRequest};
-use crate::session::{Next, Session};
+use crate::session::{Next, Scope, Session};
 use crate::texts;
 
 /// The details every result carries.
@@ -477,6 +477,32 @@ fn queue_or_pending(session: &Session, request: ResolveRequest) -> Option<Work> 
     })
 }
 
+/// [`queue_or_pending`] within `scope`: the root devices refuse with
+/// `EBUSY` while previews of several agent sessions wait (see
+/// [`Session::take_next_in`]), naming them and where to decide each.
+fn queue_or_pending_in(
+    session: &Session,
+    scope: Scope<'_>,
+    device: Device,
+    request: ResolveRequest,
+) -> Result<Option<Work>, Error> {
+    let next = session.take_next_in(scope).map_err(|several| {
+        let text = texts::several_sessions_pending(
+            &session.mount_dir(),
+            device.name(),
+            &several.0,
+            crate::safe_text::is_path_safe_session_id,
+        );
+        Error::Busy(text)
+    })?;
+    Ok(next.map(|next| match next {
+        Next::Invoker(invoker, tool_name) => {
+            Work::handler(invoke_queue(invoker, tool_name, request))
+        }
+        Next::Preview(preview) => Work::preview(session, preview, request),
+    }))
+}
+
 /// The "nothing pending" answer of a device, with the propose hint while
 /// a plan handler is set.
 fn nothing_pending(session: &Session, device: Device) -> Resolution {
@@ -544,19 +570,41 @@ pub async fn dispatch_device_with(
     session: &Session,
     device: Device,
     text: &str,
+    hooks: DispatchHooks,
+) -> Resolution {
+    dispatch_device_in(session, Scope::Mount, device, text, hooks).await
+}
+
+/// [`dispatch_device_with`] within `scope`: the root devices
+/// ([`Scope::Mount`]) or one agent session's `sessions/<id>/` devices,
+/// which decide that session's newest preview under the same rules and
+/// texts. The root `resolve` and `reject` refuse with [`Error::Busy`]
+/// while previews of more than one agent session wait (previews of no
+/// session count as one more), so that one agent's message never decides
+/// another agent's call. `propose` is the same in every scope.
+pub async fn dispatch_device_in(
+    session: &Session,
+    scope: Scope<'_>,
+    device: Device,
+    text: &str,
     mut hooks: DispatchHooks,
 ) -> Resolution {
     if let Some(error) = hooks.fired() {
         return Resolution::failed(error, None);
     }
     let reason = text.trim();
-    let work = match device {
-        Device::Resolve => queue_or_pending(session, ResolveRequest::apply(reason)),
-        Device::Reject => queue_or_pending(session, ResolveRequest::discard(reason)),
-        Device::Propose => match propose(session, reason) {
-            Ok(work) => Some(work),
-            Err(refused) => return Resolution::failed(refused, None),
-        },
+    let taken = match device {
+        Device::Resolve => {
+            queue_or_pending_in(session, scope, device, ResolveRequest::apply(reason))
+        }
+        Device::Reject => {
+            queue_or_pending_in(session, scope, device, ResolveRequest::discard(reason))
+        }
+        Device::Propose => propose(session, reason).map(Some),
+    };
+    let work = match taken {
+        Ok(work) => work,
+        Err(refused) => return Resolution::failed(refused, None),
     };
     match work {
         Some(work) => race(session, work, hooks).await,

@@ -56,7 +56,8 @@ pub enum Error {
     /// The writer got a signal while waiting for the handler.
     #[error("Interrupted: the writer received a signal while waiting.")]
     Interrupted,
-    /// `propose` while another plan is under review.
+    /// `propose` while another plan is under review, or a root `resolve`
+    /// or `reject` while previews of several agent sessions wait.
     #[error("{0}")]
     Busy(String),
     /// A handler deadline passed.

@@ -118,10 +118,10 @@ pub mod who;
 
 pub use device::{message_text, Device, MAX_MESSAGE};
 pub use dispatch::{
-    decide_pending, decide_pending_with, dispatch_device_with, dispatch_resolution_device,
-    dispatch_resolution_device_until, run_resolve_invocation, run_resolve_tool,
-    run_resolve_tool_until, BeforeDecision, Cancel, Details, DeviceResult, DispatchHooks,
-    Resolution,
+    decide_pending, decide_pending_with, dispatch_device_in, dispatch_device_with,
+    dispatch_resolution_device, dispatch_resolution_device_until, run_resolve_invocation,
+    run_resolve_tool, run_resolve_tool_until, BeforeDecision, Cancel, Details, DeviceResult,
+    DispatchHooks, Resolution,
 };
 pub use error::{errno_name, CallbackError, Error};
 #[cfg(feature = "mount")]
@@ -145,7 +145,9 @@ pub use session::preview::{
     ToolResult, CUSTOM_TOOL,
 };
 pub use session::request::{Action, ResolveRequest};
-pub use session::{Session, StandingHandler, DEFAULT_MOUNT_DIR};
+pub use session::{
+    Scope, Session, SessionSummary, SeveralSessions, StandingHandler, DEFAULT_MOUNT_DIR,
+};
 pub use soft_requirement::{
     ModelCallPlan, SoftRequirement, SoftRequirementTracker, ToolCall, ToolChoiceDirective,
     TurnVerdict, MAX_FORCED_TURNS,

@@ -77,6 +77,24 @@ pub fn path_safe_source_tool(name: &str) -> Cow<'_, str> {
     }
 }
 
+/// The longest agent session id that names a directory under `sessions/`,
+/// in bytes: the longest file name on Linux.
+pub const MAX_SESSION_DIR_BYTES: usize = 255;
+
+/// Whether agent session id `id` can name a directory `sessions/<id>/`:
+/// one line of printable text (the rule the stage protocol and `xdev hook`
+/// already hold a session id to), at most [`MAX_SESSION_DIR_BYTES`] bytes,
+/// no `/`, and neither `.` nor `..`. Unlike a source tool, an id is never
+/// rewritten to fit: a made-up name could be another session's real one.
+pub fn is_path_safe_session_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_SESSION_DIR_BYTES
+        && id != "."
+        && id != ".."
+        && !id.contains('/')
+        && !id.chars().any(is_unprintable)
+}
+
 /// `text` as one line of printable text: a backslash becomes `\\`, a
 /// newline `\n`, a carriage return `\r`, a tab `\t`, any other unprintable
 /// character below U+0100 `\xNN` (ESC is `\x1b`), and above it `\u{NNNN}`.
@@ -162,6 +180,27 @@ mod tests {
             "the zero-width joiner builds emoji"
         );
         assert_eq!(one_line("ok\u{200b}\u{feff}"), "ok\\u{200b}\\u{feff}");
+    }
+
+    #[test]
+    fn session_ids_name_a_directory_only_when_path_safe() {
+        let longest = "s".repeat(MAX_SESSION_DIR_BYTES);
+        for id in ["s-1", "0b7c-41d2", "a.b_c", longest.as_str(), "naïve id"] {
+            assert!(is_path_safe_session_id(id), "{id:?}");
+        }
+        let too_long = "s".repeat(MAX_SESSION_DIR_BYTES + 1);
+        for id in [
+            "",
+            ".",
+            "..",
+            "a/b",
+            "a\nb",
+            "nul\0",
+            "\u{202e}x",
+            too_long.as_str(),
+        ] {
+            assert!(!is_path_safe_session_id(id), "{id:?}");
+        }
     }
 
     #[test]

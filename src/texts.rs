@@ -87,6 +87,62 @@ pub fn reject_usage(dir: &str) -> String {
     )
 }
 
+/// The usage line of `sessions/<session>/resolve` or `.../reject`: `device`
+/// is the file's name, `verb` [`ITEM_APPLY`] or [`ITEM_DISCARD`].
+pub fn session_device_usage(dir: &str, session: &str, device: &str, verb: &str) -> String {
+    format!(
+        "Write a one-sentence reason as plain text to {dir}/sessions/{session}/{device} to {verb} the newest pending staged action of agent session {session}."
+    )
+}
+
+/// How many sessions the refusal of a root device names at most; the
+/// rest are counted, so that a thousand sessions make no huge message.
+pub const MAX_SESSIONS_NAMED: usize = 8;
+
+/// The name of the group of previews of no agent session, in texts.
+pub const NO_SESSION: &str = "(no session)";
+
+/// Why root `device` (`resolve` or `reject`) decided nothing: previews of
+/// several agent sessions wait. `sessions` are the groups (`None` for the
+/// previews of no session); only path-safe ids have a directory to point
+/// at (`has_dir`), and every preview also has its own `pending/<id>/`.
+pub fn several_sessions_pending(
+    dir: &str,
+    device: &str,
+    sessions: &[Option<String>],
+    has_dir: impl Fn(&str) -> bool,
+) -> String {
+    let more = sessions.len().saturating_sub(MAX_SESSIONS_NAMED);
+    let shown = &sessions[..sessions.len() - more];
+    let mut names: Vec<String> = shown
+        .iter()
+        .map(|session| {
+            session
+                .as_deref()
+                .map_or(NO_SESSION.into(), |id| one_line(id).into_owned())
+        })
+        .collect();
+    let mut paths: Vec<String> = shown
+        .iter()
+        .flatten()
+        .filter(|id| has_dir(id))
+        .map(|id| format!("{dir}/sessions/{id}/{device}"))
+        .collect();
+    if more > 0 {
+        names.push(format!("and {more} more"));
+        paths.push(format!("{dir}/sessions/<session-id>/{device}"));
+    }
+    if paths.is_empty() {
+        paths.push(format!("{dir}/sessions/<session-id>/{device}"));
+    }
+    format!(
+        "Previews of {} agent sessions are pending ({}): {dir}/{device} decides none of them while more than one session waits. Write to one session's {device} instead: {}; or to {dir}/pending/<id>/{device} for one item.",
+        sessions.len(),
+        names.join(", "),
+        paths.join(", ")
+    )
+}
+
 /// The usage line read from `propose` on a descriptor that has not written.
 pub fn propose_usage(dir: &str) -> String {
     format!(

@@ -56,6 +56,7 @@ fn own_names() -> Vec<String> {
         "reject",
         "reminder",
         "resolve",
+        "sessions",
         "stage",
         "status",
         "status.json",

@@ -770,7 +770,7 @@ fn nothing_can_be_created_removed_renamed_linked_or_chmodded() {
     let listing = fx.sh("ls \"$D\"");
     assert_eq!(
         stdout(&listing),
-        "events\nlast\nlog\npending\npropose\nreject\nreminder\nresolve\nstage\nstatus\nstatus.json\n"
+        "events\nlast\nlog\npending\npropose\nreject\nreminder\nresolve\nsessions\nstage\nstatus\nstatus.json\n"
     );
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use fuser::{Errno, FileAttr, INodeNo};
 
-use super::nodes::{ItemFile, Node, FRESH_TTL};
+use super::nodes::{ItemFile, Node, SessionFile, FRESH_TTL};
 use super::target::Target;
 use super::Shared;
 use crate::device::MAX_MESSAGE;
@@ -27,7 +27,8 @@ impl Shared {
         let size = match node {
             Node::Text(file) if uid != self.owner.uid => self.renders.others_len(*file),
             Node::Text(_)
-            | Node::Item(_, ItemFile::Label | ItemFile::Source | ItemFile::Detail) => {
+            | Node::Item(_, ItemFile::Label | ItemFile::Source | ItemFile::Detail)
+            | Node::AgentSession(_, SessionFile::Status) => {
                 self.text(node).map_or(0, |text| text.len() as u64)
             }
             Node::Log => self.journal.byte_len() as u64,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use fuser::{Errno, FileHandle, INodeNo};
 
 use super::handles::{Handle, Listing};
-use super::nodes::Node;
+use super::nodes::{Node, SessionFile};
 use super::Shared;
 
 /// Whether listing `name` (`node`) by readdirplus counts as a lookup of
@@ -47,12 +47,27 @@ impl Shared {
     /// What directory `dir` (inode `ino`) lists right now to `uid`: its
     /// files, and that uid's drafts.
     fn listing(&self, ino: INodeNo, dir: &Node, uid: u32) -> Listing {
-        let pending_ids = || {
-            self.session
+        // What `dir` lists of the session: its agent sessions, one
+        // session's previews, or every preview.
+        let pending_ids = || match dir {
+            Node::SessionsDir => self
+                .session
+                .pending_sessions()
+                .into_iter()
+                .map(|summary| summary.id)
+                .collect(),
+            Node::AgentSession(session, SessionFile::Pending) => self
+                .session
+                .pending_in(session)
+                .into_iter()
+                .map(|info| info.id)
+                .collect(),
+            _ => self
+                .session
                 .pending()
                 .into_iter()
                 .map(|info| info.id)
-                .collect()
+                .collect(),
         };
         let dots = [
             (ino, ".".to_string(), dir.clone()),

@@ -6,7 +6,7 @@ use std::ffi::OsStr;
 
 use fuser::{Errno, FileAttr, INodeNo};
 
-use super::nodes::{ItemFile, Node};
+use super::nodes::{ItemFile, Node, SessionFile};
 use super::Shared;
 
 /// What a lookup found: its attributes, and how long the kernel may keep
@@ -22,7 +22,7 @@ pub(super) struct Entry {
 /// Asked before the table counts a lookup the kernel would never forget.
 fn is_missing_detail(dir: &Node, name: &str, has_detail: impl FnOnce(&str) -> bool) -> bool {
     match dir {
-        Node::Item(id, ItemFile::Dir) => name == "detail" && !has_detail(id),
+        Node::Item(id, ItemFile::Dir | ItemFile::Scoped) => name == "detail" && !has_detail(id),
         _ => false,
     }
 }
@@ -80,14 +80,17 @@ impl Shared {
         if is_missing_detail(&dir, name, |id| self.session.has_detail(id)) {
             return Err(Errno::ENOENT);
         }
+        // Under `sessions/<session-id>/pending/`, only that session's
+        // previews are there.
+        let is_pending = |id: &str| match &dir {
+            Node::AgentSession(session, SessionFile::Pending) => {
+                self.session.belongs_to(id, session)
+            }
+            _ => self.session.is_pending(id),
+        };
         let (ino, node) = self
             .inodes
-            .lookup(
-                &dir,
-                name,
-                |id| self.session.is_pending(id),
-                |ino| self.busy.is_writing(ino),
-            )
+            .lookup(&dir, name, is_pending, |ino| self.busy.is_writing(ino))
             .or_else(|| {
                 let draft = self.draft_at(parent, &dir, uid, name)?;
                 Some((draft.ino(), Node::Draft))

@@ -7,6 +7,8 @@
 //!       stage                            external producers stage here
 //!       pending/<id>/{label,source,resolve,reject,detail}
 //!                                        (detail only when the preview has one)
+//!       sessions/<session-id>/{resolve,reject,status,pending/<id>/}
+//!                                        one agent session's previews alone
 //!       plan/{ctl,status}                only with a plan desk
 //! ```
 //!
@@ -29,6 +31,7 @@ use crate::device::Device;
 use crate::fs::status::TextFile;
 use crate::fs::target::Target;
 use crate::maps::{remove_and_shrink, shrink_when_sparse};
+use crate::safe_text::is_path_safe_session_id;
 use crate::session::request::Action;
 
 /// One file of a pending item's directory.
@@ -41,7 +44,34 @@ pub(crate) enum ItemFile {
     Reject,
     /// The full request, for previews that carry one.
     Detail,
+    /// The item's directory as its agent session's `pending/` lists it:
+    /// the same files, but a directory inode of its own, since the kernel
+    /// lets a directory have one name only.
+    Scoped,
 }
+
+/// The inodes of one item: its directory, its files, and its directory as
+/// its session lists it ([`ItemFile::Scoped`]), in this order.
+const ITEM_INODES: u64 = ITEM_FILES.len() as u64 + 2;
+
+/// One file of an agent session's directory `sessions/<session-id>/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SessionFile {
+    Dir,
+    Resolve,
+    Reject,
+    Status,
+    Pending,
+}
+
+/// A session directory's files in listing order, each at its offset from
+/// the directory's inode.
+const SESSION_FILES: [(&str, SessionFile); 4] = [
+    ("resolve", SessionFile::Resolve),
+    ("reject", SessionFile::Reject),
+    ("status", SessionFile::Status),
+    ("pending", SessionFile::Pending),
+];
 
 /// An item's files in listing order, each at its offset from the item's
 /// directory inode. `detail` exists only for previews that carry one (see
@@ -65,6 +95,9 @@ pub(crate) enum Node {
     Stage,
     PendingDir,
     Item(Arc<str>, ItemFile),
+    SessionsDir,
+    /// A file of `sessions/<session-id>/`, by the session's id.
+    AgentSession(Arc<str>, SessionFile),
     PlanDir,
     PlanCtl,
     /// A writer's scratch file (see [`crate::fs::drafts`]); what it holds
@@ -73,7 +106,7 @@ pub(crate) enum Node {
 }
 
 /// The root's entries, in listing order. `plan` only exists with a plan desk.
-const ROOT_ENTRIES: [(&str, Node); 12] = [
+const ROOT_ENTRIES: [(&str, Node); 13] = [
     ("resolve", Node::Device(Device::Resolve)),
     ("reject", Node::Device(Device::Reject)),
     ("propose", Node::Device(Device::Propose)),
@@ -85,6 +118,7 @@ const ROOT_ENTRIES: [(&str, Node); 12] = [
     ("events", Node::Events),
     ("stage", Node::Stage),
     ("pending", Node::PendingDir),
+    ("sessions", Node::SessionsDir),
     ("plan", Node::PlanDir),
 ];
 
@@ -111,9 +145,12 @@ const DEVICE_BLOCK_SIZE: u32 = 8192;
 impl Node {
     pub(crate) fn kind(&self) -> FileType {
         match self {
-            Node::Root | Node::PendingDir | Node::PlanDir | Node::Item(_, ItemFile::Dir) => {
-                FileType::Directory
-            }
+            Node::Root
+            | Node::PendingDir
+            | Node::PlanDir
+            | Node::SessionsDir
+            | Node::Item(_, ItemFile::Dir | ItemFile::Scoped)
+            | Node::AgentSession(_, SessionFile::Dir | SessionFile::Pending) => FileType::Directory,
             _ => FileType::RegularFile,
         }
     }
@@ -129,6 +166,14 @@ impl Node {
             Node::Item(id, ItemFile::Reject) => Some(Target::Item {
                 id: Arc::clone(id),
                 action: Action::Discard,
+            }),
+            Node::AgentSession(session, SessionFile::Resolve) => Some(Target::Session {
+                session: Arc::clone(session),
+                device: Device::Resolve,
+            }),
+            Node::AgentSession(session, SessionFile::Reject) => Some(Target::Session {
+                session: Arc::clone(session),
+                device: Device::Reject,
             }),
             Node::PlanCtl => Some(Target::PlanCtl),
             _ => None,
@@ -147,7 +192,14 @@ impl Node {
     /// directory attributes matter: every path walked through a directory
     /// checks its permissions, and would ask for them each time.
     fn is_fresh(&self) -> bool {
-        matches!(self, Node::Text(_) | Node::Log | Node::Events | Node::Draft)
+        matches!(
+            self,
+            Node::Text(_)
+                | Node::Log
+                | Node::Events
+                | Node::Draft
+                | Node::AgentSession(_, SessionFile::Status)
+        )
     }
 
     /// How long the kernel may cache this node's attributes.
@@ -175,8 +227,9 @@ impl Node {
     pub(crate) fn entry_ttl(&self) -> Duration {
         match self {
             // A draft's name is private to its uid: never cached, so that
-            // every walk to it asks whose it is.
-            Node::Item(..) | Node::Draft => FRESH_TTL,
+            // every walk to it asks whose it is. A session's names come and
+            // go with its previews.
+            Node::Item(..) | Node::Draft | Node::AgentSession(..) => FRESH_TTL,
             _ => STATIC_TTL,
         }
     }
@@ -263,6 +316,9 @@ struct Table {
     /// The directory inode of each item the kernel may still know; its
     /// files follow it.
     items: HashMap<Arc<str>, u64>,
+    /// The directory inode of each agent session the kernel may still
+    /// know; its files follow it.
+    sessions: HashMap<Arc<str>, u64>,
     /// How many lookups of each inode the kernel has not forgotten yet.
     lookups: HashMap<u64, u64>,
     next: u64,
@@ -290,15 +346,58 @@ impl Table {
 
     /// Whether the kernel may still know an inode of the item at `dir`.
     fn item_known(&self, dir: u64) -> bool {
-        (dir..=dir + ITEM_FILES.len() as u64).any(|ino| self.lookups.contains_key(&ino))
+        (dir..dir + ITEM_INODES).any(|ino| self.lookups.contains_key(&ino))
     }
 
     fn drop_item(&mut self, id: &str) {
         if let Some(dir) = remove_and_shrink(&mut self.items, id) {
-            for ino in dir..=dir + ITEM_FILES.len() as u64 {
+            for ino in dir..dir + ITEM_INODES {
                 self.by_ino.remove(&ino);
             }
         }
+    }
+
+    /// Whether the kernel may still know an inode of the session at `dir`.
+    fn session_known(&self, dir: u64) -> bool {
+        (dir..=dir + SESSION_FILES.len() as u64).any(|ino| self.lookups.contains_key(&ino))
+    }
+
+    fn drop_session(&mut self, session: &str) {
+        if let Some(dir) = remove_and_shrink(&mut self.sessions, session) {
+            for ino in dir..=dir + SESSION_FILES.len() as u64 {
+                self.by_ino.remove(&ino);
+            }
+        }
+    }
+
+    /// Drops the sessions not `listed` that the kernel does not know.
+    fn forget_gone_sessions(&mut self, listed: &[String]) {
+        if self.sessions.len() <= listed.len() {
+            return;
+        }
+        let listed: HashSet<&str> = listed.iter().map(String::as_str).collect();
+        let gone: Vec<Arc<str>> = self
+            .sessions
+            .iter()
+            .filter(|(id, dir)| !listed.contains(&***id) && !self.session_known(**dir))
+            .map(|(id, _)| Arc::clone(id))
+            .collect();
+        for id in gone {
+            self.drop_session(&id);
+        }
+    }
+
+    fn session_dir(&mut self, session: &str) -> u64 {
+        if let Some(ino) = self.sessions.get(session) {
+            return *ino;
+        }
+        let session: Arc<str> = Arc::from(session);
+        let dir = self.allocate(Node::AgentSession(Arc::clone(&session), SessionFile::Dir));
+        for (_, file) in SESSION_FILES {
+            self.allocate(Node::AgentSession(Arc::clone(&session), file));
+        }
+        self.sessions.insert(session, dir);
+        dir
     }
 
     /// Drops the items no longer `pending` that the kernel does not know
@@ -328,6 +427,7 @@ impl Table {
         for (_, file) in ITEM_FILES {
             self.allocate(Node::Item(Arc::clone(&id), file));
         }
+        self.allocate(Node::Item(Arc::clone(&id), ItemFile::Scoped));
         self.items.insert(id, dir);
         dir
     }
@@ -340,6 +440,7 @@ impl Inodes {
             by_ino: HashMap::from([(INodeNo::ROOT.0, Node::Root)]),
             named: HashMap::new(),
             items: HashMap::new(),
+            sessions: HashMap::new(),
             lookups: HashMap::new(),
             next: INodeNo::ROOT.0 + 1,
         };
@@ -429,6 +530,18 @@ impl Inodes {
                     return;
                 }
                 Some(Node::Item(id, _)) => id,
+                Some(Node::AgentSession(session, _)) => {
+                    // Any path-safe id names a session directory on
+                    // lookup, so it can always come back with new numbers.
+                    let known = table
+                        .sessions
+                        .get(&session)
+                        .is_some_and(|dir| table.session_known(*dir));
+                    if !known {
+                        table.drop_session(&session);
+                    }
+                    return;
+                }
                 _ => return,
             }
         };
@@ -470,7 +583,9 @@ impl Inodes {
     pub(crate) fn is_reserved(parent: &Node, name: &str) -> bool {
         match parent {
             Node::Root => ROOT_ENTRIES.iter().any(|(own, _)| *own == name),
-            Node::Item(_, ItemFile::Dir) => ITEM_FILES.iter().any(|(own, _)| *own == name),
+            Node::Item(_, ItemFile::Dir | ItemFile::Scoped) => {
+                ITEM_FILES.iter().any(|(own, _)| *own == name)
+            }
             _ => true,
         }
     }
@@ -506,10 +621,28 @@ impl Inodes {
                 let ino = self.table.lock().item_dir(name);
                 self.node(INodeNo(ino)).map(|node| (INodeNo(ino), node))
             }
-            Node::Item(id, ItemFile::Dir) if is_pending(id) => {
+            Node::Item(id, ItemFile::Dir | ItemFile::Scoped) if is_pending(id) => {
                 let offset = ITEM_FILES.iter().position(|(file, _)| *file == name)? as u64 + 1;
                 let dir = self.table.lock().item_dir(id);
                 let ino = INodeNo(dir + offset);
+                self.node(ino).map(|node| (ino, node))
+            }
+            // Every path-safe id names a session (with nothing pending, its
+            // devices answer as the root's do then); `sessions/` lists only
+            // those with previews waiting.
+            Node::SessionsDir if is_path_safe_session_id(name) => {
+                let ino = self.table.lock().session_dir(name);
+                self.node(INodeNo(ino)).map(|node| (INodeNo(ino), node))
+            }
+            Node::AgentSession(session, SessionFile::Dir) => {
+                let offset = SESSION_FILES.iter().position(|(file, _)| *file == name)? as u64 + 1;
+                let dir = self.table.lock().session_dir(session);
+                let ino = INodeNo(dir + offset);
+                self.node(ino).map(|node| (ino, node))
+            }
+            // `is_pending` answers for this session's previews here.
+            Node::AgentSession(_, SessionFile::Pending) if is_pending(name) => {
+                let ino = INodeNo(self.table.lock().item_dir(name) + ITEM_INODES - 1);
                 self.node(ino).map(|node| (ino, node))
             }
             _ => None,
@@ -551,7 +684,47 @@ impl Inodes {
                     })
                     .collect()
             }
-            Node::Item(id, ItemFile::Dir) => {
+            Node::SessionsDir => {
+                let ids = pending();
+                let mut table = self.table.lock();
+                table.forget_gone_sessions(&ids);
+                ids.into_iter()
+                    .filter(|id| is_path_safe_session_id(id))
+                    .map(|id| {
+                        let ino = table.session_dir(&id);
+                        let node = Node::AgentSession(Arc::from(id.as_str()), SessionFile::Dir);
+                        (INodeNo(ino), id, node)
+                    })
+                    .collect()
+            }
+            Node::AgentSession(session, SessionFile::Dir) => {
+                let dir = self.table.lock().session_dir(session);
+                SESSION_FILES
+                    .iter()
+                    .enumerate()
+                    .map(|(index, (name, file))| {
+                        (
+                            INodeNo(dir + index as u64 + 1),
+                            name.to_string(),
+                            Node::AgentSession(Arc::clone(session), *file),
+                        )
+                    })
+                    .collect()
+            }
+            // `pending` gives this session's previews here.
+            Node::AgentSession(_, SessionFile::Pending) => {
+                let ids = pending();
+                let mut table = self.table.lock();
+                ids.into_iter()
+                    .filter(|id| is_file_name(id))
+                    .map(|id| {
+                        let ino = table.item_dir(&id) + ITEM_INODES - 1;
+                        let node = Node::Item(Arc::from(id.as_str()), ItemFile::Scoped);
+                        (INodeNo(ino), id, node)
+                    })
+                    .collect()
+            }
+            Node::Item(id, ItemFile::Dir | ItemFile::Scoped) => {
                 let dir = self.table.lock().item_dir(id);
                 ITEM_FILES
                     .iter()
@@ -612,7 +785,7 @@ mod tests {
     fn root_names_and_inodes_agree() {
         let inodes = Inodes::new(false);
         let entries = inodes.entries(&Node::Root, none);
-        assert_eq!(entries.len(), 11, "no plan directory without a plan desk");
+        assert_eq!(entries.len(), 12, "no plan directory without a plan desk");
         for (ino, name, node) in entries {
             assert_eq!(
                 inodes.lookup(&Node::Root, &name, |_| false, free),
@@ -623,7 +796,7 @@ mod tests {
         assert_eq!(inodes.node(INodeNo::ROOT), Some(Node::Root));
         assert_eq!(inodes.lookup(&Node::Root, "plan", |_| false, free), None);
         assert_eq!(inodes.lookup(&Node::Root, "nope", |_| false, free), None);
-        assert_eq!(Inodes::new(true).entries(&Node::Root, none).len(), 12);
+        assert_eq!(Inodes::new(true).entries(&Node::Root, none).len(), 13);
     }
 
     #[test]
@@ -696,7 +869,7 @@ mod tests {
         assert_eq!(inodes.len(), fresh);
 
         inodes.entries(&Node::PendingDir, || vec![id.to_string()]);
-        assert_eq!(inodes.len(), fresh + 6, "listed: its six inodes");
+        assert_eq!(inodes.len(), fresh + 7, "listed: its seven inodes");
         inodes.entries(&Node::PendingDir, none);
         assert_eq!(
             inodes.len(),

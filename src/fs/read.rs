@@ -10,7 +10,8 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 
 use super::handles::Handle;
-use super::nodes::{ItemFile, Node};
+use super::nodes::{ItemFile, Node, SessionFile};
+use super::status::render_session_status;
 use super::Shared;
 use crate::journal::EventsAt;
 use crate::safe_text::one_line;
@@ -152,6 +153,9 @@ impl Shared {
             // Pretty JSON, many lines by design: JSON escapes every control
             // character inside its strings, so nothing in it can forge a line.
             Node::Item(id, ItemFile::Detail) => self.session.detail(id),
+            Node::AgentSession(session, SessionFile::Status) => {
+                Some(render_session_status(&self.session, session))
+            }
             _ => None,
         }
     }

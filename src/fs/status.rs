@@ -1,4 +1,5 @@
-//! The read-only status files: `status`, `status.json`, `last`, `reminder`.
+//! The read-only status files: `status`, `status.json`, `last`, `reminder`,
+//! and each agent session's `sessions/<session-id>/status`.
 //! Rendered afresh from the session on a descriptor's first read and on
 //! every read from offset 0, for the mount's owner; other users (on a mount
 //! that shares them) share one rendering per file at most a quarter of a
@@ -168,6 +169,19 @@ fn render_status(session: &Session, last: Option<DeviceResult>, journal: Option<
         )),
         None => out.push_str("head: none\n"),
     }
+    // One line per agent session with previews waiting; none at all while
+    // no preview names a session, so that such a mount's status is as it
+    // always was.
+    for summary in session.pending_sessions() {
+        out.push_str(&format!(
+            "session: {} pending: {} head: {} (source: {}) {}\n",
+            one_line(&summary.id),
+            summary.pending,
+            one_line(&summary.head.id),
+            one_line(&summary.head.source_tool),
+            one_line(&summary.head.label)
+        ));
+    }
     let plan_mode = if session.plan_mode() { "on" } else { "off" };
     out.push_str(&format!("plan mode: {plan_mode}\n"));
     match last {
@@ -205,9 +219,27 @@ fn render_status_json(
         "planMode": session.plan_mode(),
         "last": last,
         "stack": stack,
+        "sessions": session.pending_sessions(),
         "journal": journal,
     });
     format!("{value}\n")
+}
+
+/// `sessions/<agent>/status`: that agent session's pending count and head,
+/// each field escaped on its line as in `status`.
+pub(crate) fn render_session_status(session: &Session, agent: &str) -> String {
+    let pending = session.pending_in(agent);
+    let mut out = format!("session: {}\npending: {}\n", one_line(agent), pending.len());
+    match pending.first() {
+        Some(head) => out.push_str(&format!(
+            "head: {} (source: {}) {}\n",
+            one_line(&head.id),
+            one_line(&head.source_tool),
+            one_line(&head.label)
+        )),
+        None => out.push_str("head: none\n"),
+    }
+    out
 }
 
 fn render_reminder(session: &Session) -> String {

@@ -1,16 +1,17 @@
 //! What a message written to a device-like file does: the three devices,
-//! a per-item `resolve`/`reject`, and the plan control file.
+//! an agent session's `resolve`/`reject`, a per-item `resolve`/`reject`,
+//! and the plan control file.
 
 use std::sync::Arc;
 
 use crate::device::Device;
-use crate::dispatch::{decide_pending_with, dispatch_device_with, DispatchHooks, Resolution};
+use crate::dispatch::{decide_pending_with, dispatch_device_in, DispatchHooks, Resolution};
 use crate::error::Error;
 use crate::plan_command::PlanCommand;
 use crate::plan_desk::{Decision, PlanDesk};
 use crate::session::plan::PlanApprovalDetails;
 use crate::session::request::{Action, ResolveRequest};
-use crate::session::Session;
+use crate::session::{Scope, Session};
 use crate::texts;
 
 /// A file whose message is dispatched.
@@ -18,6 +19,8 @@ use crate::texts;
 pub(crate) enum Target {
     /// `resolve`, `reject`, `propose` at the root.
     Device(Device),
+    /// `sessions/<session-id>/resolve` or `.../reject`.
+    Session { session: Arc<str>, device: Device },
     /// `pending/<id>/resolve` or `pending/<id>/reject`.
     Item { id: Arc<str>, action: Action },
     /// `plan/ctl`.
@@ -29,6 +32,7 @@ impl Target {
     pub(crate) fn name(&self) -> String {
         match self {
             Target::Device(device) => device.name().to_string(),
+            Target::Session { session, device } => format!("sessions/{session}/{}", device.name()),
             Target::Item { id, action } => format!("pending/{id}/{}", action_file(*action)),
             Target::PlanCtl => "plan/ctl".to_string(),
         }
@@ -45,6 +49,13 @@ impl Target {
     pub(crate) fn usage(&self, dir: &str) -> String {
         match self {
             Target::Device(device) => device.usage(dir),
+            Target::Session { session, device } => {
+                let verb = match device {
+                    Device::Resolve => texts::ITEM_APPLY,
+                    _ => texts::ITEM_DISCARD,
+                };
+                texts::session_device_usage(dir, session, device.name(), verb)
+            }
             Target::Item { id, action } => {
                 let verb = match action {
                     Action::Apply => texts::ITEM_APPLY,
@@ -66,7 +77,15 @@ impl Target {
         hooks: DispatchHooks,
     ) -> Resolution {
         match self {
-            Target::Device(device) => dispatch_device_with(session, *device, text, hooks).await,
+            Target::Device(device) => {
+                dispatch_device_in(session, Scope::Mount, *device, text, hooks).await
+            }
+            Target::Session {
+                session: agent,
+                device,
+            } => {
+                dispatch_device_in(session, Scope::AgentSession(agent), *device, text, hooks).await
+            }
             Target::Item { id, action } => {
                 let request = ResolveRequest {
                     action: *action,

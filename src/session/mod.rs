@@ -40,6 +40,33 @@ pub(crate) enum Next {
     Preview(Arc<Preview>),
 }
 
+/// Which previews a resolve or reject may decide (see [`Session::take_next_in`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope<'a> {
+    /// The mount's root devices: any preview, but only while the previews
+    /// waiting all belong to one group (one agent session, or no session).
+    Mount,
+    /// `sessions/<id>/`: the previews of this agent session alone.
+    AgentSession(&'a str),
+}
+
+/// Why the root devices decided nothing: previews of several groups wait.
+/// Each group is an agent session's id, or `None` for the previews of no
+/// session, in a stable order (by id, "no session" first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeveralSessions(pub Vec<Option<String>>);
+
+/// One agent session with previews waiting, as the status files show it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SessionSummary {
+    /// The agent's session id.
+    pub id: String,
+    /// How many of its previews wait.
+    pub pending: usize,
+    /// Its newest waiting preview.
+    pub head: PreviewInfo,
+}
+
 /// Everything behind the session's one lock.
 #[derive(Default)]
 struct State {
@@ -435,6 +462,52 @@ impl Session {
             .is_some_and(|extras| extras.detail.is_some())
     }
 
+    /// The agent sessions with previews waiting, by id.
+    pub fn pending_sessions(&self) -> Vec<SessionSummary> {
+        let state = self.shared.state.lock();
+        let mut sessions: Vec<SessionSummary> = state
+            .pending
+            .groups()
+            .filter_map(|(id, pending, head)| {
+                Some(SessionSummary {
+                    id: id?.to_string(),
+                    pending,
+                    head: PreviewInfo::from(&**head),
+                })
+            })
+            .collect();
+        sessions.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+        sessions
+    }
+
+    /// The previews of agent session `session` waiting to be decided, head
+    /// first.
+    pub fn pending_in(&self, session: &str) -> Vec<PreviewInfo> {
+        let state = self.shared.state.lock();
+        state
+            .pending
+            .iter_in(session)
+            .map(|preview| PreviewInfo::from(&**preview))
+            .collect()
+    }
+
+    /// The newest preview of agent session `session` waiting to be decided.
+    pub fn pending_head_in(&self, session: &str) -> Option<PreviewInfo> {
+        let state = self.shared.state.lock();
+        let head = state.pending.head_in(session)?;
+        Some(PreviewInfo::from(&**head))
+    }
+
+    /// Whether the preview staged under `id` (waiting or in progress)
+    /// belongs to agent session `session`.
+    pub fn belongs_to(&self, id: &str, session: &str) -> bool {
+        let state = self.shared.state.lock();
+        state
+            .pending
+            .get(id)
+            .is_some_and(|preview| preview.session_id() == Some(session))
+    }
+
     // ----- claims, used by dispatch -------------------------------------
 
     pub(crate) fn claim(&self, id: &str) -> Option<Arc<Preview>> {
@@ -544,6 +617,41 @@ impl Session {
             return Some(Next::Invoker(invoker, tool_name));
         }
         state.pending.claim_head().map(Next::Preview)
+    }
+
+    /// What a resolve or reject within `scope` decides, under one lock.
+    ///
+    /// [`Scope::AgentSession`] claims the newest waiting preview of that
+    /// session and nothing else (a hard directive's queue invoker belongs
+    /// to the in-process harness, not to an agent session).
+    ///
+    /// [`Scope::Mount`] is [`Session::take_next`] with one refusal: when
+    /// the previews *waiting* (not those being decided right now) belong
+    /// to more than one group, it takes nothing and names the groups. A
+    /// group is one agent session, or all the previews of no session
+    /// together. Only waiting previews count, because only they could be
+    /// decided by mistake; the count and the claim are made under the same
+    /// lock, so no preview of another session can slip in between. The
+    /// queue invoker still comes first, as always: it is no agent
+    /// session's call.
+    pub(crate) fn take_next_in(&self, scope: Scope<'_>) -> Result<Option<Next>, SeveralSessions> {
+        let mut state = self.shared.state.lock();
+        if let Scope::AgentSession(session) = scope {
+            return Ok(state.pending.claim_head_in(session).map(Next::Preview));
+        }
+        if let Some((invoker, tool_name)) = state.directives.take_invoker() {
+            return Ok(Some(Next::Invoker(invoker, tool_name)));
+        }
+        if state.pending.group_count() > 1 {
+            let mut groups: Vec<Option<String>> = state
+                .pending
+                .groups()
+                .map(|(id, _, _)| id.map(str::to_string))
+                .collect();
+            groups.sort_unstable();
+            return Err(SeveralSessions(groups));
+        }
+        Ok(state.pending.claim_head().map(Next::Preview))
     }
 
     // ----- handler slots -------------------------------------------------

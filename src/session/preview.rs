@@ -162,6 +162,13 @@ pub struct Preview {
 }
 
 impl Preview {
+    /// The agent session it belongs to, if it names one: an empty id
+    /// names nothing, so such a preview belongs to no session.
+    pub(crate) fn session_id(&self) -> Option<&str> {
+        let origin = self.extras.as_ref()?.origin.as_ref()?;
+        origin.session_id.as_deref().filter(|id| !id.is_empty())
+    }
+
     /// The agent call it answers, if known.
     pub(crate) fn origin(&self) -> Option<Origin> {
         self.extras

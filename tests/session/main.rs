@@ -28,6 +28,7 @@ mod exactly_once;
 mod failures;
 mod handlers;
 mod plan;
+mod scopes;
 mod soft_requirement;
 mod stack;
 mod texts;
