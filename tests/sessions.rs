@@ -306,3 +306,56 @@ fn two_hooks_of_two_sessions_are_answered_each_through_its_own_session() {
     assert_eq!(allowed["hookSpecificOutput"]["permissionDecision"], "allow");
     assert_eq!(fx.session.pending_count(), 0);
 }
+
+/// A session's `resolve` with a slow apply under way: a second writer of it
+/// is told EBUSY at once (never queued in the kernel behind the first, out
+/// of reach of its signals), and asks again once the first has its answer.
+#[test]
+fn a_second_writer_of_a_busy_session_device_is_told_ebusy_at_once() {
+    let _quiet = quiet();
+    let fx = Fixture::new();
+    stage_in(&fx.session, "s-a", "older");
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let opened = Arc::clone(&gate);
+    fx.session.register_pending_with(
+        "pending-action:edit:slow",
+        "slow",
+        "edit",
+        apply_fn(move |_, _| {
+            let gate = Arc::clone(&opened);
+            async move {
+                let _ = tokio::time::timeout(Duration::from_secs(60), gate.notified()).await;
+                Ok(ToolResult::ok("slow apply done"))
+            }
+        }),
+        None,
+        PreviewExtras {
+            origin: Some(Origin {
+                session_id: Some("s-a".into()),
+                tool_use_id: None,
+            }),
+            ..PreviewExtras::default()
+        },
+    );
+    let device = fx.path("sessions/s-a/resolve");
+    let first = {
+        let device = device.clone();
+        std::thread::spawn(move || write_once(&device, b"first"))
+    };
+    fx.wait_until_deciding("pending-action:edit:slow");
+    // `>` opens with O_TRUNC: what would have queued behind the first write.
+    let second = fx.sh("echo second > \"$D/sessions/s-a/resolve\"");
+    assert!(!second.status.success());
+    assert!(
+        String::from_utf8_lossy(&second.stderr).contains("Device or resource busy"),
+        "{second:?}"
+    );
+    gate.notify_one();
+    assert_eq!(first.join().expect("first writer"), Ok(5));
+    assert_eq!(
+        write_once(&device, b"again"),
+        Ok(5),
+        "free again: the older one"
+    );
+    assert_eq!(pending_ids(&fx.session), Vec::<String>::new());
+}

@@ -83,8 +83,8 @@ impl XdevFs {
                 }
                 // The kernel holds the inode's lock until this is answered:
                 // from now on, openers are sent elsewhere (see `busy`).
-                let writing =
-                    matches!(target, Target::Device(_)).then(|| self.shared.busy.begin(ino));
+                let writing = matches!(target, Target::Device(_) | Target::Session { .. })
+                    .then(|| self.shared.busy.begin(ino));
                 let delivery = Delivery {
                     target,
                     text,

@@ -5,7 +5,7 @@ use fuser::{Errno, FopenFlags, INodeNo, OpenAccMode, OpenFlags};
 
 use super::busy::OpenWrite;
 use super::handles::Handle;
-use super::nodes::{ItemFile, Node};
+use super::nodes::{ItemFile, Node, SessionFile};
 use super::stage::StageChannel;
 use super::target::Target;
 use super::Shared;
@@ -130,6 +130,15 @@ impl Shared {
         }
         let open_write = match node {
             Node::Device(_) if writing => self.busy.open_write(ino, tid),
+            // A session's devices get no fresh inode (only the root's do):
+            // a writer of one with a write in flight is told EBUSY at once
+            // rather than queued in the kernel behind the first, out of
+            // reach of its signals. It asks again when that write ends.
+            Node::AgentSession(_, SessionFile::Resolve | SessionFile::Reject)
+                if writing && self.busy.is_writing(ino) =>
+            {
+                return Err(Errno::EBUSY)
+            }
             _ => OpenWrite::Open,
         };
         let open_as = open_as(&node, writing, &open_write, |id| {
