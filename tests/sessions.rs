@@ -359,3 +359,33 @@ fn a_second_writer_of_a_busy_session_device_is_told_ebusy_at_once() {
     );
     assert_eq!(pending_ids(&fx.session), Vec::<String>::new());
 }
+
+#[test]
+fn xdev_resolve_and_reject_take_a_session() {
+    let fx = Fixture::new();
+    let (_, a) = stage_in(&fx.session, "s-a", "edit a");
+    let (_, b) = stage_in(&fx.session, "s-b", "edit b");
+    let xdev = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_xdev"))
+            .args(args)
+            .arg("--mount")
+            .arg(&fx.dir)
+            .output()
+            .expect("xdev")
+    };
+    let applied = xdev(&["resolve", "--session", "s-a", "looks right"]);
+    assert!(applied.status.success(), "{applied:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&applied.stdout),
+        "applied: edit a\n"
+    );
+    let rejected = xdev(&["reject", "--session", "s-b", "not now"]);
+    assert!(rejected.status.success(), "{rejected:?}");
+    assert_eq!((a.applied(), b.rejected()), (1, 1));
+    let both = xdev(&["resolve", "--session", "s-a", "--id", "x", "go"]);
+    assert_eq!(
+        both.status.code(),
+        Some(2),
+        "--id and --session exclude each other"
+    );
+}

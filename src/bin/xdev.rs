@@ -361,8 +361,12 @@ struct DeviceArgs {
     text: Vec<String>,
     /// Decide this pending preview (through `pending/<ID>/...`) instead of
     /// the head.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", conflicts_with = "session")]
     id: Option<String>,
+    /// Decide the newest preview of this agent session (through
+    /// `sessions/<SESSION>/...`): what to use while several sessions wait.
+    #[arg(long, value_name = "SESSION")]
+    session: Option<String>,
     #[command(flatten)]
     target: MountArg,
 }
@@ -659,9 +663,10 @@ fn hook(options: &xdev::hook::HookOptions) -> Result<u8, ClientError> {
 /// `resolve` or `reject`, of the head or of one item.
 fn device(args: DeviceArgs, name: &str) -> Result<u8, ClientError> {
     let dir = args.target.dir()?;
-    let path = match &args.id {
-        Some(id) => dir.join("pending").join(id).join(name),
-        None => dir.join(name),
+    let path = match (&args.id, &args.session) {
+        (Some(id), _) => dir.join("pending").join(id).join(name),
+        (None, Some(session)) => dir.join("sessions").join(session).join(name),
+        (None, None) => dir.join(name),
     };
     let message = message(&args.text)?;
     answer(client::write_device(&path, &message)?)
