@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""The assertions of scripts/claude-code-e2e.sh and scripts/claude-code-write-e2e.sh,
-over the files a run left in WORK.
+"""The assertions of scripts/claude-code-e2e.sh, scripts/claude-code-write-e2e.sh and
+scripts/claude-code-plan-e2e.sh, over the files a run left in WORK.
 
 Usage:
   check.py WORK MARK1 MARK2 RESOLVE_REASON REJECT_REASON [real|stand-in]
   check.py write WORK pending|none MNT CONTENT MARKER
   check.py trace WORK MNT
+  check.py plan WORK approve|refine PLANDIR FILE CONTENT FEEDBACK
 
 The first form checks a run of claude-code-e2e.sh. With `real` (the default),
 also what only `xdev hook` does: the journal's decision records carry Claude
@@ -15,6 +16,9 @@ held the tool input.
 `write` checks one run of claude-code-write-e2e.sh: with a preview pending
 or with none. When WORK/strace.txt exists (its --strace), it also checks the
 Write's syscalls on MNT. `trace` prints those syscalls.
+
+`plan` checks one run of claude-code-plan-e2e.sh: ExitPlanMode approved (with
+--mode acceptEdits) or refined with FEEDBACK on the plan desk.
 
 Prints one `ok:` line per check that holds and one `FAIL:` line per check
 that does not; exits 1 when any failed.
@@ -394,9 +398,127 @@ def print_trace(argv):
     for pid, line, n in out:
         print(f"{pid} {line}" + (f"  (x{n})" if n > 1 else ""))
 
+def check_plan(argv):
+    """claude-code-plan-e2e.sh, one run: ExitPlanMode decided on the plan desk, then
+    (approve) Write of FILE with CONTENT under the mode the approval set."""
+    global work
+    work, variant, plan_dir, path, content, feedback = argv[:6]
+    approve = variant == "approve"
+    check_network()
+    result = check_claude_result()
+    if result and approve:
+        denied = result.get("permission_denials") or []
+        check(denied == [], "Claude Code denied no tool call", f"permission_denials: {json.dumps(denied)}")
+
+    # --- the hooks: which events fired for ExitPlanMode, what xdev hook answered ---------
+    hooks = read_jsonl("hooks.jsonl")
+    events = [(h["event"].get("hook_event_name"), h["event"].get("tool_name"))
+              for h in hooks if isinstance(h.get("event"), dict)]
+    print(f"info: hook events, in order: {events}")
+    asked = [h for h in hooks if h.get("command") != ["-"] and isinstance(h.get("event"), dict)
+             and h["event"].get("tool_name") == "ExitPlanMode"]
+    plan_input = None
+    if check(len(asked) == 1 and asked[0]["event"].get("hook_event_name") == "PermissionRequest",
+             "xdev hook ran once for ExitPlanMode, on its PermissionRequest",
+             f"xdev hook runs for ExitPlanMode: {[h['event'].get('hook_event_name') for h in asked]}"):
+        h = asked[0]
+        plan_input = h["event"].get("tool_input")
+        answer = h.get("stdout") if isinstance(h.get("stdout"), dict) else {}
+        decision = (answer.get("hookSpecificOutput") or {}).get("decision") or {}
+        if approve:
+            check(decision.get("behavior") == "allow" and decision.get("updatedInput") == plan_input,
+                  "the hook allowed it with updatedInput = the call's own tool_input", json.dumps(answer))
+            check(decision.get("updatedPermissions") == [{"type": "setMode", "mode": "acceptEdits", "destination": "session"}],
+                  "the allow carries updatedPermissions setMode acceptEdits (session)", json.dumps(answer))
+        else:
+            message = decision.get("message") or ""
+            check(decision.get("behavior") == "deny" and feedback in message,
+                  f"the hook denied it with the feedback: {message!r}", json.dumps(answer))
+
+    # --- what the model received ----------------------------------------------------------
+    main = agent_requests(read_jsonl("requests.jsonl"), "Write")
+    results = tool_results(main)
+    plan_write = results.get("toolu_e2e_step1")
+    exit_plan = results.get("toolu_e2e_step2")
+    write = results.get("toolu_e2e_step3")
+    if check(plan_write is not None, "the model received a tool_result for the Write of its plan file"):
+        text = text_of(plan_write[1].get("content"))
+        check(not plan_write[1].get("is_error"), f"the plan file was written in plan mode: {text[:120]!r}",
+              f"is_error={plan_write[1].get('is_error')}, content {text!r}")
+    if isinstance(plan_input, dict):
+        check(bool(plan_input.get("plan")) and bool(plan_input.get("planFilePath")),
+              f"Claude Code filled the ExitPlanMode input from the plan file: planFilePath {plan_input.get('planFilePath')}",
+              json.dumps(plan_input))
+    if check(exit_plan is not None, "the model received a tool_result for ExitPlanMode"):
+        text = text_of(exit_plan[1].get("content"))
+        if approve:
+            check(not exit_plan[1].get("is_error") and "User has approved your plan" in text,
+                  f"the ExitPlanMode tool_result says the plan was approved: {text[:200]!r}",
+                  f"is_error={exit_plan[1].get('is_error')}, content {text!r}")
+        else:
+            check("Revise the plan and present it again" in text and feedback in text,
+                  f"the ExitPlanMode tool_result asks for a revision with the feedback: {text!r}",
+                  f"is_error={exit_plan[1].get('is_error')}, content {text!r}")
+    if approve:
+        check(len(main) == 4, "the model got four agent requests (plan Write, ExitPlanMode, Write, final text)",
+              f"it got {len(main)}")
+        if check(write is not None, "the model received a tool_result for the Write"):
+            text = text_of(write[1].get("content"))
+            check(not write[1].get("is_error"), f"the Write's tool_result is a success: {text[:200]!r}",
+                  f"is_error={write[1].get('is_error')}, content {text!r}")
+        try:
+            written = open(path).read()
+        except OSError:
+            written = None
+        check(written == content, f"{path} holds the content the model wrote", f"it holds {written!r}")
+    else:
+        check(len(main) == 3, "the model got three agent requests (plan Write, ExitPlanMode, final text)",
+              f"it got {len(main)}")
+        check(write is None and not os.path.exists(path), f"no Write ran: {path} does not exist")
+
+    # --- Claude Code's side (claude.stream: its stream-json output) ---------------------------
+    stream = read_jsonl("claude.stream")
+    asked_host = [m["request"].get("tool_name") for m in stream
+                  if m.get("type") == "control_request" and (m.get("request") or {}).get("subtype") == "can_use_tool"]
+    cancelled = {m.get("request_id") for m in stream if m.get("type") == "control_cancel_request"}
+    open_asks = [m["request"].get("tool_name") for m in stream if m.get("type") == "control_request"
+                 and m.get("request_id") not in cancelled]
+    modes = [m.get("permissionMode") or m.get("status") for m in stream if m.get("type") == "system"
+             and m.get("subtype") in ("init", "status")]
+    print(f"info: permission prompts sent to the (silent) host: {asked_host}, left open: {open_asks}; "
+          f"modes (init, status): {modes}")
+    check(asked_host == ["ExitPlanMode"] and open_asks == [],
+          "the only permission prompt was ExitPlanMode's, and the hook's answer cancelled it",
+          f"prompts {asked_host}, left open {open_asks}")
+    if approve:
+        check(modes[:1] == ["plan"] and modes[-1:] == ["acceptEdits"],
+              f"Claude Code went from plan mode to acceptEdits: {modes}", f"modes {modes}")
+
+    # --- the plan desk and the journal ---------------------------------------------------------
+    plans = sorted(n for n in os.listdir(plan_dir) if n.endswith("-plan.md")) if os.path.isdir(plan_dir) else []
+    own_plan = (plan_input or {}).get("plan") if isinstance(plan_input, dict) else None
+    if check(len(plans) == 1, f"the plan dir holds one plan file: {plans}", f"it holds {plans}"):
+        with open(os.path.join(plan_dir, plans[0])) as f:
+            text = f.read()
+        check(own_plan is not None and text == own_plan, f"{plans[0]} holds the plan of the ExitPlanMode call",
+              f"it holds {text!r}; the call's plan {own_plan!r}")
+    journal = read_jsonl("journal.jsonl")
+    outcome = "approved" if approve else "refine"
+    proposes = [r for r in journal if r.get("event") == "propose" or r.get("device") == "propose"]
+    print(f"info: propose records: {json.dumps(proposes)}")
+    decided = [r for r in proposes if (r.get("plan") or {}).get("outcome") == outcome]
+    if check(len(decided) == 1, f"the journal has one propose record with outcome {outcome}",
+             f"propose records: {json.dumps(proposes)}"):
+        r = decided[0]
+        check(plans and (r.get("plan") or {}).get("planPath") == os.path.join(plan_dir, plans[0]),
+              f"it names the plan: {json.dumps(r.get('plan'))}", json.dumps(r))
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "write":
         check_write(sys.argv[2:])
+    elif len(sys.argv) > 1 and sys.argv[1] == "plan":
+        check_plan(sys.argv[2:])
     elif len(sys.argv) > 1 and sys.argv[1] == "trace":
         print_trace(sys.argv[2:])
     else:

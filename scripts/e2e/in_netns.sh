@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs inside the private network namespace of scripts/claude-code-e2e.sh and
-# scripts/claude-code-write-e2e.sh (`unshare --net`): brings up lo, starts the
-# scripted model server on 127.0.0.1, and runs Claude Code against it.
+# Runs inside the private network namespace of scripts/claude-code-e2e.sh,
+# scripts/claude-code-write-e2e.sh and scripts/claude-code-plan-e2e.sh
+# (`unshare --net`): brings up lo, starts the scripted model server on
+# 127.0.0.1, and runs Claude Code against it.
 # Everything comes from the environment the outer script exports (E2E_*):
 #   E2E_SCRIPT   bash (default): Bash calls `touch $E2E_MARK1`, `touch $E2E_MARK2`,
 #                under --permission-mode default;
@@ -10,6 +11,11 @@
 #                --allowedTools "Read(/$E2E_FILE)" "Edit(/$E2E_FILE)" (`//` is
 #                Claude Code's spelling of an absolute path); accept-edits:
 #                --permission-mode acceptEdits --add-dir "$(dirname "$E2E_FILE")"
+#                plan: the plan $E2E_PLAN into Claude Code's plan file, ExitPlanMode,
+#                then (if approved) Write of $E2E_FILE with $E2E_CONTENT, under
+#                --permission-mode plan --permission-prompt-tool stdio, the prompt
+#                sent as --input-format stream-json on a stdin that stays open
+#                and never answers until the result (see claude-code-plan-e2e.sh)
 #   E2E_STRACE   if set, Claude Code runs under strace -f, which writes there
 # Claude Code's pid goes to $E2E_WORK/claude.pid, its exit status to claude.rc.
 # Not meant to be run by hand.
@@ -33,6 +39,7 @@ ip link set lo up || { echo "in_netns: cannot bring up lo" >&2; exit 90; }
 # What the agent can reach: one line per link, and the routes.
 { ip -o link show | awk -F': ' '{print "link " $2}'; ip route show table all | sed 's/^/route /'; } >"$W/netns.txt"
 
+stream_json=0
 case "${E2E_SCRIPT:-bash}" in
 bash)
     script_args=(--command "touch $E2E_MARK1" --command "touch $E2E_MARK2")
@@ -48,6 +55,11 @@ write)
         exit 93
         ;;
     esac
+    ;;
+plan)
+    script_args=(--script plan --plan "$E2E_PLAN" --file "$E2E_FILE" --content "$E2E_CONTENT")
+    claude_args=(--permission-mode plan --permission-prompt-tool stdio)
+    stream_json=1
     ;;
 *)
     echo "in_netns: unknown E2E_SCRIPT: $E2E_SCRIPT" >&2
@@ -76,18 +88,45 @@ cd "$E2E_PROJECT" || exit 92
 # shellcheck disable=SC2016 # expanded by that sh
 record_pid='echo "$$" >"$0" && exec "$@"'
 # A clean environment: nothing of the caller's (no real key, no proxy) leaks in.
-env -i \
-    PATH=/usr/local/bin:/usr/bin:/bin HOME="$E2E_HOME" USER=root LOGNAME=root SHELL=/bin/bash TERM=dumb LANG=C.UTF-8 \
-    ANTHROPIC_BASE_URL="http://127.0.0.1:$port" ANTHROPIC_API_KEY=dummy \
-    DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 \
-    DISABLE_ERROR_REPORTING=1 CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1 \
-    timeout --kill-after=5 "$E2E_TIMEOUT" "${tracer[@]}" \
-    sh -c "$record_pid" "$W/claude.pid" "$E2E_CLAUDE" -p "$E2E_PROMPT" \
-    --output-format json "${claude_args[@]}" \
-    >"$W/claude.json" 2>"$W/claude.err" </dev/null &
-claude_pid=$!
+clean_env=(env -i
+    PATH=/usr/local/bin:/usr/bin:/bin HOME="$E2E_HOME" USER=root LOGNAME=root SHELL=/bin/bash TERM=dumb LANG=C.UTF-8
+    ANTHROPIC_BASE_URL="http://127.0.0.1:$port" ANTHROPIC_API_KEY=dummy
+    DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1
+    DISABLE_ERROR_REPORTING=1 CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1
+    timeout --kill-after=5 "$E2E_TIMEOUT" "${tracer[@]}"
+    sh -c "$record_pid" "$W/claude.pid" "$E2E_CLAUDE")
+if [ "$stream_json" = 0 ]; then
+    "${clean_env[@]}" -p "$E2E_PROMPT" --output-format json "${claude_args[@]}" \
+        >"$W/claude.json" 2>"$W/claude.err" </dev/null &
+    claude_pid=$!
+else
+    # The prompt as one stream-json user message; stdin then stays open and
+    # silent (a permission prompt sent to this host is never answered) until
+    # Claude Code reports its result, and claude.json is that result line.
+    mkfifo "$W/claude.in" || exit 92
+    "${clean_env[@]}" -p --input-format stream-json --output-format stream-json --verbose "${claude_args[@]}" \
+        >"$W/claude.stream" 2>"$W/claude.err" <"$W/claude.in" &
+    claude_pid=$!
+    {
+        "$E2E_PYTHON" -c 'import json, sys; print(json.dumps({"type": "user", "message": {"role": "user", "content": sys.argv[1]}}))' "$E2E_PROMPT"
+        while kill -0 "$claude_pid" 2>/dev/null && ! grep -q '"type":"result"' "$W/claude.stream"; do sleep 0.1; done
+    } >"$W/claude.in"
+fi
 wait "$claude_pid"
 rc=$?
 claude_pid=
 echo "$rc" >"$W/claude.rc"
+if [ "$stream_json" = 1 ]; then
+    "$E2E_PYTHON" -c '
+import json, sys
+results = []
+for line in open(sys.argv[1]):
+    try:
+        message = json.loads(line)
+    except ValueError:
+        continue
+    if isinstance(message, dict) and message.get("type") == "result":
+        results.append(line)
+sys.stdout.write(results[-1] if results else "")' "$W/claude.stream" >"$W/claude.json"
+fi
 exit 0

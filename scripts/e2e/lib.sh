@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# Shared by scripts/claude-code-e2e.sh and scripts/claude-code-write-e2e.sh
-# (sourced first). It sets what both use; the caller sets E2E_NAME (what say
+# Shared by scripts/claude-code-e2e.sh, scripts/claude-code-write-e2e.sh and
+# scripts/claude-code-plan-e2e.sh (sourced first). It sets what both use; the caller sets E2E_NAME (what say
 # and die print first) and W (the work directory, empty until there is one)
 # before calling the functions.
 

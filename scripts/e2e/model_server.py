@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""A scripted stand-in for the Anthropic Messages API, for scripts/claude-code-e2e.sh
-and scripts/claude-code-write-e2e.sh.
+"""A scripted stand-in for the Anthropic Messages API, for scripts/claude-code-e2e.sh,
+scripts/claude-code-write-e2e.sh and scripts/claude-code-plan-e2e.sh.
 
 It listens on 127.0.0.1 and plays a fixed script, chosen with --script, to any
 request that offers the model the agent's tools (the agent's main loop):
@@ -14,6 +14,19 @@ request that offers the model the agent's tools (the agent's main loop):
     no tool_result yet                      -> tool_use Read {"file_path": FILE}
     one tool_result                         -> tool_use Write {"file_path": FILE, "content": CONTENT}
     two or more                             -> text, stop_reason end_turn
+
+  --script plan (give --plan, --file and --content; the agent's main loop is
+  told by Write, since ExitPlanMode is offered only in plan mode). As Claude
+  Code's plan mode asks: the plan goes into the plan file its reminder names
+  ("create your plan at PATH using the Write tool"), and ExitPlanMode takes
+  no argument (Claude Code fills in plan and planFilePath from that file):
+    no tool_result yet                      -> tool_use Write {"file_path": PATH, "content": PLAN}
+    one tool_result                         -> tool_use ExitPlanMode {}
+    the ExitPlanMode tool_result, no error  -> tool_use Write {"file_path": FILE, "content": CONTENT}
+    the ExitPlanMode tool_result, an error  -> text (the plan was refused), end_turn
+    three or more                           -> text, stop_reason end_turn
+  Without a plan file named in the conversation, ExitPlanMode is called at
+  once with {"plan": PLAN}.
 
 The n-th tool call's id is toolu_e2e_step<n>. Requests without the script's
 tools (side queries such as a title or a topic check) get a short harmless
@@ -34,6 +47,7 @@ answered. The port is written to --port-file once the socket listens.
 import argparse
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -42,7 +56,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 FINAL_TEXT = {
     "bash": "Both commands were handled: the first ran, the second was refused.",
     "write": "The reason was written to the device.",
+    "plan": "The approved plan was carried out.",
 }
+REFUSED_PLAN_TEXT = "The reviewer refused the plan; stopping here."
 SIDE_TEXT = "ok"
 MODEL = "claude-e2e-scripted"
 
@@ -57,6 +73,26 @@ def count_tool_results(messages):
         if isinstance(content, list):
             n += sum(1 for block in content if isinstance(block, dict) and block.get("type") == "tool_result")
     return n
+
+
+def result_is_error(messages, tool_use_id):
+    """Whether the conversation's tool_result for tool_use_id is an error."""
+    for message in messages or []:
+        content = message.get("content") if message.get("role") == "user" else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result" \
+                    and block.get("tool_use_id") == tool_use_id:
+                return block.get("is_error") is True
+    return False
+
+
+PLAN_FILE = re.compile(r"(?:create your plan at|A plan file already exists at) (/\S+?\.md)")
+
+
+def plan_file(messages):
+    """The plan file Claude Code's plan-mode reminder names, if any."""
+    match = PLAN_FILE.search(json.dumps(messages))
+    return match.group(1) if match else None
 
 
 def offers(body, names):
@@ -76,8 +112,13 @@ class Script:
             self.seq += 1
             return f"{prefix}_e2e_{self.seq:04d}"
 
-    def steps(self):
+    def steps(self, messages=None):
         """The script's tool calls, in order: (tool name, input)."""
+        if self.args.script == "plan":
+            path = plan_file(messages)
+            plan = [("Write", {"file_path": path, "content": self.args.plan}), ("ExitPlanMode", {})] \
+                if path else [("ExitPlanMode", {"plan": self.args.plan})]
+            return plan + [("Write", {"file_path": self.args.file, "content": self.args.content})]
         if self.args.script == "write":
             return [
                 ("Read", {"file_path": self.args.file}),
@@ -88,10 +129,15 @@ class Script:
 
     def reply_for(self, body):
         """(content blocks, stop_reason, what) for a /v1/messages body."""
-        steps = self.steps()
-        if not offers(body, {name for name, _ in steps}):
+        messages = body.get("messages")
+        steps = self.steps(messages)
+        main_loop = {"Write"} if self.args.script == "plan" else {name for name, _ in steps}
+        if not offers(body, main_loop):
             return [{"type": "text", "text": SIDE_TEXT}], "end_turn", "side-text"
-        step = count_tool_results(body.get("messages"))
+        step = count_tool_results(messages)
+        if self.args.script == "plan" and 0 < step < len(steps) and steps[step - 1][0] == "ExitPlanMode" \
+                and result_is_error(messages, f"toolu_e2e_step{step}"):
+            return [{"type": "text", "text": REFUSED_PLAN_TEXT}], "end_turn", "final-text:plan-refused"
         if step < len(steps):
             name, tool_input = steps[step]
             block = {
@@ -230,16 +276,20 @@ def main():
     parser.add_argument("--port-file", required=True)
     parser.add_argument("--log", required=True, help="JSON Lines file of every request")
     parser.add_argument("--script", choices=sorted(FINAL_TEXT), default="bash",
-                        help="bash: one Bash call per --command; write: Read then Write of --file")
+                        help="bash: one Bash call per --command; write: Read then Write of --file; "
+                             "plan: ExitPlanMode with --plan, then Write of --file")
     parser.add_argument("--command", action="append", default=[],
                         help="bash: the command of each scripted tool call, in order (give it once per call)")
-    parser.add_argument("--file", help="write: the file_path of the Read and the Write")
-    parser.add_argument("--content", help="write: the content of the Write")
+    parser.add_argument("--file", help="write, plan: the file_path of the Write (and of write's Read)")
+    parser.add_argument("--content", help="write, plan: the content of the Write")
+    parser.add_argument("--plan", help="plan: the plan text of the ExitPlanMode call")
     args = parser.parse_args()
     if args.script == "bash" and not args.command:
         parser.error("--script bash needs --command (once per call)")
     if args.script == "write" and (args.file is None or args.content is None):
         parser.error("--script write needs --file and --content")
+    if args.script == "plan" and (args.plan is None or args.file is None or args.content is None):
+        parser.error("--script plan needs --plan, --file and --content")
 
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
