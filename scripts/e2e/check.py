@@ -7,6 +7,7 @@ Usage:
   check.py write WORK pending|none MNT CONTENT MARKER
   check.py trace WORK MNT
   check.py plan WORK approve|refine PLANDIR FILE CONTENT FEEDBACK
+  check.py codex RUNDIR JOURNAL PreToolUse|PermissionRequest MARK1 MARK2 RESOLVE_REASON REJECT_REASON
 
 The first form checks a run of claude-code-e2e.sh. With `real` (the default),
 also what only `xdev hook` does: the journal's decision records carry Claude
@@ -19,6 +20,11 @@ Write's syscalls on MNT. `trace` prints those syscalls.
 
 `plan` checks one run of claude-code-plan-e2e.sh: ExitPlanMode approved (with
 --mode acceptEdits) or refined with FEEDBACK on the plan desk.
+
+`codex` checks one run of scripts/codex-e2e.sh (its RUNDIR, and the
+mount's journal copied to JOURNAL): the first shell call resolved and run,
+the second rejected with the reason reaching the model, and the journal's
+records carrying Codex's session (thread) id.
 
 Prints one `ok:` line per check that holds and one `FAIL:` line per check
 that does not; exits 1 when any failed.
@@ -514,9 +520,100 @@ def check_plan(argv):
               f"it names the plan: {json.dumps(r.get('plan'))}", json.dumps(r))
 
 
+def check_codex(argv):
+    """codex-e2e.sh: one Codex run, the first shell call resolved, the second rejected."""
+    global work
+    work, journal_path, event, mark1, mark2, resolve_reason, reject_reason = argv[:7]
+    check_network()
+    try:
+        rc = int(open(os.path.join(work, "codex.rc")).read())
+    except (OSError, ValueError):
+        rc = None
+    check(rc == 0, "codex exec exited 0", f"exit status {rc}; its stderr is in {work}/codex.err")
+    events = read_jsonl("codex.jsonl")
+    threads = [e.get("thread_id") for e in events if e.get("type") == "thread.started"]
+    session = threads[0] if threads else None
+    check(session is not None, f"Codex reported its thread id {session}")
+    check(any(e.get("type") == "turn.completed" for e in events), "Codex completed its turn")
+
+    check(os.path.exists(mark1), f"MARK1 exists: the resolved `touch {mark1}` ran")
+    check(not os.path.exists(mark2), f"MARK2 does not exist: the rejected `touch {mark2}` never ran")
+
+    decisions = []
+    try:
+        for line in open(os.path.join(work, "decider.tsv")):
+            n, preview_id, device, write_rc, mark1_before, label = line.rstrip("\n").split("\t", 5)
+            decisions.append(dict(device=device, rc=write_rc, mark1_before=mark1_before, label=label))
+    except (OSError, ValueError) as e:
+        fail(f"cannot read the decider's record: {e}")
+    check(len(decisions) == 2, "the decider saw exactly two Bash previews", f"it decided {len(decisions)}")
+    for n, (mark, device) in enumerate(((mark1, "resolve"), (mark2, "reject"))):
+        if len(decisions) > n:
+            d = decisions[n]
+            check(d["label"].startswith("Bash: ") and f"touch {mark}" in d["label"],
+                  f"preview {n + 1} is labelled {d['label']!r}")
+            check(d["device"] == device and d["rc"] == "0", f"`echo ... > {device}` succeeded",
+                  f"device {d['device']}, write status {d['rc']}")
+    if decisions:
+        check(decisions[0]["mark1_before"] == "absent",
+              "MARK1 did not exist while its preview was pending (the hook held the command)")
+
+    requests = read_jsonl("requests.jsonl")
+    main_loop = [r for r in requests if isinstance(r.get("body"), dict)
+                 and any(t.get("name") == "exec_command" for t in r["body"].get("tools") or [])]
+    outputs = {}
+    for index, r in enumerate(main_loop):
+        for item in r["body"].get("input") or []:
+            if isinstance(item, dict) and item.get("type") == "function_call_output":
+                outputs.setdefault(item.get("call_id"), (index + 1, text_of(item.get("output"))))
+    first = outputs.get("call_e2e_step1")
+    second = outputs.get("call_e2e_step2")
+    if check(first is not None, "the model received the first call's function_call_output"):
+        check("exited with code 0" in first[1], f"the first call ran: {first[1]!r}")
+    if check(second is not None, "the model received the second call's function_call_output"):
+        check(reject_reason in second[1],
+              f"request {second[0]} carries the rejection reason in the function_call_output: {second[1]!r}")
+
+    journal = []
+    try:
+        with open(journal_path) as f:
+            journal = [json.loads(line) for line in f if line.strip()]
+    except (OSError, ValueError) as e:
+        fail(f"cannot read the journal {journal_path}: {e}")
+    mine = [r for r in journal if r.get("sessionId") == session]
+    resolves = [r for r in mine if r.get("event") == "resolve"]
+    rejects = [r for r in mine if r.get("event") == "reject"]
+    if check(len(resolves) == 1, f"the journal has one `resolve` record with session {session}",
+             f"it has {len(resolves)}"):
+        r = resolves[0]
+        check(r.get("outcome") == "ok" and r.get("reason") == resolve_reason and mark1 in (r.get("label") or ""),
+              f"resolve: {r.get('label')!r}, reason {r.get('reason')!r}, outcome {r.get('outcome')}", json.dumps(r))
+    if check(len(rejects) == 1, f"the journal has one `reject` record with session {session}",
+             f"it has {len(rejects)}"):
+        r = rejects[0]
+        check(r.get("outcome") == "ok" and r.get("reason") == reject_reason and mark2 in (r.get("label") or ""),
+              f"reject: {r.get('label')!r}, reason {r.get('reason')!r}, outcome {r.get('outcome')}", json.dumps(r))
+    for records, n in ((resolves, 1), (rejects, 2)):
+        for r in records:
+            want = f"call_e2e_step{n}" if event == "PreToolUse" else None
+            check(r.get("toolUseId") == want, f"the {r.get('event')} record's toolUseId is {want!r}",
+                  f"toolUseId {r.get('toolUseId')!r}")
+    for n, mark in ((0, mark1), (1, mark2)):
+        try:
+            detail = json.load(open(os.path.join(work, f"detail.{n}")))
+        except (OSError, ValueError) as e:
+            detail = None
+            fail(f"preview {n + 1}'s pending/<id>/detail was not readable JSON ({e})")
+        if detail is not None:
+            check(isinstance(detail, dict) and detail.get("command") == f"touch {mark}",
+                  f"preview {n + 1}'s pending/<id>/detail showed the tool input {json.dumps(detail)}")
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "write":
         check_write(sys.argv[2:])
+    elif len(sys.argv) > 1 and sys.argv[1] == "codex":
+        check_codex(sys.argv[2:])
     elif len(sys.argv) > 1 and sys.argv[1] == "plan":
         check_plan(sys.argv[2:])
     elif len(sys.argv) > 1 and sys.argv[1] == "trace":

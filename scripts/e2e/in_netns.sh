@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs inside the private network namespace of scripts/claude-code-e2e.sh,
-# scripts/claude-code-write-e2e.sh and scripts/claude-code-plan-e2e.sh
-# (`unshare --net`): brings up lo, starts the scripted model server on
-# 127.0.0.1, and runs Claude Code against it.
+# scripts/claude-code-write-e2e.sh, scripts/claude-code-plan-e2e.sh and
+# scripts/codex-e2e.sh (`unshare --net`): brings up lo, starts the scripted
+# model server on 127.0.0.1, and runs Claude Code (or Codex) against it.
 # Everything comes from the environment the outer script exports (E2E_*):
 #   E2E_SCRIPT   bash (default): Bash calls `touch $E2E_MARK1`, `touch $E2E_MARK2`,
 #                under --permission-mode default;
@@ -16,6 +16,12 @@
 #                --permission-mode plan --permission-prompt-tool stdio, the prompt
 #                sent as --input-format stream-json on a stdin that stays open
 #                and never answers until the result (see claude-code-plan-e2e.sh)
+#                codex: Codex (`$E2E_CODEX exec --json`, CODEX_HOME=$E2E_CODEX_HOME,
+#                whose config.toml names the provider `e2e`) against the server's
+#                Responses API: shell calls `touch $E2E_MARK1`, `touch $E2E_MARK2`,
+#                asking to leave the sandbox when E2E_ESCALATE is set; extra
+#                `codex exec` arguments in E2E_CODEX_ARGS (one line each). Its
+#                JSONL events go to codex.jsonl, its exit status to codex.rc.
 #   E2E_STRACE   if set, Claude Code runs under strace -f, which writes there
 # Claude Code's pid goes to $E2E_WORK/claude.pid, its exit status to claude.rc.
 # Not meant to be run by hand.
@@ -56,6 +62,10 @@ write)
         ;;
     esac
     ;;
+codex)
+    script_args=(--api responses --command "touch $E2E_MARK1" --command "touch $E2E_MARK2")
+    [ -n "${E2E_ESCALATE:-}" ] && script_args+=(--escalate)
+    ;;
 plan)
     script_args=(--script plan --plan "$E2E_PLAN" --file "$E2E_FILE" --content "$E2E_CONTENT")
     claude_args=(--permission-mode plan --permission-prompt-tool stdio)
@@ -83,6 +93,20 @@ done
 port=$(cat "$W/port")
 
 cd "$E2E_PROJECT" || exit 92
+if [ "${E2E_SCRIPT:-}" = codex ]; then
+    codex_args=()
+    [ -n "${E2E_CODEX_ARGS:-}" ] && mapfile -t codex_args <<<"$E2E_CODEX_ARGS"
+    env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$E2E_HOME" USER=root LOGNAME=root SHELL=/bin/bash \
+        TERM=dumb LANG=C.UTF-8 CODEX_HOME="$E2E_CODEX_HOME" XDEV_E2E_API_KEY=dummy \
+        timeout --kill-after=5 "$E2E_TIMEOUT" "$E2E_CODEX" exec --json --skip-git-repo-check \
+        -c "model_providers.e2e.base_url=\"http://127.0.0.1:$port/v1\"" "${codex_args[@]}" "$E2E_PROMPT" \
+        >"$W/codex.jsonl" 2>"$W/codex.err" </dev/null &
+    claude_pid=$!
+    wait "$claude_pid"
+    echo "$?" >"$W/codex.rc"
+    claude_pid=
+    exit 0
+fi
 # Claude Code's pid (the journal names it): a shell writes its own pid, then
 # execs Claude Code in its place.
 # shellcheck disable=SC2016 # expanded by that sh

@@ -1,18 +1,20 @@
 # shellcheck shell=bash
-# Shared by scripts/claude-code-e2e.sh, scripts/claude-code-write-e2e.sh and
-# scripts/claude-code-plan-e2e.sh (sourced first). It sets what both use; the caller sets E2E_NAME (what say
+# Shared by scripts/claude-code-e2e.sh, scripts/claude-code-write-e2e.sh,
+# scripts/claude-code-plan-e2e.sh and scripts/codex-e2e.sh (sourced first). It sets what both use; the caller sets E2E_NAME (what say
 # and die print first) and W (the work directory, empty until there is one)
 # before calling the functions.
 
 # The pinned Claude Code, and where things are.
 CLAUDE_CODE_VERSION=2.1.332
+# The pinned Codex CLI (npm @openai/codex; its platform package ships a static binary).
+CODEX_VERSION=0.171.0
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 E2E=$ROOT/scripts/e2e
 CACHE=${XDEV_CLIENT_CACHE:-$ROOT/target/client-cache}
 XDEV_BIN=${XDEV_BIN:-$ROOT/target/debug/xdev}
 TIMEOUT=${E2E_TIMEOUT:-180}
 if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=$(command -v python3); fi
-export CLAUDE_CODE_VERSION ROOT E2E CACHE XDEV_BIN TIMEOUT PYTHON
+export CLAUDE_CODE_VERSION CODEX_VERSION ROOT E2E CACHE XDEV_BIN TIMEOUT PYTHON
 
 # say: prints a line of progress.
 say() { printf '%s: %s\n' "$E2E_NAME" "$*"; }
@@ -67,6 +69,40 @@ e2e_claude() {
         die "npm could not install @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION (is the registry reachable?); the end of $log:
 $(tail -n 20 "$log")"
     CLAUDE=$(e2e_claude_bin) || die "after npm install, no Claude Code $CLAUDE_CODE_VERSION binary runs from $CACHE (see $log)"
+}
+
+# e2e_codex_bin: prints the path of a Codex binary in $CACHE whose --version
+# is the pinned one (the platform package's static binary).
+e2e_codex_bin() {
+    local triple candidate
+    case "$(uname -m)" in
+    x86_64) triple=x64/vendor/x86_64-unknown-linux-musl ;;
+    aarch64) triple=arm64/vendor/aarch64-unknown-linux-musl ;;
+    *) return 1 ;;
+    esac
+    candidate=$CACHE/node_modules/@openai/codex-linux-${triple%%/*}/${triple#*/}/bin/codex
+    if [ -x "$candidate" ] && [ "$(timeout 30 "$candidate" --version 2>/dev/null)" = "codex-cli $CODEX_VERSION" ]; then
+        printf '%s\n' "$candidate"
+        return 0
+    fi
+    return 1
+}
+
+# shellcheck disable=SC2034 # CODEX is the caller's
+# e2e_codex: sets CODEX to the pinned Codex binary, installing it into $CACHE
+# first when it is not there (npm; the registry must be reachable).
+e2e_codex() {
+    local log
+    CODEX=$(e2e_codex_bin) && return 0
+    e2e_say "installing @openai/codex@$CODEX_VERSION into $CACHE"
+    mkdir -p "$CACHE" || die "cannot create $CACHE"
+    log=$CACHE/npm-install-codex.log
+    flock -w 600 "$CACHE/.install.lock" \
+        npm install --prefix "$CACHE" --no-audit --no-fund --save-exact \
+        "@openai/codex@$CODEX_VERSION" >"$log" 2>&1 ||
+        die "npm could not install @openai/codex@$CODEX_VERSION (is the registry reachable?); the end of $log:
+$(tail -n 20 "$log")"
+    CODEX=$(e2e_codex_bin) || die "after npm install, no Codex $CODEX_VERSION binary runs from $CACHE (see $log)"
 }
 
 # e2e_xdev: builds xdev when $XDEV_BIN is missing.

@@ -39,6 +39,18 @@ content_block_start, content_block_delta, content_block_stop,
 message_delta, message_stop) and plain JSON replies are served, as the
 request asks.
 
+With --api responses (for scripts/codex-e2e.sh) it speaks the OpenAI
+Responses API instead, as Codex does with `wire_api = "responses"`:
+`POST /v1/responses` plays --script bash against the request's `input`
+items, counting `function_call_output` items as tool results: each step is
+a `function_call` of the shell tool the request offers (`exec_command`
+{"cmd": ...}, `shell_command` {"command": ...} or `shell` {"command":
+["bash", "-lc", ...]}; with --escalate an exec_command call also asks
+for `"sandbox_permissions": "require_escalated"`), with call_id call_e2e_step<n>, then a final
+assistant message. Replies stream as server-sent events (response.created,
+response.output_item.added, response.output_item.done, response.completed).
+Requests offering no shell tool get a short text; anything else is a 404.
+
 Every request is appended to --log as one JSON line: method, path, the
 headers that matter, the parsed body (or the raw text), and what was
 answered. The port is written to --port-file once the socket listens.
@@ -183,6 +195,55 @@ def stream_events(message_id, model, blocks, stop_reason):
     yield sse("message_stop", {"type": "message_stop"})
 
 
+SHELL_TOOLS = ("exec_command", "shell_command", "shell")
+
+
+def responses_tools(body):
+    """The names of the tools a Responses API request offers."""
+    return [t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)]
+
+
+def count_function_outputs(body):
+    """How many function_call_output items a Responses API request's input holds."""
+    return sum(1 for item in body.get("input") or []
+               if isinstance(item, dict) and item.get("type") in ("function_call_output", "custom_tool_call_output"))
+
+
+def responses_reply(args, body):
+    """(output item, what) for a POST /v1/responses body."""
+    tools = responses_tools(body)
+    shell = next((name for name in SHELL_TOOLS if name in tools), None)
+    step = count_function_outputs(body)
+    if shell is not None and step < len(args.command):
+        command = args.command[step]
+        arguments = {"exec_command": {"cmd": command},
+                     "shell_command": {"command": command},
+                     "shell": {"command": ["bash", "-lc", command]}}[shell]
+        if args.escalate and shell == "exec_command":
+            arguments.update(sandbox_permissions="require_escalated",
+                             justification=f"Scripted step {step + 1} must run outside the sandbox.")
+        item = {"type": "function_call", "id": f"fc_e2e_step{step + 1}", "call_id": f"call_e2e_step{step + 1}",
+                "name": shell, "arguments": json.dumps(arguments), "status": "completed"}
+        return item, f"function_call:{step + 1}:{shell}"
+    text, what = (FINAL_TEXT["bash"], "final-text") if shell is not None else (SIDE_TEXT, "side-text")
+    item = {"type": "message", "id": f"msg_e2e_{step}", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]}
+    return item, what
+
+
+def responses_events(response_id, model, item):
+    usage = {"input_tokens": 25, "input_tokens_details": {"cached_tokens": 0},
+             "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 45}
+    response = {"id": response_id, "object": "response", "model": model, "status": "in_progress", "output": []}
+    yield sse("response.created", {"type": "response.created", "sequence_number": 0, "response": response})
+    yield sse("response.output_item.added", {"type": "response.output_item.added", "sequence_number": 1,
+                                             "output_index": 0, "item": dict(item, status="in_progress")})
+    yield sse("response.output_item.done", {"type": "response.output_item.done", "sequence_number": 2,
+                                            "output_index": 0, "item": item})
+    yield sse("response.completed", {"type": "response.completed", "sequence_number": 3,
+                                     "response": dict(response, status="completed", output=[item], usage=usage)})
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "xdev-e2e-model/1"
@@ -238,9 +299,29 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", "0")
         self.end_headers()
 
+    def post_responses(self, path, body):
+        if path != "/v1/responses" or not isinstance(body, dict):
+            self.not_found(body)
+            return
+        item, what = responses_reply(self.server.script.args, body)
+        response_id = self.server.script.next_id("resp")
+        self.record(body, f"stream {what}", 200)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for chunk in responses_events(response_id, body.get("model") or MODEL, item):
+            self.wfile.write(chunk)
+            self.wfile.flush()
+        self.close_connection = True
+
     def do_POST(self):
         body = self.read_body()
         path = self.path.split("?", 1)[0]
+        if self.server.api == "responses":
+            self.post_responses(path, body)
+            return
         if path == "/v1/messages/count_tokens":
             self.record(body, "count_tokens", 200)
             self.send_json(200, {"input_tokens": 100})
@@ -275,6 +356,12 @@ def main():
     parser.add_argument("--port", type=int, default=0, help="0: any free port (see --port-file)")
     parser.add_argument("--port-file", required=True)
     parser.add_argument("--log", required=True, help="JSON Lines file of every request")
+    parser.add_argument("--api", choices=("messages", "responses"), default="messages",
+                        help="messages: the Anthropic Messages API (Claude Code); "
+                             "responses: the OpenAI Responses API (Codex; --script bash only)")
+    parser.add_argument("--escalate", action="store_true",
+                        help="responses: each exec_command call asks to leave the sandbox "
+                             "(sandbox_permissions require_escalated), so Codex asks for approval")
     parser.add_argument("--script", choices=sorted(FINAL_TEXT), default="bash",
                         help="bash: one Bash call per --command; write: Read then Write of --file; "
                              "plan: ExitPlanMode with --plan, then Write of --file")
@@ -286,6 +373,8 @@ def main():
     args = parser.parse_args()
     if args.script == "bash" and not args.command:
         parser.error("--script bash needs --command (once per call)")
+    if args.api == "responses" and args.script != "bash":
+        parser.error("--api responses plays --script bash only")
     if args.script == "write" and (args.file is None or args.content is None):
         parser.error("--script write needs --file and --content")
     if args.script == "plan" and (args.plan is None or args.file is None or args.content is None):
@@ -294,6 +383,7 @@ def main():
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
     server.script = Script(args)
+    server.api = args.api
     server.log_path = args.log
     server.log_lock = threading.Lock()
     tmp = args.port_file + ".tmp"

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# End-to-end: the real Codex CLI, gated by `xdev hook`, against a scripted
+# Responses API server on 127.0.0.1, in a network namespace of its own.
+#
+#   scripts/codex-e2e.sh [--keep] [--no-permission-request]
+#
+# What happens:
+#   1. Codex (npm @openai/codex, pinned in scripts/e2e/lib.sh) is installed
+#      once into ${XDEV_CLIENT_CACHE:-target/client-cache}; the xdev binary is
+#      built when missing (or taken from $XDEV_BIN).
+#   2. `xdev mount` serves a fresh mount. Each run has a fresh CODEX_HOME
+#      whose config.toml points the provider `e2e` (wire_api "responses",
+#      key from XDEV_E2E_API_KEY) at the scripted server, and whose
+#      hooks.json runs `xdev hook --agent codex --mount <mnt>` (matcher Bash).
+#      Codex runs hooks only once trusted: `codex exec
+#      --dangerously-bypass-hook-trust` trusts them for the one invocation
+#      (without it they are skipped silently).
+#   3. Inside `unshare --net` (only lo), scripts/e2e/model_server.py --api
+#      responses plays two shell calls (`touch MARK1`, `touch MARK2`), then a
+#      final message; `codex exec --json` runs against it.
+#   4. A decider here resolves the first preview (`echo ... > <mnt>/resolve`)
+#      and rejects the second (`echo ... > <mnt>/reject`).
+#   5. scripts/e2e/check.py codex asserts: MARK1 exists (and did not while its
+#      preview was pending), MARK2 does not, the model read the rejection
+#      reason in the second call's function_call_output, and <mnt>/log holds a
+#      resolve and a reject record carrying Codex's session (thread) id.
+#
+# Two runs:
+#   pre   PreToolUse hook; danger-full-access, approval "never", so the hook is
+#         what holds the call (Codex ignores a PreToolUse allow: `resolve`
+#         prints nothing and the call goes on; `reject` denies it).
+#   perm  PermissionRequest hook (skipped with --no-permission-request): the
+#         model asks to leave the sandbox (exec_command sandbox_permissions
+#         "require_escalated") under workspace-write with --approve-for-me, the
+#         only way `codex exec` asks for approval (it runs approval "never"
+#         otherwise, and approval_policy "untrusted" is refused). The hook
+#         answers before the automatic reviewer.
+#
+# Not part of CI. Needs root (unshare --net, FUSE), node/npm with the npm
+# registry reachable for the first install, python3, and iproute2.
+#
+# Environment: XDEV_BIN (default target/debug/xdev, built when missing),
+# XDEV_CLIENT_CACHE, E2E_TIMEOUT (seconds for each codex run, default 180).
+set -uo pipefail
+
+RESOLVE_REASON="looks safe"
+REJECT_REASON="no touching MARK2: policy says so"
+PROMPT="Run the two scripted shell commands, one after the other."
+
+# shellcheck source=scripts/e2e/lib.sh
+. "$(dirname "$0")/e2e/lib.sh"
+
+keep=0
+runs="pre perm"
+for arg in "$@"; do
+    case "$arg" in
+    --keep) keep=1 ;;
+    --no-permission-request) runs="pre" ;;
+    -h | --help)
+        sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "codex-e2e: unknown argument: $arg (see --help)" >&2
+        exit 2
+        ;;
+    esac
+done
+
+E2E_NAME=codex-e2e
+W=
+xdev_pid=
+decider_pid=
+netns_pid=
+MNT=
+
+# shellcheck disable=SC2317 # run by the EXIT trap
+cleanup() {
+    local status=$?
+    [ -n "$netns_pid" ] && kill -TERM "$netns_pid" 2>/dev/null && wait "$netns_pid" 2>/dev/null
+    [ -n "$decider_pid" ] && kill -TERM "$decider_pid" 2>/dev/null && wait "$decider_pid" 2>/dev/null
+    e2e_unmount "$MNT"
+    e2e_leave_work_dir "$W" "$keep" "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+e2e_require_tools
+e2e_xdev
+"$XDEV_BIN" hook --help >/dev/null 2>&1 || die "$XDEV_BIN has no \`hook\` subcommand"
+e2e_codex
+
+W=$(mktemp -d "${TMPDIR:-/tmp}/xdev-codex-e2e.XXXXXX") || die "mktemp failed"
+MNT=$W/mnt
+e2e_mount "$MNT" "$W/xdev"
+hook_command="$(printf '%q hook --agent codex --mount %q' "$XDEV_BIN" "$MNT")"
+
+# decide RUNDIR MARK1: resolves the first preview, rejects the second; one
+# line per decision into RUNDIR/decider.tsv (as claude-code-e2e.sh).
+decide() {
+    local rd=$1 mark1=$2 n=0 seen=" " ids id label device reason rc before count
+    while [ "$n" -lt 2 ]; do
+        ids=$(ls -U "$MNT/pending" 2>/dev/null) || ids=
+        count=$(printf '%s' "$ids" | grep -c .)
+        id=$(printf '%s\n' "$ids" | head -n 1)
+        if [ -n "$id" ] && [[ "$seen" != *" $id "* ]]; then
+            [ "$count" = 1 ] || echo "decider: $count previews pending at once: $ids" >&2
+            label=$(cat "$MNT/pending/$id/label" 2>/dev/null) || label="(unreadable)"
+            cat "$MNT/pending/$id/detail" >"$rd/detail.$n" 2>/dev/null || rm -f "$rd/detail.$n"
+            if [ "$n" = 0 ]; then device=resolve reason=$RESOLVE_REASON; else device=reject reason=$REJECT_REASON; fi
+            if [ -e "$mark1" ]; then before=present; else before=absent; fi
+            echo "decider: $id ($label): $device \"$reason\"" >&2
+            echo "$reason" >"$MNT/$device"
+            # shellcheck disable=SC2320 # echo's status is the device write's
+            rc=$?
+            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$id" "$device" "$rc" "$before" "$label" >>"$rd/decider.tsv"
+            seen="$seen$id "
+            n=$((n + 1))
+        fi
+        sleep 0.05
+    done
+}
+
+say "Codex $CODEX_VERSION, xdev $("$XDEV_BIN" --version 2>/dev/null | head -n 1), work dir $W"
+failed=0
+summary=
+for run in $runs; do
+    RD=$W/$run
+    mkdir -p "$RD/marks" "$RD/project" "$RD/home" "$RD/codex-home" || die "cannot create $RD"
+    MARK1=$RD/marks/MARK1
+    MARK2=$RD/marks/MARK2
+    if [ "$run" = pre ]; then
+        event=PreToolUse approval=never sandbox=danger-full-access escalate='' extra=''
+    else
+        event=PermissionRequest approval=on-request sandbox=workspace-write escalate=1 extra=--approve-for-me
+    fi
+    cat >"$RD/codex-home/config.toml" <<EOF
+model = "gpt-e2e-scripted"
+model_provider = "e2e"
+approval_policy = "$approval"
+sandbox_mode = "$sandbox"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[model_providers.e2e]
+name = "xdev e2e scripted server"
+base_url = "http://127.0.0.1:9/v1"
+wire_api = "responses"
+env_key = "XDEV_E2E_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+EOF
+    "$PYTHON" - "$RD/codex-home/hooks.json" "$event" "$hook_command" <<'PY' || die "cannot write hooks.json"
+import json, sys
+path, event, command = sys.argv[1:4]
+hooks = {"hooks": {event: [{"matcher": "Bash", "hooks": [{"type": "command", "command": command, "timeout": 600}]}]}}
+with open(path, "w") as f:
+    json.dump(hooks, f, indent=2)
+    f.write("\n")
+PY
+    : >"$RD/decider.tsv"
+    decide "$RD" "$MARK1" 2>"$RD/decider.err" &
+    decider_pid=$!
+    codex_args="--dangerously-bypass-hook-trust"
+    [ -n "$extra" ] && codex_args="$codex_args"$'\n'"$extra"
+    export E2E_SCRIPT=codex E2E_WORK=$RD E2E_PROJECT=$RD/project E2E_HOME=$RD/home E2E_CODEX_HOME=$RD/codex-home \
+        E2E_MARK1=$MARK1 E2E_MARK2=$MARK2 E2E_CODEX=$CODEX E2E_PROMPT=$PROMPT E2E_TIMEOUT=$TIMEOUT \
+        E2E_PYTHON=$PYTHON E2E_SERVER=$E2E/model_server.py E2E_ESCALATE=$escalate E2E_CODEX_ARGS=$codex_args
+    say "run $run: $event hook, approval $approval, sandbox $sandbox${extra:+, $extra}"
+    e2e_run_in_netns
+    [ "$netns_status" = 0 ] || die "the namespace run failed (status $netns_status); see $RD"
+    for _ in $(seq 20); do kill -0 "$decider_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -TERM "$decider_pid" 2>/dev/null
+    wait "$decider_pid" 2>/dev/null
+    decider_pid=
+    cat "$MNT/log" >"$W/journal.jsonl" 2>/dev/null || die "cannot read $MNT/log"
+    sed 's/^/  /' "$RD/decider.err"
+    e2e_print_requests "$RD/requests.jsonl"
+    if "$PYTHON" "$E2E/check.py" codex "$RD" "$W/journal.jsonl" "$event" "$MARK1" "$MARK2" \
+        "$RESOLVE_REASON" "$REJECT_REASON" >"$RD/check.out"; then
+        sed 's/^/  /' "$RD/check.out"
+        summary="$summary $event: pass (${elapsed}s);"
+    else
+        sed 's/^/  /' "$RD/check.out"
+        failed=1
+        summary="$summary $event: FAIL (${elapsed}s);"
+        say "Codex's stderr ends: $(tail -n 5 "$RD/codex.err" 2>/dev/null)"
+    fi
+done
+[ "$failed" = 0 ] || die "check(s) failed:$summary"
+say "PASS: Codex $CODEX_VERSION through xdev hook:$summary resolved command ran, rejected did not, the model read the reason, the journal has the decisions with Codex's session id"
