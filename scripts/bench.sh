@@ -27,12 +27,7 @@ done
 # The owner's reads while other users loop over a large status.json.
 work=$(mktemp -d "${TMPDIR:-/tmp}/xdev-bench.XXXXXX")
 chmod 755 "$work"
-bin=$(cargo build --release --message-format=json-render-diagnostics 2>/dev/null |
-    python3 -c 'import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "xdev":
-        print(m["executable"])' | tail -n 1)
+bin=$(scripts/build-xdev.sh --release)
 "$bin" mount "$work/mnt" --allow-other --share-journal >"$work/out" 2>"$work/err" &
 daemon=$!
 "$bin" wait "$work/mnt" --pid "$daemon" --timeout 20s

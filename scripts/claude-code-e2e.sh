@@ -76,17 +76,7 @@ decider_pid=
 netns_pid=
 MNT=
 
-# shellcheck disable=SC2317 # run by the EXIT trap
-cleanup() {
-    local status=$?
-    [ -n "$netns_pid" ] && kill -TERM "$netns_pid" 2>/dev/null && wait "$netns_pid" 2>/dev/null
-    [ -n "$decider_pid" ] && kill -TERM "$decider_pid" 2>/dev/null && wait "$decider_pid" 2>/dev/null
-    e2e_unmount "$MNT"
-    e2e_leave_work_dir "$W" "$keep" "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+e2e_clean_up_on_exit
 
 # --- prerequisites --------------------------------------------------------------
 e2e_require_tools
@@ -130,34 +120,8 @@ with open(path, "w") as f:
 PY
 
 # --- the decider: resolve the first Bash preview, reject the second ----------------
-# One line per decision into decider.tsv: n, id, device, write status,
-# whether MARK1 existed before the write, label.
-decide() {
-    local n=0 seen=" " ids id label device reason rc before count
-    while [ "$n" -lt 2 ]; do
-        ids=$(ls -U "$MNT/pending" 2>/dev/null) || ids=
-        count=$(printf '%s' "$ids" | grep -c .)
-        id=$(printf '%s\n' "$ids" | head -n 1)
-        if [ -n "$id" ] && [[ "$seen" != *" $id "* ]]; then
-            [ "$count" = 1 ] || echo "decider: $count previews pending at once: $ids" >&2
-            label=$(cat "$MNT/pending/$id/label" 2>/dev/null) || label="(unreadable)"
-            cat "$MNT/pending/$id/detail" >"$W/detail.$n" 2>/dev/null || rm -f "$W/detail.$n"
-            if [ "$n" = 0 ]; then device=resolve reason=$RESOLVE_REASON; else device=reject reason=$REJECT_REASON; fi
-            if [ -e "$MARK1" ]; then before=present; else before=absent; fi
-            echo "decider: $id ($label): $device \"$reason\"" >&2
-            echo "$reason" >"$MNT/$device"
-            # shellcheck disable=SC2320 # echo's status is the device write's: 0 once the hook answered
-            rc=$?
-            echo "decider: write status $rc; last: $(cat "$MNT/last" 2>/dev/null)" >&2
-            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$id" "$device" "$rc" "$before" "$label" >>"$W/decider.tsv"
-            seen="$seen$id "
-            n=$((n + 1))
-        fi
-        sleep 0.05
-    done
-}
 : >"$W/decider.tsv"
-decide 2>"$W/decider.err" &
+e2e_decide_two "$W" "$MARK1" 2>"$W/decider.err" &
 decider_pid=$!
 
 # --- the agent, in a network namespace of its own -----------------------------------

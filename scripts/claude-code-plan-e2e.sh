@@ -98,24 +98,7 @@ decider_pid=
 netns_pid=
 MNT=
 
-# shellcheck disable=SC2317 # run by the EXIT trap and between runs
-stop_run() {
-    [ -n "$netns_pid" ] && kill -TERM "$netns_pid" 2>/dev/null && wait "$netns_pid" 2>/dev/null
-    netns_pid=
-    [ -n "$decider_pid" ] && kill -TERM "$decider_pid" 2>/dev/null && wait "$decider_pid" 2>/dev/null
-    decider_pid=
-    e2e_unmount "$MNT"
-    MNT=
-}
-# shellcheck disable=SC2317 # run by the EXIT trap
-cleanup() {
-    local status=$?
-    stop_run
-    e2e_leave_work_dir "$W" "$keep" "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+e2e_clean_up_on_exit
 
 # --- prerequisites --------------------------------------------------------------
 e2e_require_tools

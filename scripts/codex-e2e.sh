@@ -74,17 +74,7 @@ decider_pid=
 netns_pid=
 MNT=
 
-# shellcheck disable=SC2317 # run by the EXIT trap
-cleanup() {
-    local status=$?
-    [ -n "$netns_pid" ] && kill -TERM "$netns_pid" 2>/dev/null && wait "$netns_pid" 2>/dev/null
-    [ -n "$decider_pid" ] && kill -TERM "$decider_pid" 2>/dev/null && wait "$decider_pid" 2>/dev/null
-    e2e_unmount "$MNT"
-    e2e_leave_work_dir "$W" "$keep" "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+e2e_clean_up_on_exit
 
 e2e_require_tools
 e2e_xdev
@@ -95,32 +85,6 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/xdev-codex-e2e.XXXXXX") || die "mktemp failed"
 MNT=$W/mnt
 e2e_mount "$MNT" "$W/xdev"
 hook_command="$(printf '%q hook --agent codex --mount %q' "$XDEV_BIN" "$MNT")"
-
-# decide RUNDIR MARK1: resolves the first preview, rejects the second; one
-# line per decision into RUNDIR/decider.tsv (as claude-code-e2e.sh).
-decide() {
-    local rd=$1 mark1=$2 n=0 seen=" " ids id label device reason rc before count
-    while [ "$n" -lt 2 ]; do
-        ids=$(ls -U "$MNT/pending" 2>/dev/null) || ids=
-        count=$(printf '%s' "$ids" | grep -c .)
-        id=$(printf '%s\n' "$ids" | head -n 1)
-        if [ -n "$id" ] && [[ "$seen" != *" $id "* ]]; then
-            [ "$count" = 1 ] || echo "decider: $count previews pending at once: $ids" >&2
-            label=$(cat "$MNT/pending/$id/label" 2>/dev/null) || label="(unreadable)"
-            cat "$MNT/pending/$id/detail" >"$rd/detail.$n" 2>/dev/null || rm -f "$rd/detail.$n"
-            if [ "$n" = 0 ]; then device=resolve reason=$RESOLVE_REASON; else device=reject reason=$REJECT_REASON; fi
-            if [ -e "$mark1" ]; then before=present; else before=absent; fi
-            echo "decider: $id ($label): $device \"$reason\"" >&2
-            echo "$reason" >"$MNT/$device"
-            # shellcheck disable=SC2320 # echo's status is the device write's
-            rc=$?
-            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$id" "$device" "$rc" "$before" "$label" >>"$rd/decider.tsv"
-            seen="$seen$id "
-            n=$((n + 1))
-        fi
-        sleep 0.05
-    done
-}
 
 say "Codex $CODEX_VERSION, xdev $("$XDEV_BIN" --version 2>/dev/null | head -n 1), work dir $W"
 failed=0
@@ -162,7 +126,7 @@ with open(path, "w") as f:
     f.write("\n")
 PY
     : >"$RD/decider.tsv"
-    decide "$RD" "$MARK1" 2>"$RD/decider.err" &
+    e2e_decide_two "$RD" "$MARK1" 2>"$RD/decider.err" &
     decider_pid=$!
     codex_args="--dangerously-bypass-hook-trust"
     [ -n "$extra" ] && codex_args="$codex_args"$'\n'"$extra"

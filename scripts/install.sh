@@ -39,19 +39,8 @@ if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
 fi
 command -v cargo >/dev/null 2>&1 || die "cargo (the Rust toolchain) is not installed or not on PATH"
 
-# Cargo says where it put the binary (CARGO_TARGET_DIR, a build target, a
-# workspace: the target directory is not always ./target).
 say "building (cargo build --release)"
-messages=$(cd "$root" && cargo build --release --bin xdev --message-format=json-render-diagnostics)
-bin=$(printf '%s\n' "$messages" |
-    grep '"reason":"compiler-artifact"' |
-    grep '"kind":\["bin"\]' |
-    grep '"name":"xdev"' |
-    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' |
-    tail -n 1)
-if [ -z "$bin" ] || [ ! -x "$bin" ]; then
-    die "cargo built no xdev binary that it told of"
-fi
+bin=$("$root/scripts/build-xdev.sh" --release) || die "the build failed"
 say "built $bin ($("$bin" --version))"
 
 # Generated files: made by the binary just built, so they match it.

@@ -28,16 +28,7 @@ cargo deb --version >/dev/null 2>&1 || die "cargo-deb is missing: cargo install 
 # which is also where cargo-deb resolves the target/release/ paths of the
 # asset list.
 say "building (cargo build --release)"
-messages=$(cargo build --release --bin xdev --message-format=json-render-diagnostics)
-bin=$(printf '%s\n' "$messages" |
-    grep '"reason":"compiler-artifact"' |
-    grep '"kind":\["bin"\]' |
-    grep '"name":"xdev"' |
-    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' |
-    tail -n 1)
-if [ -z "$bin" ] || [ ! -x "$bin" ]; then
-    die "cargo built no xdev binary that it told of"
-fi
+bin=$(scripts/build-xdev.sh --release) || die "the build failed"
 
 generated=$(dirname -- "$bin")/packaging
 mkdir -p -- "$generated"

@@ -15,7 +15,7 @@ if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
     # shellcheck disable=SC1091
     . "$HOME/.cargo/env"
 fi
-(cd "$root" && cargo build --release) >&2
+bin=$("$root/scripts/build-xdev.sh" --release)
 
 # `xdev mount` creates a missing mount point itself and removes it again when
 # it exits (also, after a SIGKILL, when the next daemon there exits), so that
@@ -29,4 +29,4 @@ if [ "$(id -u)" -ne 0 ] && [ ! -e "$dir" ] && [ ! -w "$parent" ] &&
     sudo chown "$(id -u):$(id -g)" -- "$dir"
 fi
 
-exec "$root/target/release/xdev" mount "$dir"
+exec "$bin" mount "$dir"

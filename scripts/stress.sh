@@ -20,8 +20,7 @@ writers=${WRITERS:-16}
 writes=${WRITES:-2000}
 
 bash scripts/setup.sh >/dev/null
-cargo build --release --quiet
-bin="$root/target/release/xdev"
+bin=$(scripts/build-xdev.sh --release --quiet)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/xdev-stress.XXXXXX")
 dir="$work/mnt"

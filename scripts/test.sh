@@ -55,6 +55,7 @@ step "cargo clippy --no-default-features -- -D warnings (the core alone)" \
     cargo clippy --no-default-features -- -D warnings
 
 # Runs every example, each to the end even when one failed; fails if any did.
+# shellcheck disable=SC2317 # run through step
 run_examples() {
     local example status=0
     for example in in_process mount plan_review; do

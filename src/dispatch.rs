@@ -115,6 +115,10 @@ pub type Cancel = BoxFuture<Error>;
 /// error is the result. (The mount writes its journal's intent record here.)
 pub type BeforeDecision = Box<dyn FnOnce(&str, &Details) -> Result<(), Error> + Send>;
 
+/// Told the id of the preview a dispatch decides, once its decision runs:
+/// a caller that may stop waiting learns which preview it leaves deciding.
+pub type OnClaim = Box<dyn FnOnce(&str) + Send>;
+
 /// What a dispatch is raced against and checked with.
 #[derive(Default)]
 pub struct DispatchHooks {
@@ -123,6 +127,8 @@ pub struct DispatchHooks {
     /// May refuse a decision once its preview is claimed (see
     /// [`BeforeDecision`]).
     pub before_decision: Option<BeforeDecision>,
+    /// Told which preview the decision decides (see [`OnClaim`]).
+    pub on_claim: Option<OnClaim>,
 }
 
 impl std::fmt::Debug for DispatchHooks {
@@ -130,6 +136,7 @@ impl std::fmt::Debug for DispatchHooks {
         f.debug_struct("DispatchHooks")
             .field("cancel", &self.cancel.is_some())
             .field("before_decision", &self.before_decision.is_some())
+            .field("on_claim", &self.on_claim.is_some())
             .finish()
     }
 }
@@ -139,7 +146,7 @@ impl DispatchHooks {
     pub fn cancel(cancel: Option<Cancel>) -> Self {
         DispatchHooks {
             cancel,
-            before_decision: None,
+            ..DispatchHooks::default()
         }
     }
 
@@ -268,6 +275,9 @@ async fn race(session: &Session, work: Work, hooks: DispatchHooks) -> Resolution
             resolution.id = Some(preview.id.to_string());
             return resolution;
         }
+    }
+    if let (Some((preview, _)), Some(on_claim)) = (&decides, hooks.on_claim) {
+        on_claim(&preview.id);
     }
     let mut aborted = std::pin::pin!(session.abort_waiter().aborted());
     let mut running = Detached {

@@ -938,10 +938,20 @@ fn decide_plan(
 /// decisions) said to continue in, if it said one.
 fn continue_in(mount: &Path, slug: &str, before: u64) -> Option<ContinueMode> {
     let desk = desk_status(mount).ok().flatten()?;
-    let ours = desk.last_decided.is_some_and(|plan| plan.slug == slug);
-    (ours && desk.decisions > before)
+    decided_since(&desk, slug, before)
         .then_some(desk.continue_in)
         .flatten()
+}
+
+/// Whether the desk's latest decision is a new one (made after `before`
+/// decisions) about plan `slug`: counted, since two decisions may read the
+/// same, and by plan, so another plan's decision is never taken for it.
+fn decided_since(desk: &PlanStatus, slug: &str, before: u64) -> bool {
+    let ours = desk
+        .last_decided
+        .as_ref()
+        .is_some_and(|plan| plan.slug == slug);
+    ours && desk.decisions > before
 }
 
 /// The slug a plan is filed under: its heading under the plan-title rules,
@@ -1071,9 +1081,9 @@ fn wait_for_review(mount: &Path, slug: &str, before: u64) -> Result<String, Clie
 /// desk's latest decision if it is a new one about this plan, else the
 /// review was cancelled.
 fn review_decision(desk: PlanStatus, slug: &str, before: u64) -> Result<String, ClientError> {
-    let ours = desk.last_decided.is_some_and(|plan| plan.slug == slug);
+    let new = decided_since(&desk, slug, before);
     match desk.last_decision {
-        Some(decision) if ours && desk.decisions > before => Ok(decision),
+        Some(decision) if new => Ok(decision),
         _ => Err(ClientError::Protocol(texts::REVIEW_CANCELLED.into())),
     }
 }

@@ -121,7 +121,7 @@ pub use dispatch::{
     decide_pending, decide_pending_with, dispatch_device_in, dispatch_device_with,
     dispatch_resolution_device, dispatch_resolution_device_until, run_resolve_invocation,
     run_resolve_tool, run_resolve_tool_until, BeforeDecision, Cancel, Details, DeviceResult,
-    DispatchHooks, Resolution,
+    DispatchHooks, OnClaim, Resolution,
 };
 pub use error::{errno_name, CallbackError, Error};
 #[cfg(feature = "mount")]

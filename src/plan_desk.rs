@@ -262,12 +262,13 @@ struct DeskState {
 }
 
 impl DeskState {
-    /// Records a decision the desk made about `plan`, and its text.
-    fn decided(&mut self, text: &str, plan: &PlanFile) {
+    /// Records a decision the desk made about `plan`, its text, and the
+    /// mode an approval said to continue in.
+    fn decided(&mut self, text: &str, plan: &PlanFile, continue_in: Option<ContinueMode>) {
         self.last_decision = Some(text.to_string());
         self.last_decided = Some(plan.shown());
         self.decisions += 1;
-        self.continue_in = None;
+        self.continue_in = continue_in;
     }
 }
 
@@ -390,16 +391,13 @@ impl PlanDesk {
         }
         // Plan mode is off before the waiting write learns the decision.
         self.inner.leave_plan_mode(&mut state);
-        let decision = decide(
+        Ok(decide(
             &self.inner.session,
             &mut state,
             review,
             text,
-            PlanOutcome::Approved,
-        );
-        // After `decide`, which starts every decision with no mode.
-        state.continue_in = mode;
-        Ok(decision)
+            (PlanOutcome::Approved, mode),
+        ))
     }
 
     /// Asks for a better plan: the plan under review is decided (in `review`
@@ -427,7 +425,7 @@ impl PlanDesk {
             &mut state,
             review,
             text,
-            PlanOutcome::Refine,
+            (PlanOutcome::Refine, None),
         ))
     }
 
@@ -473,15 +471,16 @@ fn take_review(state: &mut DeskState) -> Result<Review, Error> {
         .ok_or_else(|| Error::NothingToResolve(texts::NOTHING_UNDER_REVIEW.into()))
 }
 
-/// Records a decision and hands it to the waiting write, if any.
+/// Records a decision (its outcome, and the mode an approval continues in)
+/// and hands it to the waiting write, if any.
 fn decide(
     session: &Session,
     state: &mut DeskState,
     review: Review,
     text: String,
-    outcome: PlanOutcome,
+    (outcome, continue_in): (PlanOutcome, Option<ContinueMode>),
 ) -> Decision {
-    state.decided(&text, &review.plan);
+    state.decided(&text, &review.plan, continue_in);
     let decision = (text, review.plan.details(outcome));
     match review.decide {
         // The writer may be gone already; the decision stands either way.
@@ -682,7 +681,7 @@ fn submit(desk: &Arc<Inner>, proposal: &PlanProposal) -> Result<Proposed, Error>
                 .unwrap_or(texts::DEFAULT_PLAN_TARGET);
             let text = texts::plan_approved_at_once(target);
             desk.leave_plan_mode(&mut state);
-            state.decided(&text, &plan);
+            state.decided(&text, &plan, None);
             Ok(Proposed::Answered((
                 text,
                 plan.details(PlanOutcome::Approved),

@@ -31,10 +31,15 @@ fn start_daemon(dir: &Path) -> (KillOnDrop, String) {
 
 /// Starts `xdev mount dir args...` and waits for its ready line.
 fn start_daemon_with(dir: &Path, args: &[&OsStr]) -> (KillOnDrop, String) {
-    let mut child = xdev()
-        .arg("mount")
-        .arg(dir)
-        .args(args)
+    let mut mount = xdev();
+    mount.arg("mount").arg(dir).args(args);
+    start_serving(mount)
+}
+
+/// Starts `mount` (an `xdev mount` command line) and waits for its ready
+/// line.
+fn start_serving(mut mount: Command) -> (KillOnDrop, String) {
+    let mut child = mount
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -45,6 +50,15 @@ fn start_daemon_with(dir: &Path, args: &[&OsStr]) -> (KillOnDrop, String) {
         .read_line(&mut line)
         .expect("ready line");
     (KillOnDrop(child), line)
+}
+
+/// What a daemon that has exited wrote to stderr.
+fn stderr_of(child: &mut KillOnDrop) -> String {
+    let mut stderr = String::new();
+    if let Some(mut pipe) = child.0.stderr.take() {
+        pipe.read_to_string(&mut stderr).expect("stderr");
+    }
+    stderr
 }
 
 fn wait_exit(child: &mut KillOnDrop, limit: Duration) -> Option<i32> {
@@ -754,11 +768,7 @@ fn notifies_ready_once_the_mount_answers_then_stopping(manager: &Manager, dir: &
     assert_eq!(stopping, ["STOPPING=1", "STATUS=Stopping on SIGTERM"]);
     assert_eq!(wait_exit(&mut child, PATIENCE), Some(0));
     assert!(!is_mounted(dir), "mount removed");
-    let mut stderr = String::new();
-    if let Some(mut pipe) = child.0.stderr.take() {
-        pipe.read_to_string(&mut stderr).expect("stderr");
-    }
-    assert_eq!(stderr, "", "nothing went wrong");
+    assert_eq!(stderr_of(&mut child), "", "nothing went wrong");
 }
 
 #[test]
@@ -778,29 +788,19 @@ fn an_at_sign_in_notify_socket_names_an_abstract_socket() {
 #[test]
 fn a_service_manager_that_cannot_be_told_does_not_stop_the_daemon() {
     let (tmp, dir) = mount_point_in_temp_dir();
-    let mut child = xdev()
+    let mut mount = xdev();
+    mount
         .arg("mount")
         .arg(&dir)
-        .env("NOTIFY_SOCKET", tmp.path().join("nobody-listens"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map(KillOnDrop)
-        .expect("spawn xdev mount");
-    let mut line = String::new();
-    BufReader::new(child.0.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("ready line");
+        .env("NOTIFY_SOCKET", tmp.path().join("nobody-listens"));
+    let (mut child, line) = start_serving(mount);
     assert_eq!(line, format!("xdev: mounted {}\n", dir.display()));
     assert!(std::fs::read_to_string(dir.join("status"))
         .expect("serves")
         .starts_with("pending: 0\n"));
     sigterm(&child);
     assert_eq!(wait_exit(&mut child, PATIENCE), Some(0));
-    let mut stderr = String::new();
-    if let Some(mut pipe) = child.0.stderr.take() {
-        pipe.read_to_string(&mut stderr).expect("stderr");
-    }
+    let stderr = stderr_of(&mut child);
     assert!(
         stderr.contains("cannot notify the service manager"),
         "the failure is logged: {stderr}"
@@ -821,17 +821,9 @@ fn an_instance_is_served_under_run_xdev_and_removed_on_exit() {
         .map_or(0, |elapsed| elapsed.as_nanos());
     let name = format!("test-{}-{nanos}", std::process::id());
     let dir = Path::new("/run/xdev").join(&name);
-    let mut child = xdev()
-        .args(["mount", "--instance", &name])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map(KillOnDrop)
-        .expect("spawn xdev mount --instance");
-    let mut line = String::new();
-    BufReader::new(child.0.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("ready line");
+    let mut mount = xdev();
+    mount.args(["mount", "--instance", &name]);
+    let (mut child, line) = start_serving(mount);
     assert_eq!(line, format!("xdev: mounted {}\n", dir.display()));
     assert!(std::fs::read_to_string(dir.join("status"))
         .expect("serves")

@@ -4,13 +4,13 @@
 
 mod common;
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{dir_names, eventually, require_fuse, Fixture, KillOnDrop};
+use common::{dir_names, eventually, require_fuse, spawn_hook_with, Fixture, KillOnDrop};
 use serde_json::Value;
 use xdev::{MountOptions, PlanDesk, PlanHandlerKind, Session};
 
@@ -54,24 +54,6 @@ fn spawn_hook_as_nobody(mount: &Path, args: &[&str], input: &[u8]) -> KillOnDrop
         .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
         .arg(env!("CARGO_BIN_EXE_xdev"));
     spawn_hook_with(setpriv, mount, args, input)
-}
-
-fn spawn_hook_with(mut xdev: Command, mount: &Path, args: &[&str], input: &[u8]) -> KillOnDrop {
-    let mut child = xdev
-        .arg("hook")
-        .arg("--mount")
-        .arg(mount)
-        .args(args)
-        .env_remove("XDEV_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn xdev hook");
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(input).expect("write the hook input");
-    }
-    KillOnDrop(child)
 }
 
 /// What a finished hook printed.

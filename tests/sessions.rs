@@ -5,16 +5,15 @@
 
 mod common;
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::atomic::Ordering;
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::Value;
-use xdev::{apply_fn, reject_fn, Origin, PreviewExtras, Session, ToolResult};
+use xdev::{apply_fn, Origin, PreviewExtras, Session, ToolResult};
 
 /// Waiting for something that should happen soon, on a loaded machine.
 const PATIENCE: Duration = Duration::from_secs(20);
@@ -22,9 +21,7 @@ const PATIENCE: Duration = Duration::from_secs(20);
 /// Stages a preview of agent session `agent` (as `xdev hook` would) whose
 /// callbacks the test counts.
 fn stage_in(session: &Session, agent: &str, label: &str) -> (String, Arc<Calls>) {
-    let calls = Arc::new(Calls::default());
-    let (on_apply, on_reject) = (Arc::clone(&calls), Arc::clone(&calls));
-    let (apply_label, reject_label) = (label.to_string(), label.to_string());
+    let (calls, apply, reject) = counting_callbacks(label);
     let id = format!("pending-action:edit:{}-{label}", agent.replace('/', "_"));
     let extras = PreviewExtras {
         origin: Some(Origin {
@@ -33,30 +30,7 @@ fn stage_in(session: &Session, agent: &str, label: &str) -> (String, Arc<Calls>)
         }),
         ..PreviewExtras::default()
     };
-    session.register_pending_with(
-        &id,
-        label,
-        "edit",
-        apply_fn(move |reason, _| {
-            let calls = Arc::clone(&on_apply);
-            let label = apply_label.clone();
-            async move {
-                calls.applied.fetch_add(1, Ordering::SeqCst);
-                calls.reasons.lock().push(reason);
-                Ok(ToolResult::ok(format!("applied: {label}")))
-            }
-        }),
-        Some(reject_fn(move |reason, _| {
-            let calls = Arc::clone(&on_reject);
-            let label = reject_label.clone();
-            async move {
-                calls.rejected.fetch_add(1, Ordering::SeqCst);
-                calls.reasons.lock().push(reason);
-                Ok(Some(ToolResult::ok(format!("rejected: {label}"))))
-            }
-        })),
-        extras,
-    );
+    session.register_pending_with(&id, label, "edit", apply, Some(reject), extras);
     (id, calls)
 }
 
@@ -223,20 +197,7 @@ fn an_id_that_is_not_path_safe_is_never_listed() {
 
 /// `xdev hook --mount DIR` with `input` on its stdin.
 fn spawn_hook(mount: &Path, input: &[u8]) -> KillOnDrop {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_xdev"))
-        .arg("hook")
-        .arg("--mount")
-        .arg(mount)
-        .env_remove("XDEV_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn xdev hook");
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(input).expect("write the hook input");
-    }
-    KillOnDrop(child)
+    spawn_hook_with(Command::new(env!("CARGO_BIN_EXE_xdev")), mount, &[], input)
 }
 
 /// The hook's exit code and stdout once it ends.

@@ -204,15 +204,7 @@ def check_bash(argv):
                 check(r.get("sessionId") == session and r.get("toolUseId") == tool_use_id,
                       f"the {r.get('event')} record carries Claude Code's session_id {session} and tool_use_id {tool_use_id}",
                       f"sessionId {r.get('sessionId')!r}, toolUseId {r.get('toolUseId')!r}")
-        for n, mark in ((0, mark1), (1, mark2)):
-            try:
-                detail = json.load(open(os.path.join(work, f"detail.{n}")))
-            except (OSError, ValueError) as e:
-                detail = None
-                fail(f"preview {n + 1}'s pending/<id>/detail was not readable JSON ({e})")
-            if detail is not None:
-                check(isinstance(detail, dict) and detail.get("command") == f"touch {mark}",
-                      f"preview {n + 1}'s pending/<id>/detail showed the tool input {json.dumps(detail)}")
+        check_details(work, (mark1, mark2))
 
 
 def read_text(name):
@@ -598,7 +590,13 @@ def check_codex(argv):
             want = f"call_e2e_step{n}" if event == "PreToolUse" else None
             check(r.get("toolUseId") == want, f"the {r.get('event')} record's toolUseId is {want!r}",
                   f"toolUseId {r.get('toolUseId')!r}")
-    for n, mark in ((0, mark1), (1, mark2)):
+    check_details(work, (mark1, mark2))
+
+
+def check_details(work, marks):
+    """Each preview's pending/<id>/detail (saved as detail.N by the decider)
+    showed the command that touches its mark."""
+    for n, mark in enumerate(marks):
         try:
             detail = json.load(open(os.path.join(work, f"detail.{n}")))
         except (OSError, ValueError) as e:

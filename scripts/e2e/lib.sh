@@ -165,6 +165,65 @@ e2e_leave_work_dir() {
     fi
 }
 
+# e2e_decide_two RUNDIR MARK1: the decider of the gate runs: resolves the
+# first preview that appears under $MNT/pending with $RESOLVE_REASON and
+# rejects the second with $REJECT_REASON, saving each one's detail as
+# RUNDIR/detail.N. One line per decision into RUNDIR/decider.tsv: n, id,
+# device, write status, whether MARK1 existed before the write, label.
+e2e_decide_two() {
+    local rd=$1 mark1=$2 n=0 seen=" " ids id label device reason rc before count
+    while [ "$n" -lt 2 ]; do
+        ids=$(ls -U "$MNT/pending" 2>/dev/null) || ids=
+        count=$(printf '%s' "$ids" | grep -c .)
+        id=$(printf '%s\n' "$ids" | head -n 1)
+        if [ -n "$id" ] && [[ "$seen" != *" $id "* ]]; then
+            [ "$count" = 1 ] || echo "decider: $count previews pending at once: $ids" >&2
+            label=$(cat "$MNT/pending/$id/label" 2>/dev/null) || label="(unreadable)"
+            cat "$MNT/pending/$id/detail" >"$rd/detail.$n" 2>/dev/null || rm -f "$rd/detail.$n"
+            if [ "$n" = 0 ]; then device=resolve reason=$RESOLVE_REASON; else device=reject reason=$REJECT_REASON; fi
+            if [ -e "$mark1" ]; then before=present; else before=absent; fi
+            echo "decider: $id ($label): $device \"$reason\"" >&2
+            echo "$reason" >"$MNT/$device"
+            # shellcheck disable=SC2320 # echo's status is the device write's: 0 once the hook answered
+            rc=$?
+            echo "decider: write status $rc; last: $(cat "$MNT/last" 2>/dev/null)" >&2
+            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$id" "$device" "$rc" "$before" "$label" >>"$rd/decider.tsv"
+            seen="$seen$id "
+            n=$((n + 1))
+        fi
+        sleep 0.05
+    done
+}
+
+# e2e_stop_run: stops a run: the agent's network namespace ($netns_pid),
+# the decider ($decider_pid) or stager ($stage_pid: killing a waiting
+# stager withdraws its preview) that answers it, then unmounts $MNT.
+# Between runs and at exit.
+e2e_stop_run() {
+    local pid
+    for pid in "${netns_pid:-}" "${decider_pid:-}" "${stage_pid:-}"; do
+        [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+    done
+    netns_pid='' decider_pid='' stage_pid=''
+    e2e_unmount "${MNT:-}"
+    MNT=
+}
+
+# e2e_clean_up_on_exit: at exit (INT and TERM exit too), stops the run and
+# leaves the work directory $W (kept with --keep, $keep, or after a failure).
+e2e_clean_up_on_exit() {
+    trap e2e_exit EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+}
+
+# shellcheck disable=SC2317 # run by the EXIT trap
+e2e_exit() {
+    local status=$?
+    e2e_stop_run
+    e2e_leave_work_dir "${W:-}" "${keep:-0}" "$status"
+}
+
 # shellcheck disable=SC2034 # netns_status and elapsed are the caller's
 # e2e_run_in_netns: runs $E2E/in_netns.sh (with the E2E_* variables the
 # caller exported) in a network namespace of its own and waits for it. Sets

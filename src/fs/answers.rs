@@ -17,7 +17,7 @@ use super::deliver::{Claimed, Delivery};
 use super::handles::Outcome;
 use super::message::WriteStep;
 use super::open::Opened;
-use super::read::{Read, Waiting};
+use super::read::Waiting;
 use super::target::Target;
 use super::{errno_of, XdevFs};
 use crate::who::Who;
@@ -242,12 +242,9 @@ impl XdevFs {
                         error = cancel => Err(errno_of(&error)),
                     }
                 }
-                Waiting::Rendering { offset } => match shared.read_now(fh, offset, size, false, uid) {
-                    Ok(Read::Data(bytes)) => Ok(bytes),
-                    // A snapshot never waits twice.
-                    Ok(Read::Wait(_)) => Ok(Vec::new()),
-                    Err(errno) => Err(errno),
-                },
+                Waiting::Rendering { offset } => shared
+                    .read_rendered(fh, offset, size, uid)
+                    .ok_or(Errno::EBADF),
             };
             match bytes {
                 Ok(bytes) => reply.data(&bytes),

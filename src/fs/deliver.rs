@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 use super::handles::{Decided, Handle};
 use super::target::Target;
 use super::{errno_of, Shared};
-use crate::dispatch::{BeforeDecision, Details, DeviceResult, DispatchHooks, Resolution};
+use crate::dispatch::{DeviceResult, DispatchHooks, Resolution};
 use crate::error::Error;
 use crate::journal::Record;
 use crate::who::Who;
@@ -24,9 +24,9 @@ pub(super) struct Delivery {
     pub(super) fh: Option<FileHandle>,
 }
 
-/// The preview a decision claimed, as soon as it claimed it: what the
-/// journal names when the writer stops waiting before the decision ends.
-pub(super) type Claimed = Arc<Mutex<Option<(String, Details)>>>;
+/// The id of the preview a decision decides, once its callback runs: what
+/// the journal names when the writer stops waiting before the decision ends.
+pub(super) type Claimed = Arc<Mutex<Option<String>>>;
 
 impl Shared {
     /// Dispatches one complete message and records its result. Nothing here
@@ -40,14 +40,10 @@ impl Shared {
         who: Option<Who>,
         claimed: Claimed,
     ) -> Resolution {
-        let ahead = self.journal.before_decision(|| target.name(), who.as_ref());
-        let before: BeforeDecision = Box::new(move |id, details| {
-            *claimed.lock() = Some((id.to_string(), details.clone()));
-            ahead.map_or(Ok(()), |ahead| ahead(id, details))
-        });
         let hooks = DispatchHooks {
             cancel: None,
-            before_decision: Some(before),
+            before_decision: self.journal.before_decision(|| target.name(), who.as_ref()),
+            on_claim: Some(Box::new(move |id| *claimed.lock() = Some(id.to_string()))),
         };
         let resolution = target
             .dispatch(&self.session, self.plan.as_ref(), text, hooks)
@@ -123,12 +119,13 @@ impl Shared {
         why: Error,
         who: Who,
     ) {
-        let mut left = Resolution::failed(why, None);
-        if let Some((id, details)) = claimed.lock().take() {
-            left.id = Some(id);
-            left.details = Some(details);
-        }
-        let record = Record::writer_left(&target.name(), text.trim(), &left, Some(who));
+        // The preview is still staged (in progress): its label and tool
+        // come from the session, only when a writer leaves.
+        let preview = claimed
+            .lock()
+            .take()
+            .map(|id| self.session.preview(&id).ok_or(id));
+        let record = Record::writer_left(&target.name(), text.trim(), preview, &why, Some(who));
         let _ = self.journal.append(&record);
     }
 

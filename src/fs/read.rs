@@ -70,21 +70,7 @@ impl Shared {
                 }
             }
         }
-        self.read_now(fh, offset, size, nonblocking, uid)
-    }
-
-    /// [`Shared::read`], never throttled.
-    pub(super) fn read_now(
-        &self,
-        fh: FileHandle,
-        offset: u64,
-        size: u32,
-        nonblocking: bool,
-        uid: u32,
-    ) -> Result<Read, Errno> {
-        self.handles
-            .refresh_snapshot(fh, offset, |node| self.snapshot(node, uid));
-        if let Some(bytes) = self.read_handle(fh, offset, size) {
+        if let Some(bytes) = self.read_rendered(fh, offset, size, uid) {
             return Ok(Read::Data(bytes));
         }
         let kind = self.handles.with(fh, |handle| match handle {
@@ -114,6 +100,21 @@ impl Shared {
             Some(ReadKind::Refusal(text)) => Ok(Read::Data(text)),
             None => Err(Errno::EBADF),
         }
+    }
+
+    /// A read of a status file (rendered anew if `offset` asks for it, see
+    /// [`Handles::refresh_snapshot`](super::handles::Handles::refresh_snapshot)),
+    /// or of a device's usage line or result; `None` for other handles.
+    pub(super) fn read_rendered(
+        &self,
+        fh: FileHandle,
+        offset: u64,
+        size: u32,
+        uid: u32,
+    ) -> Option<Vec<u8>> {
+        self.handles
+            .refresh_snapshot(fh, offset, |node| self.snapshot(node, uid));
+        self.read_handle(fh, offset, size)
     }
 
     /// The bytes a read of `fh` gets from the handle itself (a snapshot, a

@@ -18,6 +18,7 @@ use crate::dispatch::DeviceResult;
 use crate::journal::Journal;
 use crate::plan_desk::PlanDesk;
 use crate::safe_text::one_line;
+use crate::session::preview::PreviewInfo;
 use crate::session::Session;
 use crate::texts;
 
@@ -160,15 +161,7 @@ fn render_status(session: &Session, last: Option<DeviceResult>, journal: Option<
     }
     // Every field is one line (see [`one_line`]): a label or a result text
     // must not be able to add a line such as `plan mode: on`.
-    match session.pending_head() {
-        Some(head) => out.push_str(&format!(
-            "head: {} (source: {}) {}\n",
-            one_line(&head.id),
-            one_line(&head.source_tool),
-            one_line(&head.label)
-        )),
-        None => out.push_str("head: none\n"),
-    }
+    out.push_str(&head_line(session.pending_head().as_ref()));
     // One line per agent session with previews waiting; none at all while
     // no preview names a session, so that such a mount's status is as it
     // always was.
@@ -230,16 +223,21 @@ fn render_status_json(
 pub(crate) fn render_session_status(session: &Session, agent: &str) -> String {
     let pending = session.pending_in(agent);
     let mut out = format!("session: {}\npending: {}\n", one_line(agent), pending.len());
-    match pending.first() {
-        Some(head) => out.push_str(&format!(
+    out.push_str(&head_line(pending.first()));
+    out
+}
+
+/// The `head:` line of `status`: id, source tool and label, each escaped.
+fn head_line(head: Option<&PreviewInfo>) -> String {
+    match head {
+        Some(head) => format!(
             "head: {} (source: {}) {}\n",
             one_line(&head.id),
             one_line(&head.source_tool),
             one_line(&head.label)
-        )),
-        None => out.push_str("head: none\n"),
+        ),
+        None => "head: none\n".to_string(),
     }
-    out
 }
 
 fn render_reminder(session: &Session) -> String {

@@ -17,7 +17,7 @@ use crate::error::{errno_name, Error};
 use crate::maps::remove_and_shrink;
 use crate::session::events::{Event, EventKind};
 use crate::session::plan::PlanApprovalDetails;
-use crate::session::preview::Origin;
+use crate::session::preview::{Origin, PreviewInfo};
 use crate::session::Session;
 use crate::stage_protocol::WithdrawReason;
 use crate::who::Who;
@@ -128,14 +128,37 @@ impl Record {
     }
 
     /// The note that the writer of a decision written to `device` stopped
-    /// waiting for it (`left` holds why, and the preview when one was
-    /// claimed): the decision goes on, and its own record follows when it
-    /// ends.
-    pub fn writer_left(device: &str, reason: &str, left: &Resolution, who: Option<Who>) -> Record {
+    /// waiting for it: the decision goes on, and its own record follows
+    /// when it ends.
+    /// `preview` is the one it was deciding (or only its id, if the session
+    /// no longer knows it), when one was claimed; `why` is what the writer
+    /// was told.
+    pub fn writer_left(
+        device: &str,
+        reason: &str,
+        preview: Option<Result<PreviewInfo, String>>,
+        why: &Error,
+        who: Option<Who>,
+    ) -> Record {
+        let (id, label, source_tool) = match preview {
+            Some(Ok(info)) => (Some(info.id), Some(info.label), Some(info.source_tool)),
+            Some(Err(id)) => (Some(id), None, None),
+            None => (None, None, None),
+        };
         Record {
+            time: now(),
             event: "writer-left".to_string(),
+            id,
+            label,
+            source_tool,
+            device: Some(device.to_string()),
+            reason: Some(reason.to_string()),
             outcome: "left".to_string(),
-            ..Record::decision(device, reason, left, who)
+            text: Some(why.to_string()),
+            errno: Some(why.errno_name()),
+            origin: None,
+            who,
+            plan: None,
         }
     }
 

@@ -194,12 +194,19 @@ impl Calls {
 /// Stages a preview whose apply answers `applied: <label>` and whose
 /// reject answers `rejected: <label>`, counting calls.
 pub(crate) fn stage(session: &Session, label: &str) -> (String, Arc<Calls>) {
+    let (calls, apply, reject) = counting_callbacks(label);
+    let id = session.queue_resolve_handler(label, "edit", apply, Some(reject));
+    (id, calls)
+}
+
+/// Callbacks whose apply answers `applied: <label>` and whose reject
+/// answers `rejected: <label>`, and what counts their calls.
+pub(crate) fn counting_callbacks(label: &str) -> (Arc<Calls>, xdev::ApplyFn, xdev::RejectFn) {
     let calls = Arc::new(Calls::default());
     let (on_apply, on_reject) = (Arc::clone(&calls), Arc::clone(&calls));
     let (apply_label, reject_label) = (label.to_string(), label.to_string());
-    let id = session.queue_resolve_handler(
-        label,
-        "edit",
+    (
+        Arc::clone(&calls),
         apply_fn(move |reason, _| {
             let calls = Arc::clone(&on_apply);
             let label = apply_label.clone();
@@ -209,7 +216,7 @@ pub(crate) fn stage(session: &Session, label: &str) -> (String, Arc<Calls>) {
                 Ok(ToolResult::ok(format!("applied: {label}")))
             }
         }),
-        Some(reject_fn(move |reason, _| {
+        reject_fn(move |reason, _| {
             let calls = Arc::clone(&on_reject);
             let label = reject_label.clone();
             async move {
@@ -217,9 +224,34 @@ pub(crate) fn stage(session: &Session, label: &str) -> (String, Arc<Calls>) {
                 calls.reasons.lock().push(reason);
                 Ok(Some(ToolResult::ok(format!("rejected: {label}"))))
             }
-        })),
-    );
-    (id, calls)
+        }),
+    )
+}
+
+/// `xdev hook --mount MOUNT ARGS...` run by `xdev` (the binary, or a
+/// command that runs it as another user), with `input` on its stdin.
+pub(crate) fn spawn_hook_with(
+    mut xdev: Command,
+    mount: &Path,
+    args: &[&str],
+    input: &[u8],
+) -> KillOnDrop {
+    let mut child = xdev
+        .arg("hook")
+        .arg("--mount")
+        .arg(mount)
+        .args(args)
+        .env_remove("XDEV_DIR")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn xdev hook");
+    if let Some(mut stdin) = child.stdin.take() {
+        use std::io::Write;
+        stdin.write_all(input).expect("write the hook input");
+    }
+    KillOnDrop(child)
 }
 
 /// Stages a preview (no reject callback) whose apply runs `finish(attempt)`

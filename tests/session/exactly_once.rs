@@ -94,7 +94,6 @@ async fn a_refused_decision_runs_nothing_and_leaves_the_preview_where_it_stood()
     let refuse = |seen: &Arc<Mutex<Vec<String>>>| {
         let seen = Arc::clone(seen);
         xdev::DispatchHooks {
-            cancel: None,
             before_decision: Some(Box::new(move |id: &str, details: &Details| {
                 seen.lock()
                     .push(format!("{id} {:?} {}", details.action, details.reason));
@@ -103,6 +102,7 @@ async fn a_refused_decision_runs_nothing_and_leaves_the_preview_where_it_stood()
                     cause: "No space left on device".into(),
                 })
             })),
+            ..xdev::DispatchHooks::default()
         }
     };
     let answer = xdev::dispatch_device_with(&session, Device::Resolve, "go", refuse(&seen)).await;
@@ -155,7 +155,6 @@ async fn a_refused_decision_never_frees_another_writers_claim() {
     let second_writer = Arc::new(Mutex::new(None));
     let second_handle = Arc::clone(&second_writer);
     let refusing = xdev::DispatchHooks {
-        cancel: None,
         before_decision: Some(Box::new(move |id, _details| {
             // Meanwhile the id is staged again and a second writer applies it.
             restager.register_pending_with(id, "again", "edit", restaged_apply(), None, extras());
@@ -175,6 +174,7 @@ async fn a_refused_decision_never_frees_another_writers_claim() {
             }
             Err(Error::Interrupted)
         })),
+        ..xdev::DispatchHooks::default()
     };
     let first =
         xdev::decide_pending_with(&session, id, ResolveRequest::apply("first"), refusing).await;
