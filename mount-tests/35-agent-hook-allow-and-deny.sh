@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `xdev hook` as an agent runs it, with the README's walkthrough events
+# `xdev hook` as an agent runs it, with the walkthrough events of docs/hooks.md
 # (examples/hooks/): a Claude Code PreToolUse event piped to
 # `xdev hook` waits for a decision from a second process; resolve prints the
 # agent's allow (with the reason), reject its deny (with the reason as the
@@ -20,7 +20,7 @@ hook_bg() {
     ID=$(ls "$D/pending")
 }
 
-# The README's walkthrough events.
+# The walkthrough events of docs/hooks.md.
 hooks="$(cd "$(dirname "$0")/../examples/hooks" && pwd)"
 
 hook_bg allowed "$hooks/cargo-test.json"
@@ -53,4 +53,4 @@ pending_is 0 || fail "a preview is left pending"
 assert_eq "$?" 0 "xdev hook's exit code with no mount"
 assert_eq "$(cat "$SCRATCH/nowhere.out")" "" "xdev hook's stdout with no mount (no opinion)"
 assert_contains "$(cat "$SCRATCH/nowhere.err")" "printing nothing, so the agent asks as usual" "xdev hook's stderr with no mount"
-note "the README's walkthrough: allowed and denied through $D"
+note "the hooks walkthrough: allowed and denied through $D"

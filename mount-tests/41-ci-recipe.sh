@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's CI recipe, its exact lines (the block after `<!-- ci-recipe
+# The CI recipe of docs/ci-and-containers.md, its exact lines (the block after `<!-- ci-recipe
 # -->`), run as a CI job would with /xdev replaced by a scratch directory:
 #   - on a free directory: the daemon mounts it, `xdev wait` returns, the
 #     agent runs with XDEV_DIR set and decides through it, SIGTERM stops the
@@ -12,9 +12,9 @@
 need_xdev
 scratch
 
-recipe=$(awk '/<!-- ci-recipe -->/ { found = 1; next } found && /^```sh/ { inside = 1; next } inside && /^```/ { exit } inside { print }' "$LIB_ROOT/README.md")
-[ -n "$recipe" ] || fail "no CI recipe in README.md"
-assert_contains "$recipe" "xdev wait /xdev --pid" "the README's CI recipe"
+recipe=$(awk '/<!-- ci-recipe -->/ { found = 1; next } found && /^```sh/ { inside = 1; next } inside && /^```/ { exit } inside { print }' "$LIB_ROOT/docs/ci-and-containers.md")
+[ -n "$recipe" ] || fail "no CI recipe in docs/ci-and-containers.md"
+assert_contains "$recipe" "xdev wait /xdev --pid" "the CI recipe"
 
 # A job's world: `xdev` on PATH, and the agent the recipe runs.
 mkdir -p "$SCRATCH/bin" "$SCRATCH/job"

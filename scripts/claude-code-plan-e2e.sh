@@ -10,7 +10,7 @@
 # .claude/settings.json has
 #   PermissionRequest, matcher ExitPlanMode: `xdev hook --mount <mnt>`
 #   PreToolUse, matcher Bash:                `xdev hook --mount <mnt>` (as the
-#                                            README shows; no Bash call here)
+#                                            docs/hooks.md shows; no Bash call here)
 #   PreToolUse, matcher ExitPlanMode:        a passive tap that answers nothing,
 #                                            to record that this event fires too
 # every hook run through scripts/e2e/hook_tap.py, which records the event and

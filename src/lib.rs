@@ -153,7 +153,12 @@ pub use soft_requirement::{
     TurnVerdict, MAX_FORCED_TURNS,
 };
 
-// The README's Rust example is compiled and run as a doctest.
+// The Rust code of the README and of every page under docs/ is compiled
+// and run as doctests, so what they show stays true.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 mod readme_doctest {}
+
+#[cfg(doctest)]
+#[doc = include_str!("../docs/embedding.md")]
+mod embedding_doctest {}

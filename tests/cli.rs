@@ -324,17 +324,17 @@ fn stage_fails_at_once_when_its_command_cannot_be_found() {
 }
 
 #[test]
-fn usage_errors_exit_2_as_the_readme_says() {
+fn usage_errors_exit_2_as_the_cli_reference_says() {
     let out = ran(xdev_bin()
         .args(["resolve", "--no-such-flag"])
         .output()
         .expect("xdev"));
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("Usage: xdev"), "{}", out.stderr);
-    let readme = include_str!("../README.md");
+    let reference = include_str!("../docs/cli.md");
     assert!(
-        readme.contains("| 2 | usage error"),
-        "the README lists exit code 2"
+        reference.contains("| 2 | usage error"),
+        "docs/cli.md lists exit code 2"
     );
 }
 
