@@ -4,6 +4,7 @@
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -142,6 +143,7 @@ impl Fixture {
     pub(crate) fn command(&self, program: &str, script: &str) -> Command {
         let mut command = Command::new(program);
         command.arg("-c").arg(script).env("D", &self.dir);
+        with_default_stop_signals(&mut command);
         command
     }
 
@@ -533,4 +535,21 @@ pub(crate) fn wait_until_opened(path: &Path) {
         "nothing opened {} within 10 s",
         path.display()
     );
+}
+
+/// Starts `command` with SIGINT and SIGQUIT at their default actions, as a
+/// terminal's foreground job has them. A test run in the background of a
+/// non-interactive shell (`cargo test &`, some CI runners) inherits both
+/// ignored, and the kernel discards an ignored signal: a test that stops
+/// its writer with Ctrl-C's signal would then wait for nothing.
+pub(crate) fn with_default_stop_signals(command: &mut Command) -> &mut Command {
+    // SAFETY: the closure only calls signal(2), which is async-signal-safe,
+    // as code between fork and exec must be.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+            Ok(())
+        })
+    }
 }
