@@ -22,20 +22,22 @@
 #      a throwaway overlay (--volatile=overlay, so the cache stays clean),
 #      /dev/fuse bound in, a network namespace of its own, the unified
 #      cgroup hierarchy, and bpf(2) allowed so that the container's systemd
-#      really enforces DevicePolicy=/DeviceAllow= and IPAddressDeny= (with
-#      nspawn's default system call filter it cannot load the BPF programs
-#      and drops those settings silently). No systemd-machined is needed
+#      can load the BPF programs of DevicePolicy=/DeviceAllow= (checked)
+#      and IPAddressDeny= (with nspawn's default system call filter it
+#      cannot, and drops those settings silently). No systemd-machined is needed
 #      on the host (--register=no --keep-unit): commands run inside through
 #      nsenter into the container's namespaces.
 #   4. The checks, each printing a PASS or FAIL line: systemd boots; the
 #      device cgroup is enforced (control); `systemctl start xdev@xdev`
 #      returns after READY=1 with /xdev served and `resolve` refusing with
 #      ENOENT and the exact text; the daemon runs with the unit's
-#      hardening; xdev@ci-1 serves /run/xdev/ci-1 at the same time; the
+#      hardening; xdev@ci-1 (with a drop-in adding a --journal file, as the
+#      unit's header shows) serves /run/xdev/ci-1 at the same time; the
 #      journal holds the daemon's lines; `systemctl stop` sends SIGTERM,
 #      gets STOPPING=1, leaves no mount and no mount point, and the unit is
 #      inactive, not failed; `systemctl reload` is refused (the unit has no
-#      ExecReload=) and SIGHUP stops the daemon cleanly; after SIGKILL,
+#      ExecReload=), SIGUSR1 reopens the journal file after it was moved
+#      away, and SIGHUP stops the daemon cleanly; after SIGKILL,
 #      Restart=on-failure brings it back and the stale mount is cleared;
 #      the container powers off cleanly.
 #
@@ -48,8 +50,9 @@
 # Needs root, /dev/fuse, cargo; installs systemd-container (systemd-nspawn)
 # and debootstrap with apt-get when missing; deb.debian.org must be
 # reachable for the first run. Timings on a 2-core VM: cold (debootstrap,
-# release build already made) ~1.5 min, warm ~10 s. Not part of CI
-# (scripts/test.sh): a cold run is well above a minute and a half.
+# release build already made) ~1.5 min, warm ~5 s. Not part of CI
+# (scripts/test.sh): a cold run on a fresh machine (apt-get, debootstrap,
+# a release build) takes minutes.
 set -uo pipefail
 
 say() { printf 'systemd-e2e: %s\n' "$*"; }
@@ -199,7 +202,8 @@ nspawn_args=(
     --bind=/dev/fuse
     --bind-ro="$stage/usr/local:/usr/local"
     # Lets the container's systemd load the BPF programs of DevicePolicy=,
-    # DeviceAllow= and IPAddressDeny= (EPERM under nspawn's default filter).
+    # DeviceAllow= and IPAddressDeny= (bpf(2) fails EPERM under nspawn's
+    # default filter, and systemd then drops those settings silently).
     --system-call-filter=bpf
     --console=pipe
 )
