@@ -49,8 +49,9 @@
 #
 # Needs root, /dev/fuse, cargo; installs systemd-container (systemd-nspawn)
 # and debootstrap with apt-get when missing; deb.debian.org must be
-# reachable for the first run. Timings on a 2-core VM: cold (debootstrap,
-# release build already made) ~1.5 min, warm ~5 s. Not part of CI
+# reachable for the first run. Timings on a 2-core VM: cold 65-95 s
+# (debootstrap 30-90 s, as fast as the mirror; a release build of xdev
+# already made), warm ~5 s. Not part of CI
 # (scripts/test.sh): a cold run on a fresh machine (apt-get, debootstrap,
 # a release build) takes minutes.
 set -uo pipefail
