@@ -456,6 +456,16 @@ fn unmount_lets_a_running_decision_finish_and_refuses_new_ones() {
         Err(libc::ECANCELED),
         "no new decisions while stopping"
     );
+    let stage = Fd::open(&fx.path("stage"), libc::O_RDWR).expect("open stage");
+    assert_eq!(
+        stage.write(b"{\"label\": \"too late\"}\n"),
+        Err(libc::ECANCELED),
+        "no new stagings while stopping: nobody could decide them"
+    );
+    assert!(
+        !fx.session.pending().iter().any(|p| p.label == "too late"),
+        "nothing was staged"
+    );
     gate.notify_one();
     assert_eq!(writer.join().expect("writer"), Ok(2), "the real outcome");
     assert_eq!(slow.applied(), 1);

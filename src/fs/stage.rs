@@ -27,14 +27,22 @@ impl StageChannel {
     /// the request, afterwards a result report. A write is taken whole or
     /// refused whole: one carrying two lines stages nothing. Before anything
     /// is staged, why a write was refused is readable on the descriptor.
+    ///
+    /// `stopping` is why the mount takes no new stagings (it is stopping):
+    /// a preview staged then could never be decided. A producer already
+    /// staged still reports its results, so a decision under way finishes.
     pub(crate) fn write(
         &mut self,
         session: &Session,
         journal: &Journal,
         who: &Who,
         data: &[u8],
+        stopping: Option<Error>,
     ) -> Result<(), Error> {
-        let taken = self.take_write(session, journal, who, data);
+        let taken = match (stopping, &self.producer) {
+            (Some(refusal), None) => Err(refusal),
+            _ => self.take_write(session, journal, who, data),
+        };
         if let (Err(error), None) = (&taken, &self.producer) {
             self.refusal = format!("{error}\n").into_bytes();
         }

@@ -39,7 +39,13 @@ impl Shared {
         let staged = self.handles.with(fh, |handle| match handle {
             Handle::Stage(channel) => {
                 let _entered = self.runtime.enter();
-                Some(channel.write(&self.session, &self.journal, &who, data))
+                Some(channel.write(
+                    &self.session,
+                    &self.journal,
+                    &who,
+                    data,
+                    self.control.refusal(),
+                ))
             }
             _ => None,
         });
