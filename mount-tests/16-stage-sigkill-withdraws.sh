@@ -18,7 +18,7 @@ took=$(($(now_ms) - start))
 
 [ ! -e "$D/pending/$ID" ] || fail "$D/pending/$ID still exists after the withdrawal"
 wait_until 10000 "a withdrawn record for $ID in the log (not a timeout)" \
-    test -n "$(log_records "r['id'] == '$ID' and r['event'] == 'withdrawn' and r['outcome'] != 'timeout'")"
+    has_log_record "r['id'] == '$ID' and r['event'] == 'withdrawn' and r['outcome'] != 'timeout'"
 echo "go" >"$D/resolve" 2>/dev/null && fail "a resolve after the stager died succeeded"
 assert_last "$NOTHING_TO_RESOLVE"
 [ ! -e "$MARKER" ] || fail "CMD ran for a withdrawn preview"

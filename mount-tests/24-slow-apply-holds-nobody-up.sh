@@ -45,7 +45,7 @@ touch "$gate"
 wait_exit "$slow_stager" 10000 "the slow preview's stager"
 assert_eq "$EXIT_CODE" 0 "exit status of the slow preview's stager (applied)"
 wait_until 10000 "an ok resolve record for $slow in the log" \
-    test -n "$(log_records "r['id'] == '$slow' and r['event'] == 'resolve' and r['outcome'] == 'ok'")"
-test -n "$(log_records "r['id'] == '$slow' and r['event'] == 'writer-left' and r['errno'] == 'EINTR'")" ||
+    has_log_record "r['id'] == '$slow' and r['event'] == 'resolve' and r['outcome'] == 'ok'"
+has_log_record "r['id'] == '$slow' and r['event'] == 'writer-left' and r['errno'] == 'EINTR'" ||
     fail "no writer-left record for $slow in the log"
 wait_until 10000 "nothing pending or under way" pending_is 0

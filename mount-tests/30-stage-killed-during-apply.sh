@@ -28,9 +28,9 @@ assert_eq "$(cat "$SCRATCH/resolver.err")" "xdev: EIO: outcome unknown: producer
     "what xdev resolve says"
 
 wait_until 10000 "a resolve record for $ID with outcome unknown in the log" \
-    test -n "$(log_records "r['id'] == '$ID' and r['event'] == 'resolve' and r['outcome'] == 'unknown' and r['errno'] == 'EIO' and r['text'] == 'outcome unknown: producer died during apply'")"
+    has_log_record "r['id'] == '$ID' and r['event'] == 'resolve' and r['outcome'] == 'unknown' and r['errno'] == 'EIO' and r['text'] == 'outcome unknown: producer died during apply'"
 wait_until 10000 "a withdrawn record for $ID saying why" \
-    test -n "$(log_records "r['id'] == '$ID' and r['event'] == 'withdrawn' and r['reason'] == 'producer died during apply'")"
+    has_log_record "r['id'] == '$ID' and r['event'] == 'withdrawn' and r['reason'] == 'producer died during apply'"
 gone() { ! kill -0 -- "-$group" 2>/dev/null; }
 wait_until 10000 "the command's process group $group gone" gone
 pgrep -g "$group" >/dev/null && fail "processes left in group $group: $(pgrep -a -g "$group")"

@@ -414,6 +414,13 @@ with open(sys.argv[1]) as f:
                 print(json.dumps(r, sort_keys=True))' "$D/log" "$1" || fail "cannot read the journal at $D/log"
 }
 
+# has_log_record PYEXPR: the journal has a record for which PYEXPR holds.
+# A condition for wait_until, which runs it anew each time (a
+# `test -n "$(log_records ...)"` there would be read once, before waiting).
+has_log_record() {
+    [ -n "$(log_records "$1")" ]
+}
+
 # assert_decision REASON EVENT OUTCOME ERRNO PID PROCESS: the journal has
 # exactly one record with REASON, and it is an EVENT (resolve|reject) with
 # that outcome (ok|error) and errno (`-` for none), made by process PID
