@@ -584,7 +584,8 @@ fn unmount_cancels_a_waiting_rename_with_ecanceled() {
         grace: Duration::from_millis(100),
         ..xdev::MountOptions::default()
     });
-    let (id, _) = stage_slow(&fx.session, "slow", Duration::from_secs(3));
+    // Gated: the apply outlasts the grace period however slow the machine.
+    let (id, _, _gate) = stage_gated(&fx.session, "slow");
     let dir = fx.dir.clone();
     let renamer = std::thread::spawn(move || {
         std::fs::write(dir.join("u.tmp"), b"go").expect("draft");
