@@ -16,7 +16,7 @@ gate=$SCRATCH/gate
 bg stager "$XDEV_BIN" stage --mount "$P" --label "slow edit" -- \
     sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done; echo slow done' sh "$gate"
 stager=$BG_PID
-wait_line "$SCRATCH/stager.out" 5000 "the id printed by xdev stage" "$stager"
+wait_line "$SCRATCH/stager.out" 30000 "the id printed by xdev stage" "$stager"
 # Only the write's own result: the mount may be gone right after it.
 bg writer sh -c 'echo "ship it" >"$1/resolve"' sh "$P"
 writer=$BG_PID

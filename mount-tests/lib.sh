@@ -296,7 +296,7 @@ stage_bg() {
     shift
     need_xdev
     bg "$name" "$XDEV_BIN" stage "$@"
-    wait_line "$SCRATCH/$name.out" 5000 "the id printed by xdev stage ($name)" "$BG_PID"
+    wait_line "$SCRATCH/$name.out" 30000 "the id printed by xdev stage ($name)" "$BG_PID"
     ID=$(head -n 1 "$SCRATCH/$name.out")
     case "$ID" in
     pending-action:*:*) ;;
@@ -460,11 +460,11 @@ start_own_daemon_at() {
     "$XDEV_BIN" mount "$OWN_DIR" "$@" >"$SCRATCH/own-daemon.out" 2>"$SCRATCH/own-daemon.err" </dev/null &
     OWN_PID=$!
     OWN_DAEMONS+=("$OWN_PID $OWN_DIR")
-    local deadline=$(($(now_ms) + 5000))
+    local deadline=$(($(now_ms) + 30000))
     until grep -qxF "xdev: mounted $OWN_DIR" "$SCRATCH/own-daemon.out"; do
         kill -0 "$OWN_PID" 2>/dev/null ||
             fail "xdev mount $OWN_DIR $* exited before it was ready: $(cat "$SCRATCH/own-daemon.err")"
-        [ "$(now_ms)" -lt "$deadline" ] || fail "xdev mount $OWN_DIR $* was not ready within 5 s"
+        [ "$(now_ms)" -lt "$deadline" ] || fail "xdev mount $OWN_DIR $* was not ready within 30 s"
         sleep 0.02
     done
 }
