@@ -136,10 +136,7 @@ PY
     say "run $run: $event hook, approval $approval, sandbox $sandbox${extra:+, $extra}"
     e2e_run_in_netns
     [ "$netns_status" = 0 ] || die "the namespace run failed (status $netns_status); see $RD"
-    for _ in $(seq 20); do kill -0 "$decider_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -TERM "$decider_pid" 2>/dev/null
-    wait "$decider_pid" 2>/dev/null
-    decider_pid=
+    e2e_finish_decider
     cat "$MNT/log" >"$W/journal.jsonl" 2>/dev/null || die "cannot read $MNT/log"
     sed 's/^/  /' "$RD/decider.err"
     e2e_print_requests "$RD/requests.jsonl"

@@ -8,6 +8,7 @@ Usage:
   check.py trace WORK MNT
   check.py plan WORK approve|refine PLANDIR FILE CONTENT FEEDBACK
   check.py codex RUNDIR JOURNAL PreToolUse|PermissionRequest MARK1 MARK2 RESOLVE_REASON REJECT_REASON
+  check.py plugin WORK PLUGIN HOME PROJECT MNT
 
 The first form checks a run of claude-code-e2e.sh. With `real` (the default),
 also what only `xdev hook` does: the journal's decision records carry Claude
@@ -25,6 +26,12 @@ Write's syscalls on MNT. `trace` prints those syscalls.
 mount's journal copied to JOURNAL): the first shell call resolved and run,
 the second rejected with the reason reaching the model, and the journal's
 records carrying Codex's session (thread) id.
+
+`plugin` checks the install of scripts/claude-code-plugin-e2e.sh: the
+plugin at PLUGIN was added as a local (directory) marketplace and installed
+and enabled as xdev@xdev from it, its installed copy carries the shipped
+hooks, its `mount` option is MNT, and no settings file under HOME or
+PROJECT declares a hook of its own (so the plugin's is the only one).
 
 Prints one `ok:` line per check that holds and one `FAIL:` line per check
 that does not; exits 1 when any failed.
@@ -593,6 +600,48 @@ def check_codex(argv):
     check_details(work, (mark1, mark2))
 
 
+def load_json(path):
+    """The JSON document at path, or None (a FAIL line says why)."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        fail(f"cannot read {path} as JSON: {e}")
+        return None
+
+
+def check_plugin(argv):
+    """claude-code-plugin-e2e.sh: the xdev plugin came from the local marketplace, and only it hooks."""
+    global work
+    work, plugin, home, project, mnt = argv[:5]
+    plugins = load_json(os.path.join(work, "plugins.json")) or []
+    mine = [p for p in plugins if isinstance(p, dict) and p.get("id") == "xdev@xdev"]
+    if check(len(mine) == 1, "`claude plugin list` shows xdev@xdev",
+             f"ids: {[p.get('id') for p in plugins if isinstance(p, dict)]}"):
+        entry = mine[0]
+        check(entry.get("enabled") is True, "xdev@xdev is enabled", json.dumps(entry))
+        check(os.path.realpath(entry.get("readFromFolder") or "") == os.path.realpath(plugin),
+              f"it was read from the local marketplace folder {plugin}", f"readFromFolder {entry.get('readFromFolder')!r}")
+        installed = entry.get("installPath") or ""
+        shipped = load_json(os.path.join(plugin, "hooks", "hooks.json"))
+        copied = load_json(os.path.join(installed, "hooks", "hooks.json"))
+        check(shipped is not None and copied == shipped,
+              f"its installed copy ({installed}) carries the shipped hooks/hooks.json")
+    settings = load_json(os.path.join(home, ".claude", "settings.json")) or {}
+    source = ((settings.get("extraKnownMarketplaces") or {}).get("xdev") or {}).get("source") or {}
+    check(source.get("source") == "directory" and os.path.realpath(source.get("path") or "") == os.path.realpath(plugin),
+          "the user settings declare the marketplace xdev as the local directory", json.dumps(source))
+    options = ((settings.get("pluginConfigs") or {}).get("xdev@xdev") or {}).get("options") or {}
+    check(options.get("mount") == mnt, f"the plugin's mount option is the test mount {mnt}", json.dumps(options))
+    hooked = []
+    for path in (os.path.join(home, ".claude", "settings.json"),
+                 os.path.join(project, ".claude", "settings.json"),
+                 os.path.join(project, ".claude", "settings.local.json")):
+        if os.path.exists(path) and "hooks" in (load_json(path) or {}):
+            hooked.append(path)
+    check(not hooked, "no settings file declares a hook: the plugin's is the only one", f"hooks in {hooked}")
+
+
 def check_details(work, marks):
     """Each preview's pending/<id>/detail (saved as detail.N by the decider)
     showed the command that touches its mark."""
@@ -614,6 +663,8 @@ if __name__ == "__main__":
         check_codex(sys.argv[2:])
     elif len(sys.argv) > 1 and sys.argv[1] == "plan":
         check_plan(sys.argv[2:])
+    elif len(sys.argv) > 1 and sys.argv[1] == "plugin":
+        check_plugin(sys.argv[2:])
     elif len(sys.argv) > 1 and sys.argv[1] == "trace":
         print_trace(sys.argv[2:])
     else:
