@@ -8,6 +8,7 @@ Usage:
   check.py trace WORK MNT
   check.py plan WORK approve|refine PLANDIR FILE CONTENT FEEDBACK
   check.py codex RUNDIR JOURNAL PreToolUse|PermissionRequest MARK1 MARK2 RESOLVE_REASON REJECT_REASON
+  check.py codex-untrusted RUNDIR JOURNAL MARK1 MARK2
   check.py plugin WORK PLUGIN HOME PROJECT MNT
 
 The first form checks a run of claude-code-e2e.sh. With `real` (the default),
@@ -25,7 +26,9 @@ Write's syscalls on MNT. `trace` prints those syscalls.
 `codex` checks one run of scripts/codex-e2e.sh (its RUNDIR, and the
 mount's journal copied to JOURNAL): the first shell call resolved and run,
 the second rejected with the reason reaching the model, and the journal's
-records carrying Codex's session (thread) id.
+records carrying Codex's session (thread) id. `codex-untrusted` checks a run
+whose hook Codex skipped (neither trusted nor bypassed): both commands ran,
+and the journal has no record with the run's session id.
 
 `plugin` checks the install of scripts/claude-code-plugin-e2e.sh: the
 plugin at PLUGIN was added as a local (directory) marketplace and installed
@@ -642,6 +645,33 @@ def check_plugin(argv):
     check(not hooked, "no settings file declares a hook: the plugin's is the only one", f"hooks in {hooked}")
 
 
+def check_codex_untrusted(argv):
+    """codex-e2e.sh's untrusted run: Codex skipped the hook, so both calls ran and nothing was staged."""
+    global work
+    work, journal_path, mark1, mark2 = argv[:4]
+    check_network()
+    try:
+        rc = int(open(os.path.join(work, "codex.rc")).read())
+    except (OSError, ValueError):
+        rc = None
+    check(rc == 0, "codex exec exited 0", f"exit status {rc}; its stderr is in {work}/codex.err")
+    events = read_jsonl("codex.jsonl")
+    threads = [e.get("thread_id") for e in events if e.get("type") == "thread.started"]
+    session = threads[0] if threads else None
+    check(session is not None, f"Codex reported its thread id {session}")
+    check(os.path.exists(mark1) and os.path.exists(mark2),
+          "MARK1 and MARK2 exist: with the hook untrusted, both commands ran unasked")
+    journal = []
+    try:
+        with open(journal_path) as f:
+            journal = [json.loads(line) for line in f if line.strip()]
+    except (OSError, ValueError) as e:
+        fail(f"cannot read the journal {journal_path}: {e}")
+    mine = [r for r in journal if session is not None and r.get("sessionId") == session]
+    check(not mine, f"the journal has no record of session {session}: the hook never ran",
+          f"{len(mine)} records")
+
+
 def check_details(work, marks):
     """Each preview's pending/<id>/detail (saved as detail.N by the decider)
     showed the command that touches its mark."""
@@ -663,6 +693,8 @@ if __name__ == "__main__":
         check_codex(sys.argv[2:])
     elif len(sys.argv) > 1 and sys.argv[1] == "plan":
         check_plan(sys.argv[2:])
+    elif len(sys.argv) > 1 and sys.argv[1] == "codex-untrusted":
+        check_codex_untrusted(sys.argv[2:])
     elif len(sys.argv) > 1 and sys.argv[1] == "plugin":
         check_plugin(sys.argv[2:])
     elif len(sys.argv) > 1 and sys.argv[1] == "trace":
