@@ -12,17 +12,18 @@
 #   2. `claude plugin validate` checks the plugin and its marketplace manifest.
 #   3. With a fresh HOME and no network (`unshare --net`, a clean
 #      environment), `claude plugin marketplace add integrations/claude-code`
-#      then `claude plugin install xdev@xdev --config mount=<mnt>`: the
-#      plugin's hooks run `xdev hook --mount <mnt>` (its `mount` option).
-#      The project's .claude/settings.json holds no hook: only the plugin's.
-#      The agent's PATH starts with a directory holding `xdev` (a link to
-#      $XDEV_BIN), as an installed xdev would be on PATH.
+#      then `claude plugin install xdev@xdev`: the plugin's hooks run
+#      `xdev hook`, which finds the mount through XDEV_DIR, else /xdev. The
+#      project's .claude/settings.json sets XDEV_DIR=<mnt> (its `env`) and
+#      holds no hook: the only one is the plugin's. The agent's PATH starts
+#      with a directory holding `xdev` (a link to $XDEV_BIN), as an
+#      installed xdev would be on PATH.
 #   4. As scripts/claude-code-e2e.sh: inside `unshare --net` the model asks
 #      for `touch MARK1` then `touch MARK2` under --permission-mode default;
 #      a decider resolves the first preview and rejects the second.
 #   5. scripts/e2e/check.py asserts the plugin was installed from the local
-#      marketplace and enabled, with the mount option and the shipped hooks,
-#      and no hook came from settings; then the checks of claude-code-e2e.sh:
+#      marketplace and enabled, with the shipped hooks, and no hook came
+#      from settings; then the checks of claude-code-e2e.sh:
 #      MARK1 ran only once resolved, MARK2 never ran, the model read the
 #      rejection reason, the journal has one resolve and one reject carrying
 #      Claude Code's session_id and tool_use_id.
@@ -82,12 +83,19 @@ MARK1=$W/marks/MARK1
 MARK2=$W/marks/MARK2
 ln -s "$XDEV_BIN" "$W/bin/xdev" || die "cannot link $W/bin/xdev"
 
-# Permissions only: the one hook is the plugin's.
-cat >"$PROJECT/.claude/settings.json" <<'JSON' || die "cannot write the settings"
-{
-  "permissions": { "defaultMode": "default", "disableBypassPermissionsMode": "disable" }
+# Permissions and the mount (XDEV_DIR, which Claude Code passes to hooks);
+# no hook: the one hook is the plugin's.
+"$PYTHON" - "$PROJECT/.claude/settings.json" "$MNT" <<'PY' || die "cannot write the settings"
+import json, sys
+path, mount = sys.argv[1:3]
+settings = {
+    "permissions": {"defaultMode": "default", "disableBypassPermissionsMode": "disable"},
+    "env": {"XDEV_DIR": mount},
 }
-JSON
+with open(path, "w") as f:
+    json.dump(settings, f, indent=2)
+    f.write("\n")
+PY
 
 # --- the plugin: validate, add the local marketplace, install -------------------------
 say "Claude Code $CLAUDE_CODE_VERSION, xdev $("$XDEV_BIN" --version 2>/dev/null | head -n 1), work dir $W"
@@ -100,8 +108,8 @@ say "claude plugin marketplace add $PLUGIN"
 e2e_claude_offline "$HOME_DIR" "$PROJECT" plugin marketplace add "$PLUGIN" >"$W/marketplace-add.out" 2>&1 ||
     die "claude plugin marketplace add failed: $(cat "$W/marketplace-add.out")"
 sed 's/^/  /' "$W/marketplace-add.out"
-say "claude plugin install xdev@xdev --config mount=$MNT"
-e2e_claude_offline "$HOME_DIR" "$PROJECT" plugin install xdev@xdev --config "mount=$MNT" >"$W/install.out" 2>&1 ||
+say "claude plugin install xdev@xdev"
+e2e_claude_offline "$HOME_DIR" "$PROJECT" plugin install xdev@xdev >"$W/install.out" 2>&1 ||
     die "claude plugin install failed: $(cat "$W/install.out")"
 sed 's/^/  /' "$W/install.out"
 e2e_claude_offline "$HOME_DIR" "$PROJECT" plugin list --json >"$W/plugins.json" 2>"$W/plugin-list.err" ||

@@ -33,8 +33,9 @@ and the journal has no record with the run's session id.
 `plugin` checks the install of scripts/claude-code-plugin-e2e.sh: the
 plugin at PLUGIN was added as a local (directory) marketplace and installed
 and enabled as xdev@xdev from it, its installed copy carries the shipped
-hooks, its `mount` option is MNT, and no settings file under HOME or
-PROJECT declares a hook of its own (so the plugin's is the only one).
+hooks, the project's settings give hooks XDEV_DIR=MNT, and no settings file
+under HOME or PROJECT declares a hook of its own (so the plugin's is the
+only one).
 
 Prints one `ok:` line per check that holds and one `FAIL:` line per check
 that does not; exits 1 when any failed.
@@ -634,8 +635,9 @@ def check_plugin(argv):
     source = ((settings.get("extraKnownMarketplaces") or {}).get("xdev") or {}).get("source") or {}
     check(source.get("source") == "directory" and os.path.realpath(source.get("path") or "") == os.path.realpath(plugin),
           "the user settings declare the marketplace xdev as the local directory", json.dumps(source))
-    options = ((settings.get("pluginConfigs") or {}).get("xdev@xdev") or {}).get("options") or {}
-    check(options.get("mount") == mnt, f"the plugin's mount option is the test mount {mnt}", json.dumps(options))
+    project_settings = load_json(os.path.join(project, ".claude", "settings.json")) or {}
+    env = project_settings.get("env") or {}
+    check(env.get("XDEV_DIR") == mnt, f"the project's settings give hooks XDEV_DIR={mnt}", json.dumps(env))
     hooked = []
     for path in (os.path.join(home, ".claude", "settings.json"),
                  os.path.join(project, ".claude", "settings.json"),
