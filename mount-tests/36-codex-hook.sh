@@ -10,8 +10,9 @@
 # written by scripts/e2e/codex_trust.py), not by the bypass flag; and the
 # entry shipped in integrations/codex/trust.toml is the one for the hooks
 # shipped beside it. Checked by scripts/e2e/check.py codex, as
-# scripts/codex-e2e.sh checks its runs. Needs root (unshare --net); fails,
-# never skips, when Codex cannot be installed.
+# scripts/codex-e2e.sh checks its runs. As root the namespace is
+# `unshare --net`; as another user `unshare --net --map-root-user` (a user
+# namespace of its own). Fails, never skips, when Codex cannot be installed.
 # time limit: 150 s
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=scripts/e2e/lib.sh
@@ -19,8 +20,12 @@
 E2E_NAME=$SCENARIO
 need_xdev
 scratch
-e2e_require_tools
+for tool in unshare ip npm node timeout flock; do
+    command -v "$tool" >/dev/null 2>&1 || fail "$tool is missing (scripts/setup.sh installs what this needs)"
+done
 e2e_codex
+namespace=(unshare --net)
+[ "$(id -u)" = 0 ] || namespace+=(--map-root-user)
 
 # integrations/codex: the saved trust shipped is the one for the hooks shipped.
 shipped=$(grep -v '^#' "$LIB_ROOT/integrations/codex/trust.toml" | sed '/^$/d')
@@ -81,7 +86,7 @@ export E2E_SCRIPT=codex E2E_WORK=$RD E2E_PROJECT=$RD/project E2E_HOME=$RD/home E
     E2E_MARK1=$MARK1 E2E_MARK2=$MARK2 E2E_CODEX=$CODEX E2E_TIMEOUT=120 E2E_PYTHON=$PYTHON \
     E2E_SERVER=$E2E/model_server.py E2E_ESCALATE='' E2E_CODEX_ARGS='' \
     E2E_PROMPT="Run the two scripted shell commands, one after the other."
-unshare --net -- bash "$E2E/in_netns.sh" &
+"${namespace[@]}" -- bash "$E2E/in_netns.sh" &
 netns_pid=$!
 wait "$netns_pid"
 netns_status=$?
