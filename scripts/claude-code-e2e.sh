@@ -132,11 +132,8 @@ export E2E_WORK=$W E2E_PROJECT=$PROJECT E2E_HOME=$HOME_DIR E2E_MARK1=$MARK1 E2E_
 e2e_run_in_netns
 [ "$netns_status" = 0 ] || die "the namespace run failed (status $netns_status); see $W"
 
-# The decider is done once both previews were decided; give it a moment.
-for _ in $(seq 20); do kill -0 "$decider_pid" 2>/dev/null || break; sleep 0.1; done
-kill -TERM "$decider_pid" 2>/dev/null
-wait "$decider_pid" 2>/dev/null
-decider_pid=
+# The decider is done once both previews were decided.
+e2e_finish_decider
 
 cat "$MNT/log" >"$W/journal.jsonl" 2>/dev/null || die "cannot read $MNT/log"
 

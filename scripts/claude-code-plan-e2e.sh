@@ -181,10 +181,7 @@ PY
     [ "$netns_status" = 0 ] || die "$name: the namespace run failed (status $netns_status); see $R"
 
     # The decider is done once it decided; a plan never proposed leaves it waiting.
-    for _ in $(seq 20); do kill -0 "$decider_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -TERM "$decider_pid" 2>/dev/null
-    wait "$decider_pid" 2>/dev/null
-    decider_pid=
+    e2e_finish_decider
     cat "$MNT/log" >"$R/journal.jsonl" 2>/dev/null || die "cannot read $MNT/log"
     "$XDEV_BIN" plan status --mount "$MNT" >"$R/plan-status.json" 2>&1
     e2e_unmount "$MNT"

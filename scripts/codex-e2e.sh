@@ -25,7 +25,7 @@
 #      reason in the second call's function_call_output, and <mnt>/log holds a
 #      resolve and a reject record carrying Codex's session (thread) id.
 #
-# Two runs:
+# Four runs:
 #   pre   PreToolUse hook; danger-full-access, approval "never", so the hook is
 #         what holds the call (Codex ignores a PreToolUse allow: `resolve`
 #         prints nothing and the call goes on; `reject` denies it).
@@ -35,6 +35,19 @@
 #         only way `codex exec` asks for approval (it runs approval "never"
 #         otherwise, and approval_policy "untrusted" is refused). The hook
 #         answers before the automatic reviewer.
+#   trust as pre, without --dangerously-bypass-hook-trust: config.toml holds
+#         the saved trust the TUI's hook review writes, made by hand:
+#           [hooks.state."<CODEX_HOME>/hooks.json:pre_tool_use:0:0"]
+#           trusted_hash = "sha256:<hex>"
+#         the key being the hooks file, the event, the matcher group's and
+#         the handler's index; the hash the SHA-256 of the hook's identity as
+#         compact JSON with sorted keys: {"event_name":"pre_tool_use",
+#         "hooks":[{"async":false,"command":"...","timeout":600,
+#         "type":"command"}],"matcher":"Bash"} (scripts/e2e/codex_trust.py
+#         prints it). Checked as pre.
+#   untrusted  the same hooks.json with neither trust nor the flag: Codex
+#         skips the hook without a word, so both commands run and nothing
+#         is staged (what makes the trust run mean something).
 #
 # Not part of CI. Needs root (unshare --net, FUSE), node/npm with the npm
 # registry reachable for the first install, python3, and iproute2.
@@ -51,11 +64,11 @@ PROMPT="Run the two scripted shell commands, one after the other."
 . "$(dirname "$0")/e2e/lib.sh"
 
 keep=0
-runs="pre perm"
+runs="pre perm trust untrusted"
 for arg in "$@"; do
     case "$arg" in
     --keep) keep=1 ;;
-    --no-permission-request) runs="pre" ;;
+    --no-permission-request) runs="pre trust untrusted" ;;
     -h | --help)
         sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
         exit 0
@@ -94,11 +107,16 @@ for run in $runs; do
     mkdir -p "$RD/marks" "$RD/project" "$RD/home" "$RD/codex-home" || die "cannot create $RD"
     MARK1=$RD/marks/MARK1
     MARK2=$RD/marks/MARK2
-    if [ "$run" = pre ]; then
-        event=PreToolUse approval=never sandbox=danger-full-access escalate='' extra=''
-    else
+    bypass=--dangerously-bypass-hook-trust trust=''
+    if [ "$run" = perm ]; then
         event=PermissionRequest approval=on-request sandbox=workspace-write escalate=1 extra=--approve-for-me
+    else
+        event=PreToolUse approval=never sandbox=danger-full-access escalate='' extra=''
     fi
+    case "$run" in
+    trust) bypass='' trust=saved ;;
+    untrusted) bypass='' ;;
+    esac
     cat >"$RD/codex-home/config.toml" <<EOF
 model = "gpt-e2e-scripted"
 model_provider = "e2e"
@@ -125,34 +143,40 @@ with open(path, "w") as f:
     json.dump(hooks, f, indent=2)
     f.write("\n")
 PY
+    # What the TUI's hook review saves, written by hand (see the header).
+    if [ "$trust" = saved ]; then
+        "$PYTHON" "$E2E/codex_trust.py" "$RD/codex-home/hooks.json" >>"$RD/codex-home/config.toml" ||
+            die "cannot write the saved trust"
+    fi
     : >"$RD/decider.tsv"
     e2e_decide_two "$RD" "$MARK1" 2>"$RD/decider.err" &
     decider_pid=$!
-    codex_args="--dangerously-bypass-hook-trust"
-    [ -n "$extra" ] && codex_args="$codex_args"$'\n'"$extra"
+    codex_args=$bypass
+    [ -n "$extra" ] && codex_args="${codex_args:+$codex_args$'\n'}$extra"
     export E2E_SCRIPT=codex E2E_WORK=$RD E2E_PROJECT=$RD/project E2E_HOME=$RD/home E2E_CODEX_HOME=$RD/codex-home \
         E2E_MARK1=$MARK1 E2E_MARK2=$MARK2 E2E_CODEX=$CODEX E2E_PROMPT=$PROMPT E2E_TIMEOUT=$TIMEOUT \
         E2E_PYTHON=$PYTHON E2E_SERVER=$E2E/model_server.py E2E_ESCALATE=$escalate E2E_CODEX_ARGS=$codex_args
-    say "run $run: $event hook, approval $approval, sandbox $sandbox${extra:+, $extra}"
+    say "run $run: $event hook, approval $approval, sandbox $sandbox${extra:+, $extra}, hook trust: ${bypass:-${trust:-none}}"
     e2e_run_in_netns
     [ "$netns_status" = 0 ] || die "the namespace run failed (status $netns_status); see $RD"
-    for _ in $(seq 20); do kill -0 "$decider_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -TERM "$decider_pid" 2>/dev/null
-    wait "$decider_pid" 2>/dev/null
-    decider_pid=
+    e2e_finish_decider
     cat "$MNT/log" >"$W/journal.jsonl" 2>/dev/null || die "cannot read $MNT/log"
     sed 's/^/  /' "$RD/decider.err"
     e2e_print_requests "$RD/requests.jsonl"
-    if "$PYTHON" "$E2E/check.py" codex "$RD" "$W/journal.jsonl" "$event" "$MARK1" "$MARK2" \
-        "$RESOLVE_REASON" "$REJECT_REASON" >"$RD/check.out"; then
+    if [ "$run" = untrusted ]; then
+        set -- codex-untrusted "$RD" "$W/journal.jsonl" "$MARK1" "$MARK2"
+    else
+        set -- codex "$RD" "$W/journal.jsonl" "$event" "$MARK1" "$MARK2" "$RESOLVE_REASON" "$REJECT_REASON"
+    fi
+    if "$PYTHON" "$E2E/check.py" "$@" >"$RD/check.out"; then
         sed 's/^/  /' "$RD/check.out"
-        summary="$summary $event: pass (${elapsed}s);"
+        summary="$summary $run ($event): pass (${elapsed}s);"
     else
         sed 's/^/  /' "$RD/check.out"
         failed=1
-        summary="$summary $event: FAIL (${elapsed}s);"
+        summary="$summary $run ($event): FAIL (${elapsed}s);"
         say "Codex's stderr ends: $(tail -n 5 "$RD/codex.err" 2>/dev/null)"
     fi
 done
 [ "$failed" = 0 ] || die "check(s) failed:$summary"
-say "PASS: Codex $CODEX_VERSION through xdev hook:$summary resolved command ran, rejected did not, the model read the reason, the journal has the decisions with Codex's session id"
+say "PASS: Codex $CODEX_VERSION through xdev hook:$summary resolved command ran, rejected did not, the model read the reason, the journal has the decisions with Codex's session id; a hand-written saved trust runs the hook without the bypass flag, no trust skips it"

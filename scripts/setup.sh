@@ -13,6 +13,12 @@
 #                 with real signal handlers)
 #   - npm         the client scenarios install pinned npm packages (an MCP
 #                 server, write-file-atomic) into target/client-cache
+#   - iproute2    ip: the Codex scenario brings up lo in a network namespace
+#                 of its own (`unshare --net`) for its scripted model server
+#
+# It also installs the pinned Codex CLI (npm @openai/codex, the version in
+# scripts/e2e/lib.sh) into ${XDEV_CLIENT_CACHE:-target/client-cache} when
+# that exact version is not there: mount-tests/36-codex-hook.sh runs it.
 #
 # The Rust toolchain (cargo) must already be installed.
 set -euo pipefail
@@ -44,9 +50,10 @@ declare -A needs=(
     [nodejs]=node
     [npm]=npm
     [gcc]=cc
+    [iproute2]=ip
 )
 missing=()
-for package in fuse3 python3 procps util-linux nodejs npm gcc; do
+for package in fuse3 python3 procps util-linux nodejs npm gcc iproute2; do
     if ! command -v "${needs[$package]}" >/dev/null 2>&1; then
         missing+=("$package")
     fi
@@ -64,7 +71,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
     as_root apt-get update -qq
     as_root apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
-    say "system packages present (fuse3, python3, procps, util-linux, nodejs, npm)"
+    say "system packages present (fuse3, python3, procps, util-linux, nodejs, npm, gcc, iproute2)"
 fi
 
 # --- /dev/fuse -----------------------------------------------------------------
@@ -92,3 +99,10 @@ if ! command -v cargo >/dev/null 2>&1; then
   Install it first, e.g. from https://rustup.rs, then run this again."
 fi
 say "cargo present ($(cargo --version))"
+
+# --- the pinned Codex CLI ---------------------------------------------------------
+# shellcheck source=scripts/e2e/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/e2e/lib.sh"
+E2E_NAME=setup
+e2e_codex
+say "Codex present ($("$CODEX" --version) in $CACHE)"

@@ -429,6 +429,12 @@ impl PlanDesk {
         ))
     }
 
+    /// The plan waiting for a decision, if any (what `status` shows).
+    pub fn under_review(&self) -> Option<PlanUnderReview> {
+        let state = self.inner.state.lock();
+        state.review.as_ref().map(|review| review.plan.shown())
+    }
+
     /// A snapshot: plan mode, handler, plan directory, the plan under
     /// review and the latest decision.
     pub fn status(&self) -> PlanStatus {

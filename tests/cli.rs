@@ -433,6 +433,75 @@ fn plan_async_answers_at_once_and_a_second_propose_is_ebusy() {
     assert_eq!(daemon.status_json()["planMode"], false);
 }
 
+/// The `plan under review:` line of `status`, if it has one.
+fn plan_line(daemon: &Daemon) -> Option<String> {
+    daemon
+        .read("status")
+        .lines()
+        .find(|line| line.starts_with("plan under review:"))
+        .map(str::to_string)
+}
+
+#[test]
+fn status_shows_the_plan_under_review_while_it_waits() {
+    let daemon = Daemon::plan("review", &["--plan-mode"]);
+    let plan = write_plan(&daemon, "auth");
+    assert_eq!(plan_line(&daemon), None, "nothing proposed yet");
+    assert_eq!(daemon.status_json()["planUnderReview"], Value::Null);
+
+    // A `review` propose waits for the reviewer: meanwhile status shows it.
+    let proposer = daemon.spawn(&["propose", "auth"]);
+    assert!(
+        eventually(PATIENCE, || plan_line(&daemon).is_some()),
+        "status shows the plan while it waits; status:\n{}",
+        daemon.read("status")
+    );
+    assert_eq!(
+        plan_line(&daemon).as_deref(),
+        Some(format!("plan under review: auth ({})", plan.display()).as_str())
+    );
+    let status = daemon.read("status");
+    let lines: Vec<&str> = status.lines().collect();
+    let mode = lines.iter().position(|line| *line == "plan mode: on");
+    let shown = lines
+        .iter()
+        .position(|line| line.starts_with("plan under review:"));
+    assert_eq!(
+        shown,
+        mode.map(|mode| mode + 1),
+        "the plan line follows `plan mode: on`:\n{status}"
+    );
+    let json = daemon.status_json();
+    assert_eq!(
+        json["planUnderReview"],
+        serde_json::json!({"slug": "auth", "path": plan.display().to_string()})
+    );
+    assert_eq!(json["planMode"], true);
+    assert_eq!(json["pending"], 0, "a plan is not a preview");
+
+    // Refined: the proposer has its answer, plan mode stays on, the line goes.
+    let refine = daemon.run(&["plan", "refine", "split it in two"]);
+    assert_eq!(refine.code, 0, "{}", refine.stderr);
+    let proposed = finish(proposer);
+    assert_eq!(proposed.code, 0, "{}", proposed.stderr);
+    assert_eq!(plan_line(&daemon), None);
+    assert_eq!(daemon.status_json()["planUnderReview"], Value::Null);
+    assert_eq!(daemon.status_json()["planMode"], true);
+
+    // An `async` desk's proposal waits the same way, until approved.
+    let daemon = Daemon::plan("async", &["--plan-mode"]);
+    let plan = write_plan(&daemon, "cache");
+    assert_eq!(daemon.run(&["propose", "cache"]).code, 0);
+    assert_eq!(
+        plan_line(&daemon).as_deref(),
+        Some(format!("plan under review: cache ({})", plan.display()).as_str())
+    );
+    assert_eq!(daemon.status_json()["planUnderReview"]["slug"], "cache");
+    assert_eq!(daemon.run(&["plan", "approve"]).code, 0);
+    assert_eq!(plan_line(&daemon), None);
+    assert_eq!(daemon.status_json()["planUnderReview"], Value::Null);
+}
+
 // ----- shutdown -----------------------------------------------------------------
 
 /// Stages a preview whose apply runs `cmd`, and an `xdev resolve` that waits

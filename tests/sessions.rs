@@ -6,7 +6,7 @@
 mod common;
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -269,13 +269,15 @@ fn two_hooks_of_two_sessions_are_answered_each_through_its_own_session() {
 }
 
 /// A session's `resolve` with a slow apply under way: a second writer of it
-/// is told EBUSY at once (never queued in the kernel behind the first, out
-/// of reach of its signals), and asks again once the first has its answer.
+/// is handed a fresh inode, as the root devices do, so it never queues in
+/// the kernel behind the first (out of reach of its signals). It decides the
+/// session's next preview at once; the first gets its own answer later. A
+/// reopen of the old inode (through /proc) fails with ESTALE at once.
 #[test]
-fn a_second_writer_of_a_busy_session_device_is_told_ebusy_at_once() {
+fn a_second_writer_of_a_busy_session_device_gets_a_fresh_inode() {
     let _quiet = quiet();
     let fx = Fixture::new();
-    stage_in(&fx.session, "s-a", "older");
+    let (_, older) = stage_in(&fx.session, "s-a", "older");
     let gate = Arc::new(tokio::sync::Notify::new());
     let opened = Arc::clone(&gate);
     fx.session.register_pending_with(
@@ -299,26 +301,32 @@ fn a_second_writer_of_a_busy_session_device_is_told_ebusy_at_once() {
         },
     );
     let device = fx.path("sessions/s-a/resolve");
+    // Opened before the write below waits: the device's inode at that time.
+    let early = Fd::open(&device, libc::O_RDONLY).expect("open");
     let first = {
         let device = device.clone();
         std::thread::spawn(move || write_once(&device, b"first"))
     };
     fx.wait_until_deciding("pending-action:edit:slow");
+    let old = PathBuf::from(format!("/proc/self/fd/{}", early.0));
+    let reopened = Fd::open(&old, libc::O_WRONLY | libc::O_TRUNC);
+    assert_eq!(reopened.err(), Some(libc::ESTALE), "the old inode is busy");
     // `>` opens with O_TRUNC: what would have queued behind the first write.
     let second = fx.sh("echo second > \"$D/sessions/s-a/resolve\"");
-    assert!(!second.status.success());
-    assert!(
-        String::from_utf8_lossy(&second.stderr).contains("Device or resource busy"),
-        "{second:?}"
+    assert!(second.status.success(), "{second:?}");
+    assert_eq!(
+        older.applied(),
+        1,
+        "the second writer decided the next preview"
     );
+    assert!(!first.is_finished(), "the first still waits for its apply");
     gate.notify_one();
     assert_eq!(first.join().expect("first writer"), Ok(5));
-    assert_eq!(
-        write_once(&device, b"again"),
-        Ok(5),
-        "free again: the older one"
-    );
     assert_eq!(pending_ids(&fx.session), Vec::<String>::new());
+    // The name still leads to a working device.
+    let (_, again) = stage_in(&fx.session, "s-a", "again");
+    assert_eq!(write_once(&device, b"again"), Ok(5));
+    assert_eq!(again.applied(), 1);
 }
 
 #[test]

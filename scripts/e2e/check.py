@@ -8,6 +8,8 @@ Usage:
   check.py trace WORK MNT
   check.py plan WORK approve|refine PLANDIR FILE CONTENT FEEDBACK
   check.py codex RUNDIR JOURNAL PreToolUse|PermissionRequest MARK1 MARK2 RESOLVE_REASON REJECT_REASON
+  check.py codex-untrusted RUNDIR JOURNAL MARK1 MARK2
+  check.py plugin WORK PLUGIN HOME PROJECT MNT
 
 The first form checks a run of claude-code-e2e.sh. With `real` (the default),
 also what only `xdev hook` does: the journal's decision records carry Claude
@@ -24,7 +26,16 @@ Write's syscalls on MNT. `trace` prints those syscalls.
 `codex` checks one run of scripts/codex-e2e.sh (its RUNDIR, and the
 mount's journal copied to JOURNAL): the first shell call resolved and run,
 the second rejected with the reason reaching the model, and the journal's
-records carrying Codex's session (thread) id.
+records carrying Codex's session (thread) id. `codex-untrusted` checks a run
+whose hook Codex skipped (neither trusted nor bypassed): both commands ran,
+and the journal has no record with the run's session id.
+
+`plugin` checks the install of scripts/claude-code-plugin-e2e.sh: the
+plugin at PLUGIN was added as a local (directory) marketplace and installed
+and enabled as xdev@xdev from it, its installed copy carries the shipped
+hooks, the project's settings give hooks XDEV_DIR=MNT, and no settings file
+under HOME or PROJECT declares a hook of its own (so the plugin's is the
+only one).
 
 Prints one `ok:` line per check that holds and one `FAIL:` line per check
 that does not; exits 1 when any failed.
@@ -593,6 +604,76 @@ def check_codex(argv):
     check_details(work, (mark1, mark2))
 
 
+def load_json(path):
+    """The JSON document at path, or None (a FAIL line says why)."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        fail(f"cannot read {path} as JSON: {e}")
+        return None
+
+
+def check_plugin(argv):
+    """claude-code-plugin-e2e.sh: the xdev plugin came from the local marketplace, and only it hooks."""
+    global work
+    work, plugin, home, project, mnt = argv[:5]
+    plugins = load_json(os.path.join(work, "plugins.json")) or []
+    mine = [p for p in plugins if isinstance(p, dict) and p.get("id") == "xdev@xdev"]
+    if check(len(mine) == 1, "`claude plugin list` shows xdev@xdev",
+             f"ids: {[p.get('id') for p in plugins if isinstance(p, dict)]}"):
+        entry = mine[0]
+        check(entry.get("enabled") is True, "xdev@xdev is enabled", json.dumps(entry))
+        check(os.path.realpath(entry.get("readFromFolder") or "") == os.path.realpath(plugin),
+              f"it was read from the local marketplace folder {plugin}", f"readFromFolder {entry.get('readFromFolder')!r}")
+        installed = entry.get("installPath") or ""
+        shipped = load_json(os.path.join(plugin, "hooks", "hooks.json"))
+        copied = load_json(os.path.join(installed, "hooks", "hooks.json"))
+        check(shipped is not None and copied == shipped,
+              f"its installed copy ({installed}) carries the shipped hooks/hooks.json")
+    settings = load_json(os.path.join(home, ".claude", "settings.json")) or {}
+    source = ((settings.get("extraKnownMarketplaces") or {}).get("xdev") or {}).get("source") or {}
+    check(source.get("source") == "directory" and os.path.realpath(source.get("path") or "") == os.path.realpath(plugin),
+          "the user settings declare the marketplace xdev as the local directory", json.dumps(source))
+    project_settings = load_json(os.path.join(project, ".claude", "settings.json")) or {}
+    env = project_settings.get("env") or {}
+    check(env.get("XDEV_DIR") == mnt, f"the project's settings give hooks XDEV_DIR={mnt}", json.dumps(env))
+    hooked = []
+    for path in (os.path.join(home, ".claude", "settings.json"),
+                 os.path.join(project, ".claude", "settings.json"),
+                 os.path.join(project, ".claude", "settings.local.json")):
+        if os.path.exists(path) and "hooks" in (load_json(path) or {}):
+            hooked.append(path)
+    check(not hooked, "no settings file declares a hook: the plugin's is the only one", f"hooks in {hooked}")
+
+
+def check_codex_untrusted(argv):
+    """codex-e2e.sh's untrusted run: Codex skipped the hook, so both calls ran and nothing was staged."""
+    global work
+    work, journal_path, mark1, mark2 = argv[:4]
+    check_network()
+    try:
+        rc = int(open(os.path.join(work, "codex.rc")).read())
+    except (OSError, ValueError):
+        rc = None
+    check(rc == 0, "codex exec exited 0", f"exit status {rc}; its stderr is in {work}/codex.err")
+    events = read_jsonl("codex.jsonl")
+    threads = [e.get("thread_id") for e in events if e.get("type") == "thread.started"]
+    session = threads[0] if threads else None
+    check(session is not None, f"Codex reported its thread id {session}")
+    check(os.path.exists(mark1) and os.path.exists(mark2),
+          "MARK1 and MARK2 exist: with the hook untrusted, both commands ran unasked")
+    journal = []
+    try:
+        with open(journal_path) as f:
+            journal = [json.loads(line) for line in f if line.strip()]
+    except (OSError, ValueError) as e:
+        fail(f"cannot read the journal {journal_path}: {e}")
+    mine = [r for r in journal if session is not None and r.get("sessionId") == session]
+    check(not mine, f"the journal has no record of session {session}: the hook never ran",
+          f"{len(mine)} records")
+
+
 def check_details(work, marks):
     """Each preview's pending/<id>/detail (saved as detail.N by the decider)
     showed the command that touches its mark."""
@@ -614,6 +695,10 @@ if __name__ == "__main__":
         check_codex(sys.argv[2:])
     elif len(sys.argv) > 1 and sys.argv[1] == "plan":
         check_plan(sys.argv[2:])
+    elif len(sys.argv) > 1 and sys.argv[1] == "codex-untrusted":
+        check_codex_untrusted(sys.argv[2:])
+    elif len(sys.argv) > 1 and sys.argv[1] == "plugin":
+        check_plugin(sys.argv[2:])
     elif len(sys.argv) > 1 and sys.argv[1] == "trace":
         print_trace(sys.argv[2:])
     else:

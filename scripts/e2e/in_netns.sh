@@ -23,11 +23,14 @@
 #                `codex exec` arguments in E2E_CODEX_ARGS (one line each). Its
 #                JSONL events go to codex.jsonl, its exit status to codex.rc.
 #   E2E_STRACE   if set, Claude Code runs under strace -f, which writes there
+#   E2E_PATH     the agent's PATH (default /usr/local/bin:/usr/bin:/bin), for a
+#                hook command found on PATH (the plugin's `xdev`)
 # Claude Code's pid goes to $E2E_WORK/claude.pid, its exit status to claude.rc.
 # Not meant to be run by hand.
 set -uo pipefail
 
 W=$E2E_WORK
+agent_path=${E2E_PATH:-/usr/local/bin:/usr/bin:/bin}
 server_pid=
 claude_pid=
 # shellcheck disable=SC2317 # run by the traps
@@ -96,7 +99,7 @@ cd "$E2E_PROJECT" || exit 92
 if [ "${E2E_SCRIPT:-}" = codex ]; then
     codex_args=()
     [ -n "${E2E_CODEX_ARGS:-}" ] && mapfile -t codex_args <<<"$E2E_CODEX_ARGS"
-    env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$E2E_HOME" USER=root LOGNAME=root SHELL=/bin/bash \
+    env -i PATH="$agent_path" HOME="$E2E_HOME" USER=root LOGNAME=root SHELL=/bin/bash \
         TERM=dumb LANG=C.UTF-8 CODEX_HOME="$E2E_CODEX_HOME" XDEV_E2E_API_KEY=dummy \
         timeout --kill-after=5 "$E2E_TIMEOUT" "$E2E_CODEX" exec --json --skip-git-repo-check \
         -c "model_providers.e2e.base_url=\"http://127.0.0.1:$port/v1\"" "${codex_args[@]}" "$E2E_PROMPT" \
@@ -113,7 +116,7 @@ fi
 record_pid='echo "$$" >"$0" && exec "$@"'
 # A clean environment: nothing of the caller's (no real key, no proxy) leaks in.
 clean_env=(env -i
-    PATH=/usr/local/bin:/usr/bin:/bin HOME="$E2E_HOME" USER=root LOGNAME=root SHELL=/bin/bash TERM=dumb LANG=C.UTF-8
+    PATH="$agent_path" HOME="$E2E_HOME" USER=root LOGNAME=root SHELL=/bin/bash TERM=dumb LANG=C.UTF-8
     ANTHROPIC_BASE_URL="http://127.0.0.1:$port" ANTHROPIC_API_KEY=dummy
     DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1
     DISABLE_ERROR_REPORTING=1 CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1

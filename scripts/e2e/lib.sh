@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Shared by scripts/claude-code-e2e.sh, scripts/claude-code-write-e2e.sh,
-# scripts/claude-code-plan-e2e.sh and scripts/codex-e2e.sh (sourced first). It sets what both use; the caller sets E2E_NAME (what say
+# scripts/claude-code-plan-e2e.sh, scripts/claude-code-plugin-e2e.sh and
+# scripts/codex-e2e.sh (sourced first). It sets what both use; the caller sets E2E_NAME (what say
 # and die print first) and W (the work directory, empty until there is one)
 # before calling the functions.
 
@@ -69,6 +70,18 @@ e2e_claude() {
         die "npm could not install @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION (is the registry reachable?); the end of $log:
 $(tail -n 20 "$log")"
     CLAUDE=$(e2e_claude_bin) || die "after npm install, no Claude Code $CLAUDE_CODE_VERSION binary runs from $CACHE (see $log)"
+}
+
+# e2e_claude_offline HOME DIR ARGS...: runs the pinned Claude Code ($CLAUDE)
+# with ARGS in DIR, as a fresh user whose home is HOME: a clean environment
+# (nothing of the caller's) and no network (`unshare --net`), as the
+# `claude plugin ...` commands need neither.
+e2e_claude_offline() {
+    local home=$1 dir=$2
+    shift 2
+    (cd "$dir" && unshare --net -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$home" USER=root LOGNAME=root \
+        SHELL=/bin/bash TERM=dumb LANG=C.UTF-8 DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+        DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 timeout --kill-after=5 60 "$CLAUDE" "$@" </dev/null)
 }
 
 # e2e_codex_bin: prints the path of a Codex binary in $CACHE whose --version
@@ -193,6 +206,15 @@ e2e_decide_two() {
         fi
         sleep 0.05
     done
+}
+
+# e2e_finish_decider: once the agent is done, gives the decider
+# ($decider_pid) up to 2 s to finish its last write, then stops it.
+e2e_finish_decider() {
+    for _ in $(seq 20); do kill -0 "$decider_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -TERM "$decider_pid" 2>/dev/null
+    wait "$decider_pid" 2>/dev/null
+    decider_pid=
 }
 
 # e2e_stop_run: stops a run: the agent's network namespace ($netns_pid),

@@ -4,8 +4,9 @@
 //! lock, and truncating (`>`) or extending that file needs the same lock: a
 //! second `echo ... > resolve` on that inode would wait behind a slow
 //! handler, out of reach of signals. So an open for writing of an inode with
-//! a write in flight is refused with `ESTALE`: the kernel then walks the path
-//! again, and the lookup of a busy device hands out a fresh inode (see
+//! a write in flight (a root device, or a session's `resolve` or `reject`)
+//! is refused with `ESTALE`: the kernel then walks the path again, and the
+//! lookup of a busy device hands out a fresh inode (see
 //! [`super::nodes::Inodes::lookup`]). The kernel retries only once; should the
 //! retry meet another busy inode (another writer got there first), that open
 //! waits here, where a signal still reaches it, until the inode is free. A
@@ -92,8 +93,9 @@ impl Busy {
         OpenWrite::Redirect
     }
 
-    /// Thread `tid` looked a root device up: if it was sent away, its next
-    /// open is the kernel's retry.
+    /// Thread `tid` looked a name up where devices live (the root, a
+    /// session's directory): if it was sent away, its next open is the
+    /// kernel's retry.
     pub(crate) fn looked_up(&self, tid: u32) {
         if self.redirected_count.load(Ordering::Acquire) == 0 {
             return;

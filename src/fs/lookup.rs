@@ -71,12 +71,13 @@ impl Shared {
         tid: u32,
     ) -> Result<Entry, Errno> {
         name_fits(name)?;
-        if parent == INodeNo::ROOT {
-            self.busy.looked_up(tid);
-        }
         let (Some(dir), Some(name)) = (self.node(parent), name.to_str()) else {
             return Err(Errno::ENOENT);
         };
+        // A lookup where devices live: the kernel's retry after `ESTALE`.
+        if matches!(dir, Node::Root | Node::AgentSession(_, SessionFile::Dir)) {
+            self.busy.looked_up(tid);
+        }
         if is_missing_detail(&dir, name, |id| self.session.has_detail(id)) {
             return Err(Errno::ENOENT);
         }

@@ -16,8 +16,9 @@
 //! numbers after it is decided (lookups of it then fail), and a device that
 //! gets a fresh inode (see [`Inodes::renew`]) keeps answering descriptors
 //! open on its old one. The table counts the kernel's lookups of each inode
-//! (as FUSE asks) and lets an old device inode or a decided item's inodes
-//! go once the kernel has forgotten them, so it shrinks as previews go.
+//! (as FUSE asks) and lets an old device inode, a decided item's inodes or
+//! a gone session's go once the kernel has forgotten them, so it shrinks as
+//! previews go.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -319,6 +320,10 @@ struct Table {
     /// The directory inode of each agent session the kernel may still
     /// know; its files follow it.
     sessions: HashMap<Arc<str>, u64>,
+    /// A session's `resolve` or `reject` handed a fresh inode while a write
+    /// waited on the one before: its inode in the session's block -> the
+    /// current one.
+    renewed: HashMap<u64, u64>,
     /// How many lookups of each inode the kernel has not forgotten yet.
     lookups: HashMap<u64, u64>,
     next: u64,
@@ -357,16 +362,57 @@ impl Table {
         }
     }
 
-    /// Whether the kernel may still know an inode of the session at `dir`.
+    /// Whether the kernel may still know an inode of the session at `dir`
+    /// (its block, or a device's current fresh inode).
     fn session_known(&self, dir: u64) -> bool {
-        (dir..=dir + SESSION_FILES.len() as u64).any(|ino| self.lookups.contains_key(&ino))
+        (dir..=dir + SESSION_FILES.len() as u64).any(|ino| {
+            self.lookups.contains_key(&ino)
+                || self
+                    .renewed
+                    .get(&ino)
+                    .is_some_and(|current| self.lookups.contains_key(current))
+        })
     }
 
     fn drop_session(&mut self, session: &str) {
         if let Some(dir) = remove_and_shrink(&mut self.sessions, session) {
             for ino in dir..=dir + SESSION_FILES.len() as u64 {
                 self.by_ino.remove(&ino);
+                if let Some(current) = self.renewed.remove(&ino) {
+                    self.by_ino.remove(&current);
+                }
             }
+            shrink_when_sparse(&mut self.renewed);
+        }
+    }
+
+    /// The current inode of the file at `offset` in the session block at
+    /// `dir`: the block's own, or the fresh one a busy device was given.
+    fn session_file(&self, dir: u64, offset: u64) -> u64 {
+        let fixed = dir + offset;
+        self.renewed.get(&fixed).copied().unwrap_or(fixed)
+    }
+
+    /// The kernel forgot session inode `ino` of `node`: a device's inode
+    /// that a fresh one replaced goes; otherwise the whole session goes
+    /// once the kernel knows none of its inodes.
+    fn forget_session_inode(&mut self, ino: u64, session: &str, file: SessionFile) {
+        let dir = self.sessions.get(session).copied();
+        let replaced = dir.is_some_and(|dir| {
+            let offset = SESSION_FILES.iter().position(|(_, own)| *own == file);
+            offset.is_some_and(|offset| {
+                let fixed = dir + offset as u64 + 1;
+                ino != fixed && self.session_file(dir, offset as u64 + 1) != ino
+            })
+        });
+        if replaced || dir.is_none() {
+            self.by_ino.remove(&ino);
+            return;
+        }
+        // Any path-safe id names a session directory on lookup, so it can
+        // always come back with new numbers.
+        if !dir.is_some_and(|dir| self.session_known(dir)) {
+            self.drop_session(session);
         }
     }
 
@@ -441,6 +487,7 @@ impl Inodes {
             named: HashMap::new(),
             items: HashMap::new(),
             sessions: HashMap::new(),
+            renewed: HashMap::new(),
             lookups: HashMap::new(),
             next: INodeNo::ROOT.0 + 1,
         };
@@ -474,9 +521,10 @@ impl Inodes {
 
     /// Looks `name` up in directory `parent`, counting a lookup of what it
     /// finds (the caller answers the kernel with it). Pending items are
-    /// looked up through `is_pending`, so a decided id is gone. A root
-    /// device whose inode `is_busy` (a write on it is in flight) is given a
-    /// fresh inode first (see [`Inodes::renew`]).
+    /// looked up through `is_pending`, so a decided id is gone. A device
+    /// (the root's, or a session's `resolve` or `reject`) whose inode
+    /// `is_busy` (a write on it is in flight) is given a fresh inode first
+    /// (see [`Inodes::renew`]).
     pub(crate) fn lookup(
         &self,
         parent: &Node,
@@ -530,16 +578,8 @@ impl Inodes {
                     return;
                 }
                 Some(Node::Item(id, _)) => id,
-                Some(Node::AgentSession(session, _)) => {
-                    // Any path-safe id names a session directory on
-                    // lookup, so it can always come back with new numbers.
-                    let known = table
-                        .sessions
-                        .get(&session)
-                        .is_some_and(|dir| table.session_known(*dir));
-                    if !known {
-                        table.drop_session(&session);
-                    }
+                Some(Node::AgentSession(session, file)) => {
+                    table.forget_session_inode(ino.0, &session, file);
                     return;
                 }
                 _ => return,
@@ -636,9 +676,21 @@ impl Inodes {
             }
             Node::AgentSession(session, SessionFile::Dir) => {
                 let offset = SESSION_FILES.iter().position(|(file, _)| *file == name)? as u64 + 1;
-                let dir = self.table.lock().session_dir(session);
-                let ino = INodeNo(dir + offset);
-                self.node(ino).map(|node| (ino, node))
+                let (dir, ino) = {
+                    let mut table = self.table.lock();
+                    let dir = table.session_dir(session);
+                    (dir, INodeNo(table.session_file(dir, offset)))
+                };
+                match self.node(ino)? {
+                    // As the root's: a busy device's name leads to a fresh
+                    // inode (see `renew`).
+                    node @ Node::AgentSession(_, SessionFile::Resolve | SessionFile::Reject)
+                        if is_busy(ino) =>
+                    {
+                        Some((self.renew_session_file(dir + offset, node.clone()), node))
+                    }
+                    node => Some((ino, node)),
+                }
             }
             // `is_pending` answers for this session's previews here.
             Node::AgentSession(_, SessionFile::Pending) if is_pending(name) => {
@@ -698,13 +750,14 @@ impl Inodes {
                     .collect()
             }
             Node::AgentSession(session, SessionFile::Dir) => {
-                let dir = self.table.lock().session_dir(session);
+                let mut table = self.table.lock();
+                let dir = table.session_dir(session);
                 SESSION_FILES
                     .iter()
                     .enumerate()
                     .map(|(index, (name, file))| {
                         (
-                            INodeNo(dir + index as u64 + 1),
+                            INodeNo(table.session_file(dir, index as u64 + 1)),
                             name.to_string(),
                             Node::AgentSession(Arc::clone(session), *file),
                         )
@@ -755,6 +808,15 @@ impl Inodes {
                 .lock()
                 .name(device.name().to_string(), Node::Device(device)),
         )
+    }
+
+    /// A fresh inode for a session's device `node` (`renew`, for the file
+    /// whose inode in its session's block is `fixed`).
+    fn renew_session_file(&self, fixed: u64, node: Node) -> INodeNo {
+        let mut table = self.table.lock();
+        let ino = table.allocate(node);
+        table.renewed.insert(fixed, ino);
+        INodeNo(ino)
     }
 }
 
@@ -876,6 +938,75 @@ mod tests {
             fresh,
             "decided, never looked up: gone at the next listing"
         );
+    }
+
+    #[test]
+    fn a_busy_session_device_is_renewed_and_its_session_leaves_once_forgotten() {
+        let inodes = Inodes::new(false);
+        let fresh = inodes.len();
+        let (dir, session) = inodes
+            .lookup(&Node::SessionsDir, "s-a", |_| false, free)
+            .expect("session");
+        let (old, node) = inodes
+            .lookup(&session, "resolve", |_| false, free)
+            .expect("resolve");
+        let (new, renewed) = inodes
+            .lookup(&session, "resolve", |_| false, |ino| ino == old)
+            .expect("resolve");
+        assert_ne!(old, new);
+        assert_eq!(renewed, node);
+        assert_eq!(
+            inodes.lookup(&session, "resolve", |_| false, |ino| ino == old),
+            Some((new, node.clone())),
+            "the fresh inode is the name's from now on"
+        );
+        let listed = inodes.entries(&session, none);
+        assert_eq!((listed[0].0, listed[0].1.as_str()), (new, "resolve"));
+        let (status, _) = inodes
+            .lookup(&session, "status", |_| false, free)
+            .expect("status");
+        assert_eq!(
+            inodes.lookup(&session, "status", |_| false, |_| true),
+            Some((
+                status,
+                Node::AgentSession(Arc::from("s-a"), SessionFile::Status)
+            )),
+            "only devices are renewed"
+        );
+
+        inodes.forget(old, 1, |_| false);
+        assert_eq!(
+            inodes.node(old),
+            Some(node.clone()),
+            "its block stays while the session is known"
+        );
+        inodes.forget(status, 2, |_| false);
+        inodes.forget(dir, 1, |_| false);
+        assert!(
+            inodes.node(dir).is_some(),
+            "its fresh resolve is still known"
+        );
+        inodes.forget(new, 2, |_| false);
+        assert_eq!(inodes.node(new), None, "all forgotten: the session goes");
+        assert_eq!(inodes.node(dir), None);
+        assert_eq!(inodes.len(), fresh);
+
+        // A fresh inode replaced by a newer one goes once forgotten.
+        let (_, session) = inodes
+            .lookup(&Node::SessionsDir, "s-b", |_| false, free)
+            .expect("session");
+        let (first, _) = inodes
+            .lookup(&session, "reject", |_| false, free)
+            .expect("reject");
+        let (second, _) = inodes
+            .lookup(&session, "reject", |_| false, |ino| ino == first)
+            .expect("reject");
+        let (third, _) = inodes
+            .lookup(&session, "reject", |_| false, |ino| ino == second)
+            .expect("reject");
+        inodes.forget(second, 1, |_| false);
+        assert_eq!(inodes.node(second), None, "replaced and forgotten: gone");
+        assert!(inodes.node(third).is_some() && inodes.node(first).is_some());
     }
 
     #[test]

@@ -129,15 +129,10 @@ impl Shared {
             }
         }
         let open_write = match node {
-            Node::Device(_) if writing => self.busy.open_write(ino, tid),
-            // A session's devices get no fresh inode (only the root's do):
-            // a writer of one with a write in flight is told EBUSY at once
-            // rather than queued in the kernel behind the first, out of
-            // reach of its signals. It asks again when that write ends.
-            Node::AgentSession(_, SessionFile::Resolve | SessionFile::Reject)
-                if writing && self.busy.is_writing(ino) =>
+            Node::Device(_) | Node::AgentSession(_, SessionFile::Resolve | SessionFile::Reject)
+                if writing =>
             {
-                return Err(Errno::EBUSY)
+                self.busy.open_write(ino, tid)
             }
             _ => OpenWrite::Open,
         };

@@ -5,7 +5,8 @@
 //! that shares them) share one rendering per file at most a quarter of a
 //! second old, made off the request loop, so that their loops over a large
 //! `status.json` never take it from the owner. `status` shows each free text escaped
-//! on its line; `last` is the one text as it is.
+//! on its line, and the plan waiting on the plan desk while one does; `last`
+//! is the one text as it is.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
@@ -16,7 +17,7 @@ use serde_json::json;
 
 use crate::dispatch::DeviceResult;
 use crate::journal::Journal;
-use crate::plan_desk::PlanDesk;
+use crate::plan_desk::{PlanDesk, PlanUnderReview};
 use crate::safe_text::one_line;
 use crate::session::preview::PreviewInfo;
 use crate::session::Session;
@@ -133,9 +134,12 @@ impl TextFile {
         journal: &Journal,
     ) -> String {
         let journal = journal.file_health();
+        let under_review = || plan.and_then(PlanDesk::under_review);
         match self {
-            TextFile::Status => render_status(session, last.get(), journal),
-            TextFile::StatusJson => render_status_json(session, last.get(), journal),
+            TextFile::Status => render_status(session, last.get(), under_review(), journal),
+            TextFile::StatusJson => {
+                render_status_json(session, last.get(), under_review(), journal)
+            }
             TextFile::Last => last
                 .get()
                 .map(|last| format!("{}\n", last.text))
@@ -153,7 +157,12 @@ impl TextFile {
     }
 }
 
-fn render_status(session: &Session, last: Option<DeviceResult>, journal: Option<String>) -> String {
+fn render_status(
+    session: &Session,
+    last: Option<DeviceResult>,
+    under_review: Option<PlanUnderReview>,
+    journal: Option<String>,
+) -> String {
     let mut out = format!("pending: {}\n", session.pending_count());
     let in_progress = session.in_progress_count();
     if in_progress > 0 {
@@ -177,6 +186,14 @@ fn render_status(session: &Session, last: Option<DeviceResult>, journal: Option<
     }
     let plan_mode = if session.plan_mode() { "on" } else { "off" };
     out.push_str(&format!("plan mode: {plan_mode}\n"));
+    // Only while a proposal waits on the plan desk, as the session lines.
+    if let Some(plan) = under_review {
+        out.push_str(&format!(
+            "plan under review: {} ({})\n",
+            one_line(&plan.slug),
+            one_line(&plan.path)
+        ));
+    }
     match last {
         Some(last) if last.ok => out.push_str(&format!(
             "last: {} ok: {}\n",
@@ -200,6 +217,7 @@ fn render_status(session: &Session, last: Option<DeviceResult>, journal: Option<
 fn render_status_json(
     session: &Session,
     last: Option<DeviceResult>,
+    under_review: Option<PlanUnderReview>,
     journal: Option<String>,
 ) -> String {
     let stack = session.pending();
@@ -210,6 +228,7 @@ fn render_status_json(
         "inProgress": session.in_progress_count(),
         "head": stack.first(),
         "planMode": session.plan_mode(),
+        "planUnderReview": under_review,
         "last": last,
         "stack": stack,
         "sessions": session.pending_sessions(),
