@@ -6,14 +6,9 @@ mod common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Output;
 use std::time::{Duration, Instant};
 
 use common::*;
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 /// Runs a Python snippet that prints one result per line; fails the test
 /// with its stderr if it crashes. `os`, `errno`, `sys` and `D` are defined.
@@ -30,13 +25,7 @@ fn py(fx: &Fixture, code: &str) -> Vec<String> {
         \x20       return 'ok'\n\
         \x20   except OSError as e:\n\
         \x20       return err(e)\n";
-    let output = fx.python(&format!("{prelude}{code}"));
-    assert!(
-        output.status.success(),
-        "python failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout(&output).lines().map(str::to_string).collect()
+    fx.python_lines(&format!("{prelude}{code}"))
 }
 
 /// The names in `dir`, sorted.

@@ -15,10 +15,6 @@ fn nothing_to_resolve(fx: &Fixture) -> String {
     format!("{}\n", expected("nothing-to-resolve", &fx.dir))
 }
 
-fn stdout(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
 fn last_json(fx: &Fixture) -> serde_json::Value {
     fx.status_json()["last"].clone()
 }

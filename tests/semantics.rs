@@ -5,15 +5,10 @@
 
 mod common;
 
-use std::process::Output;
 use std::thread;
 use std::time::Duration;
 
 use common::*;
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 /// Runs a Python snippet that prints one result per line, and returns the
 /// lines; fails the test with its stderr if it crashes. `os`, `errno`,
@@ -26,13 +21,7 @@ fn py(fx: &Fixture, code: &str) -> Vec<String> {
         \x20       return 'ok %s' % (call(),)\n\
         \x20   except OSError as e:\n\
         \x20       return errno.errorcode[e.errno]\n";
-    let output = fx.python(&format!("{prelude}{code}"));
-    assert!(
-        output.status.success(),
-        "python failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout(&output).lines().map(str::to_string).collect()
+    fx.python_lines(&format!("{prelude}{code}"))
 }
 
 fn is_root() -> bool {

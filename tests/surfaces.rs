@@ -10,10 +10,6 @@ use common::*;
 use xdev::MountOptions;
 use xdev::PlanHandlerKind;
 
-fn stdout(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
 /// What every Python producer below starts with: the stage file open and a
 /// `line()` that reads one JSON line (`None` at end of file).
 const PRODUCER_PRELUDE: &str = r#"

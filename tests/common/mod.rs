@@ -161,6 +161,23 @@ impl Fixture {
     pub(crate) fn python(&self, code: &str) -> Output {
         self.command("python3", code).output().expect("run python3")
     }
+
+    /// Runs a Python program that prints one result per line, and returns
+    /// those lines; fails the test with its stderr if it crashes.
+    pub(crate) fn python_lines(&self, program: &str) -> Vec<String> {
+        let output = self.python(program);
+        assert!(
+            output.status.success(),
+            "python failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        stdout(&output).lines().map(str::to_string).collect()
+    }
+}
+
+/// A finished process's stdout, as text.
+pub(crate) fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 impl Drop for Fixture {
