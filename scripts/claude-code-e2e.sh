@@ -69,27 +69,14 @@ for arg in "$@"; do
     esac
 done
 
-E2E_NAME=claude-code-e2e
-W=
-xdev_pid=
-decider_pid=
-netns_pid=
-MNT=
-
-e2e_clean_up_on_exit
-
-# --- prerequisites --------------------------------------------------------------
-e2e_require_tools
-
-e2e_xdev
+e2e_begin claude-code-e2e
 if [ "$stand_in" = 0 ] && ! "$XDEV_BIN" hook --help >/dev/null 2>&1; then
     die "$XDEV_BIN has no \`hook\` subcommand (rebuild it from a tree that has xdev hook, or try --stand-in-hook to debug the harness)"
 fi
-
 e2e_claude
 
 # --- the work directory, the mount, the settings ----------------------------------
-W=$(mktemp -d "${TMPDIR:-/tmp}/xdev-claude-e2e.XXXXXX") || die "mktemp failed"
+e2e_work_dir
 MNT=$W/mnt
 PROJECT=$W/project
 HOME_DIR=$W/home

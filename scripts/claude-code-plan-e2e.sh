@@ -91,22 +91,10 @@ for arg in "$@"; do
     esac
 done
 
-E2E_NAME=claude-code-plan-e2e
-W=
-xdev_pid=
-decider_pid=
-netns_pid=
-MNT=
-
-e2e_clean_up_on_exit
-
-# --- prerequisites --------------------------------------------------------------
-e2e_require_tools
-e2e_xdev
+e2e_begin claude-code-plan-e2e
 "$XDEV_BIN" plan --help >/dev/null 2>&1 || die "$XDEV_BIN has no \`plan\` subcommand"
 e2e_claude
-
-W=$(mktemp -d "${TMPDIR:-/tmp}/xdev-claude-plan-e2e.XXXXXX") || die "mktemp failed"
+e2e_work_dir
 say "Claude Code $CLAUDE_CODE_VERSION, xdev $("$XDEV_BIN" --version 2>/dev/null | head -n 1), work dir $W"
 
 # decide R MNT DECISION: waits (up to the claude timeout) until a plan is under

@@ -59,22 +59,10 @@ for arg in "$@"; do
     esac
 done
 
-E2E_NAME=claude-code-plugin-e2e
-W=
-xdev_pid=
-decider_pid=
-netns_pid=
-MNT=
-
-e2e_clean_up_on_exit
-
-# --- prerequisites --------------------------------------------------------------
-e2e_require_tools
-e2e_xdev
+e2e_begin claude-code-plugin-e2e
 "$XDEV_BIN" hook --help >/dev/null 2>&1 || die "$XDEV_BIN has no \`hook\` subcommand"
 e2e_claude
-
-W=$(mktemp -d "${TMPDIR:-/tmp}/xdev-claude-plugin-e2e.XXXXXX") || die "mktemp failed"
+e2e_work_dir
 MNT=$W/mnt
 PROJECT=$W/project
 HOME_DIR=$W/home

@@ -100,22 +100,10 @@ rules | accept-edits) ;;
     ;;
 esac
 
-E2E_NAME=claude-code-write-e2e
-W=
-xdev_pid=
-stage_pid=
-netns_pid=
-MNT=
-
-e2e_clean_up_on_exit
-
-# --- prerequisites --------------------------------------------------------------
-e2e_require_tools
+e2e_begin claude-code-write-e2e
 [ "$trace" = 0 ] || command -v strace >/dev/null 2>&1 || die "--strace needs strace"
-e2e_xdev
 e2e_claude
-
-W=$(mktemp -d "${TMPDIR:-/tmp}/xdev-claude-write-e2e.XXXXXX") || die "mktemp failed"
+e2e_work_dir
 say "Claude Code $CLAUDE_CODE_VERSION, xdev $("$XDEV_BIN" --version 2>/dev/null | head -n 1), permissions: $permissions, work dir $W"
 
 # run_variant NAME: one run (pending or none) in $W/NAME; its checks go to

@@ -80,21 +80,10 @@ for arg in "$@"; do
     esac
 done
 
-E2E_NAME=codex-e2e
-W=
-xdev_pid=
-decider_pid=
-netns_pid=
-MNT=
-
-e2e_clean_up_on_exit
-
-e2e_require_tools
-e2e_xdev
+e2e_begin codex-e2e
 "$XDEV_BIN" hook --help >/dev/null 2>&1 || die "$XDEV_BIN has no \`hook\` subcommand"
 e2e_codex
-
-W=$(mktemp -d "${TMPDIR:-/tmp}/xdev-codex-e2e.XXXXXX") || die "mktemp failed"
+e2e_work_dir
 MNT=$W/mnt
 e2e_mount "$MNT" "$W/xdev"
 hook_command="$(printf '%q hook --agent codex --mount %q' "$XDEV_BIN" "$MNT")"

@@ -231,6 +231,23 @@ e2e_stop_run() {
     MNT=
 }
 
+# e2e_begin NAME: starts the run NAME: nothing of it started yet, stopped and
+# cleaned up at exit whatever happens, the tools checked, the xdev binary
+# found ($XDEV_BIN).
+# shellcheck disable=SC2034 # xdev_pid is the caller's
+e2e_begin() {
+    E2E_NAME=$1
+    W='' MNT='' xdev_pid='' decider_pid='' stage_pid='' netns_pid=''
+    e2e_clean_up_on_exit
+    e2e_require_tools
+    e2e_xdev
+}
+
+# e2e_work_dir: makes the run's work directory, $W.
+e2e_work_dir() {
+    W=$(mktemp -d "${TMPDIR:-/tmp}/xdev-$E2E_NAME.XXXXXX") || die "mktemp failed"
+}
+
 # e2e_clean_up_on_exit: at exit (INT and TERM exit too), stops the run and
 # leaves the work directory $W (kept with --keep, $keep, or after a failure).
 e2e_clean_up_on_exit() {
