@@ -13,8 +13,11 @@ use super::{errno_of, Handle, Shared};
 pub(super) enum Written {
     /// A write on a device-like file: what it does with `target`'s message.
     Message(Target, WriteStep),
-    /// The bytes were taken (a draft, `stage`): all of them are written.
+    /// The bytes were taken (a draft): all of them are written.
     Taken,
+    /// A producer's line was taken on `stage`: all of it is written, once
+    /// the journal records it (staging, withdrawing) are on disk.
+    Staged,
 }
 
 impl Shared {
@@ -44,7 +47,7 @@ impl Shared {
             _ => None,
         });
         match staged.flatten() {
-            Some(Ok(())) => Ok(Written::Taken),
+            Some(Ok(())) => Ok(Written::Staged),
             Some(Err(error)) => Err(errno_of(&error)),
             None => Err(Errno::EBADF),
         }

@@ -1,7 +1,8 @@
 //! The decision journal: an append-only record, one JSON line per staging
 //! and per decision, with who made it. The mount shows it as `log` (and
-//! streams it as `events`); `--journal FILE` also appends it to a file,
-//! synced before the write that caused a record returns.
+//! streams it as `events`); `--journal FILE` also appends it to a file.
+//! A decision's records are synced before its writer is answered; the
+//! syncing itself runs on a thread of its own, in groups (see [`commit`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -60,7 +61,7 @@ pub struct Record {
     pub plan: Option<PlanApprovalDetails>,
 }
 
-fn now() -> f64 {
+pub(crate) fn now() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|elapsed| elapsed.as_secs_f64())
@@ -237,106 +238,22 @@ impl Record {
     }
 }
 
+mod commit;
 mod file;
 mod memory;
 
+pub use commit::Commit;
+use commit::{Entry, Queue};
 use file::JournalFile;
 use memory::Memory;
 pub use memory::{EventsAt, LOG_MEMORY_CAP, LOG_MEMORY_CAP_WITH_FILE};
 
-/// How many lost records a `lost` record names (it counts them all).
-const LOST_NAMED: usize = 20;
-
-/// Records the journal file could not take, for the next record that can
-/// be written to say so.
-#[derive(Debug, Default)]
-struct Losses {
-    count: usize,
-    named: Vec<String>,
-    /// The error of the last failed write, while the file is failing.
-    failing: Option<String>,
-}
-
-impl Losses {
-    fn note(&mut self, record: &Record, error: &std::io::Error) {
-        self.count += 1;
-        if self.named.len() < LOST_NAMED {
-            let id = record.id.as_deref().unwrap_or("-");
-            self.named
-                .push(format!("{} {id} ({})", record.event, record.outcome));
-        }
-        self.failing = Some(crate::error::describe(error));
-    }
-
-    /// The `lost` record of what could not be written so far, if anything.
-    fn record(&self) -> Option<Record> {
-        if self.count == 0 {
-            return None;
-        }
-        let more = self.count - self.named.len();
-        let named = self.named.join(", ");
-        let text = if more > 0 {
-            format!("{named} and {more} more")
-        } else {
-            named
-        };
-        Some(Record {
-            time: now(),
-            event: "lost".to_string(),
-            id: None,
-            label: None,
-            source_tool: None,
-            device: None,
-            reason: self.failing.clone(),
-            outcome: "error".to_string(),
-            text: Some(format!(
-                "{} record(s) could not be written to the journal file: {text}",
-                self.count
-            )),
-            errno: None,
-            origin: None,
-            who: None,
-            plan: None,
-        })
-    }
-}
-
 struct Lines {
     /// What `log` and `events` serve.
     memory: Memory,
-    file: Option<JournalFile>,
-    losses: Losses,
     /// Who staged ids that are about to be staged (filled before staging so
     /// the staged record can name the producer).
     stagers: HashMap<String, Who>,
-}
-
-impl Lines {
-    /// Writes `line` (the serialised `record`) to the journal file, first
-    /// telling of records lost before it. A record written `ahead` of a
-    /// decision that is refused when it fails is not counted as lost.
-    fn write_file(&mut self, record: &Record, line: &[u8], ahead: bool) -> std::io::Result<()> {
-        let Some(file) = self.file.as_mut() else {
-            return Ok(());
-        };
-        if let Some(lost) = self.losses.record() {
-            let lost = to_line(&lost);
-            if file.append(&lost).is_ok() {
-                self.losses = Losses::default();
-                self.memory.push(&lost);
-            }
-        }
-        let written = file.append(line);
-        match &written {
-            Ok(()) => self.losses.failing = None,
-            Err(error) if ahead => self.losses.failing = Some(crate::error::describe(error)),
-            Err(error) => self.losses.note(record, error),
-        }
-        if let Err(error) = &written {
-            tracing::error!(%error, path = %file.path().display(), event = %record.event, "cannot append to the journal file");
-        }
-        written
-    }
 }
 
 fn to_line(record: &Record) -> Vec<u8> {
@@ -354,6 +271,36 @@ pub struct Journal {
 struct Inner {
     lines: Mutex<Lines>,
     count: watch::Sender<usize>,
+    /// The journal file's path and its writer's queue, with a file.
+    file: Option<(PathBuf, Arc<Queue>)>,
+}
+
+impl Inner {
+    /// Keeps `lines` in `log`, in order (records that only the disk lets
+    /// in: intents and `lost` notes, once synced).
+    fn keep<'a>(&self, lines: impl Iterator<Item = &'a Vec<u8>>) {
+        let count = {
+            let mut kept = self.lines.lock();
+            for line in lines {
+                kept.memory.push(line);
+            }
+            kept.memory.records()
+        };
+        self.count.send_replace(count);
+    }
+
+    fn queue(&self) -> Option<&Queue> {
+        self.file.as_ref().map(|(_, queue)| &**queue)
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // The writer finishes what is queued, then ends.
+        if let Some(queue) = self.queue() {
+            queue.close();
+        }
+    }
 }
 
 impl std::fmt::Debug for Journal {
@@ -388,50 +335,75 @@ impl Journal {
 
     fn with_cap(file: Option<&Path>, cap: usize) -> std::io::Result<Journal> {
         let file = file.map(JournalFile::open).transpose()?;
-        Ok(Journal {
-            inner: Arc::new(Inner {
-                lines: Mutex::new(Lines {
-                    memory: Memory::new(cap),
-                    file,
-                    losses: Losses::default(),
-                    stagers: HashMap::new(),
-                }),
-                count: watch::Sender::new(0),
+        let queue = file.as_ref().map(|_| Arc::new(Queue::default()));
+        let inner = Arc::new(Inner {
+            lines: Mutex::new(Lines {
+                memory: Memory::new(cap),
+                stagers: HashMap::new(),
             }),
-        })
-    }
-
-    /// Appends a record, synced to the journal file if any. When the file
-    /// cannot take it, it is still in `log`, the file is marked failing
-    /// (see [`Journal::file_health`]) and the next record the file takes
-    /// is preceded by a `lost` record naming it; the error is returned.
-    pub fn append(&self, record: &Record) -> std::io::Result<()> {
-        self.write(record, false)
-    }
-
-    /// Appends a record that must be in the journal file before what it
-    /// announces happens (a decision's intent). Unlike [`Journal::append`],
-    /// a record the file cannot take is not kept at all: the caller refuses
-    /// what it announced. Without a journal file nothing is recorded.
-    pub fn write_ahead(&self, record: &Record) -> std::io::Result<()> {
-        if self.inner.lines.lock().file.is_none() {
-            return Ok(());
+            count: watch::Sender::new(0),
+            file: file
+                .as_ref()
+                .zip(queue.clone())
+                .map(|(file, queue)| (file.path().to_path_buf(), queue)),
+        });
+        if let (Some(file), Some(queue)) = (file, queue) {
+            commit::start(file, queue, Arc::downgrade(&inner))?;
         }
-        self.write(record, true)
+        Ok(Journal { inner })
     }
 
-    fn write(&self, record: &Record, ahead: bool) -> std::io::Result<()> {
+    /// Appends a record; with a journal file it is queued to be written
+    /// and synced there, and the returned [`Commit`] tells when it is (or
+    /// why not). When the file cannot take it, it is still in `log`, the
+    /// file is marked failing (see [`Journal::file_health`]) and the next
+    /// record the file takes is preceded by a `lost` record naming it.
+    /// Never waits for the disk.
+    pub fn append(&self, record: &Record) -> Commit {
         let line = to_line(record);
-        let (written, count) = {
+        let (commit, count) = {
             let mut lines = self.inner.lines.lock();
-            let written = lines.write_file(record, &line, ahead);
-            if written.is_ok() || !ahead {
-                lines.memory.push(&line);
-            }
-            (written, lines.memory.records())
+            lines.memory.push(&line);
+            // Queued under the lock: the file gets the order `log` shows.
+            let commit = self.queue(line, false);
+            (commit, lines.memory.records())
         };
         self.inner.count.send_replace(count);
-        written
+        commit
+    }
+
+    /// Queues a record that must be in the journal file before what it
+    /// announces happens (a decision's intent); await its [`Commit`] before
+    /// going ahead. Unlike [`Journal::append`], a record the file cannot
+    /// take is not kept at all: the caller refuses what it announced, and
+    /// `log` shows the record only once it is on disk. Without a journal
+    /// file nothing is recorded.
+    pub fn write_ahead(&self, record: &Record) -> Commit {
+        match self.inner.file {
+            Some(_) => self.queue(to_line(record), true),
+            None => Commit::done(Ok(())),
+        }
+    }
+
+    /// Ready once every record appended so far is settled in the journal
+    /// file (at once without one): what a reply waits for when the record
+    /// it caused must be on disk first.
+    pub fn flushed(&self) -> Commit {
+        let Some(queue) = self.inner.queue() else {
+            return Commit::done(Ok(()));
+        };
+        let (done, commit) = Commit::queued();
+        queue.push(Entry::Barrier(done));
+        commit
+    }
+
+    fn queue(&self, line: Vec<u8>, ahead: bool) -> Commit {
+        let Some(queue) = self.inner.queue() else {
+            return Commit::done(Ok(()));
+        };
+        let (done, commit) = Commit::queued();
+        queue.push(Entry::Line { line, ahead, done });
+        commit
     }
 
     /// The check a decision written to `device` by `who` passes once its
@@ -444,21 +416,19 @@ impl Journal {
         device: impl FnOnce() -> String,
         who: Option<&Who>,
     ) -> Option<BeforeDecision> {
-        self.inner.lines.lock().file.as_ref()?;
+        self.inner.file.as_ref()?;
         let (journal, device, who) = (self.clone(), device(), who.cloned());
         Some(Box::new(move |id, details| {
-            journal
-                .write_ahead(&Record::intent(&device, id, details, who))
-                .map_err(|error| Error::journal(&error))
+            let commit = journal.write_ahead(&Record::intent(&device, id, details, who));
+            Box::pin(async move { commit.await.map_err(|error| Error::journal(&error)) })
         }))
     }
 
     /// With a journal file: `ok`, or `failing (<error>)` while its writes
     /// fail. `None` without one.
     pub fn file_health(&self) -> Option<String> {
-        let lines = self.inner.lines.lock();
-        lines.file.as_ref()?;
-        Some(match &lines.losses.failing {
+        let queue = self.inner.queue()?;
+        Some(match queue.failing() {
             None => "ok".to_string(),
             Some(error) => format!("failing ({error})"),
         })
@@ -466,26 +436,17 @@ impl Journal {
 
     /// Closes the journal file and opens it again by its path, with the
     /// checks [`Journal::new`] makes, so that after a log rotation renamed
-    /// it away, the records that follow go to a new file at that path.
+    /// it away, the records queued after this go to a new file at that path.
     /// Returns that path, or `None` without a journal file. When the path
     /// cannot be opened (or is refused), the file open so far is kept and
     /// the error (naming the path) is returned.
     pub fn reopen_file(&self) -> std::io::Result<Option<PathBuf>> {
-        let Some(path) = self
-            .inner
-            .lines
-            .lock()
-            .file
-            .as_ref()
-            .map(|file| file.path().to_path_buf())
-        else {
+        let Some((path, queue)) = &self.inner.file else {
             return Ok(None);
         };
-        // Opened outside the lock: a slow filesystem must not hold up the
-        // records being written meanwhile (they go to the old file).
-        let reopened = JournalFile::open(&path)?;
-        self.inner.lines.lock().file = Some(reopened);
-        Ok(Some(path))
+        let reopened = JournalFile::open(path)?;
+        queue.push(Entry::Reopen(reopened));
+        Ok(Some(path.clone()))
     }
 
     /// Notes who is staging `id`, for its `staged` record.
@@ -505,7 +466,7 @@ impl Journal {
             let who = remove_and_shrink(&mut journal.inner.lines.lock().stagers, &event.id);
             if let Some(record) = Record::from_event(event, who) {
                 // A failure is reported by the next record the file takes.
-                let _ = journal.append(&record);
+                drop(journal.append(&record));
             }
             true
         });
@@ -627,7 +588,7 @@ mod tests {
     #[test]
     fn records_are_json_lines_with_every_field() {
         let journal = Journal::new(None).expect("journal");
-        journal.append(&record("done")).expect("append");
+        journal.append(&record("done")).wait().expect("append");
         let line = String::from_utf8(journal.bytes()).expect("utf-8");
         assert!(line.ends_with('\n'));
         let value: serde_json::Value = serde_json::from_str(&line).expect("json");
@@ -655,8 +616,8 @@ mod tests {
     #[test]
     fn reads_work_from_any_offset_and_by_whole_lines() {
         let journal = Journal::new(None).expect("journal");
-        journal.append(&record("one")).expect("append");
-        journal.append(&record("two")).expect("append");
+        journal.append(&record("one")).wait().expect("append");
+        journal.append(&record("two")).wait().expect("append");
         let all = journal.bytes();
         assert_eq!(journal.read_at(5, 10), all[5..15].to_vec());
         let (first, next) = journal.lines_from(EventsAt::default(), all.len() / 2 + 1);
@@ -672,8 +633,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("tmp");
         let path = dir.path().join("journal.jsonl");
         let journal = Journal::new(Some(&path)).expect("journal");
-        journal.append(&record("one")).expect("append");
-        journal.append(&record("two")).expect("append");
+        journal.append(&record("one")).wait().expect("append");
+        journal.append(&record("two")).wait().expect("append");
         assert_eq!(std::fs::read(&path).expect("file"), journal.bytes());
     }
 
@@ -687,15 +648,15 @@ mod tests {
             Some(None)
         );
         let journal = Journal::new(Some(&path)).expect("journal");
-        journal.append(&record("one")).expect("append");
+        journal.append(&record("one")).wait().expect("append");
         std::fs::rename(&path, &rotated).expect("rotate");
         std::fs::create_dir(&path).expect("a directory where the file was");
         let error = journal.reopen_file().expect_err("refused").to_string();
         assert!(error.contains("is a directory"), "{error}");
-        journal.append(&record("two")).expect("append");
+        journal.append(&record("two")).wait().expect("append");
         std::fs::remove_dir(&path).expect("rmdir");
         assert_eq!(journal.reopen_file().expect("reopen"), Some(path.clone()));
-        journal.append(&record("three")).expect("append");
+        journal.append(&record("three")).wait().expect("append");
         let lines = |path: &Path| {
             std::fs::read_to_string(path)
                 .expect("read")
@@ -720,7 +681,7 @@ mod tests {
         let journal = Journal::with_cap(None, 2 * one + one / 2).expect("journal");
         let mut early = LogReader::default();
         for n in 0..5 {
-            journal.append(&numbered(n)).expect("append");
+            journal.append(&numbered(n)).wait().expect("append");
         }
         assert_eq!(journal.len(), 5);
         assert_eq!(
