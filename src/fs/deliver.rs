@@ -90,8 +90,9 @@ impl Shared {
         who: Option<Who>,
     ) -> Commit {
         let name = target.name();
-        let record = Record::decision(&name, reason.trim(), resolution, who);
-        let commit = self.journal.append(&record);
+        let commit = self
+            .journal
+            .append_decision(&name, reason.trim(), resolution, who.as_ref());
         tracing::debug!(target = %name, ok = resolution.is_ok(), text = %resolution.text, "device result");
         self.last.record(DeviceResult::new(name, resolution));
         commit

@@ -7,7 +7,7 @@
 //! `status.json` never take it from the owner. `status` shows each free text escaped
 //! on its line; `last` is the one text as it is.
 
-use std::collections::HashMap;
+use crate::maps::HashMap;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
