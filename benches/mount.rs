@@ -29,14 +29,17 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
 use fuser::{
-    BsdFileFlags, Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags,
-    Generation, INodeNo, LockOwner, MountOption, OpenFlags, ReplyAttr, ReplyEmpty, ReplyEntry,
-    ReplyOpen, ReplyWrite, Request, TimeOrNow, WriteFlags,
+    BsdFileFlags, Config, Errno, FileAttr, FileHandle, Filesystem, FopenFlags, Generation, INodeNo,
+    LockOwner, MountOption, OpenFlags, ReplyAttr, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite,
+    Request, TimeOrNow, WriteFlags,
 };
 use xdev::{apply_fn, ApplyFn, Mount, MountOptions, Session, ToolResult};
+
+#[path = "../tests/stub_fs/mod.rs"]
+mod stub_fs;
 
 /// Timed samples per measurement of (a)-(d) in one placement.
 const SAMPLES: usize = 10_000;
@@ -965,31 +968,7 @@ struct NullFs {
 }
 
 fn null_attr(ino: INodeNo) -> FileAttr {
-    let dir = ino == INodeNo::ROOT;
-    // SAFETY: getuid/getgid cannot fail.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let time: SystemTime = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-    FileAttr {
-        ino,
-        size: 0,
-        blocks: 0,
-        atime: time,
-        mtime: time,
-        ctime: time,
-        crtime: time,
-        kind: if dir {
-            FileType::Directory
-        } else {
-            FileType::RegularFile
-        },
-        perm: if dir { 0o755 } else { 0o600 },
-        nlink: if dir { 2 } else { 1 },
-        uid,
-        gid,
-        rdev: 0,
-        blksize: 4096,
-        flags: 0,
-    }
+    stub_fs::attr(ino, 0)
 }
 
 impl Filesystem for NullFs {

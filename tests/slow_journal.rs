@@ -4,19 +4,21 @@
 //! filesystem of this test whose writes and syncs block until it is let go.
 
 mod common;
+mod stub_fs;
 
 use std::ffi::OsStr;
 use std::sync::mpsc;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use common::*;
 use fuser::{
-    Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo,
-    LockOwner, MountOption, OpenFlags, ReplyAttr, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite,
-    Request, TimeOrNow, WriteFlags,
+    Config, Errno, FileHandle, Filesystem, FopenFlags, Generation, INodeNo, LockOwner, MountOption,
+    OpenFlags, ReplyAttr, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, Request, TimeOrNow,
+    WriteFlags,
 };
 use parking_lot::{Condvar, Mutex};
+use stub_fs::attr;
 use xdev::{MountOptions, ToolResult};
 
 /// How long a step that should happen at once may take before the test
@@ -81,34 +83,6 @@ impl Disk {
 
 struct GateFs {
     disk: Arc<Disk>,
-}
-
-fn attr(ino: INodeNo, size: u64) -> FileAttr {
-    let dir = ino == INodeNo::ROOT;
-    // SAFETY: geteuid/getegid cannot fail.
-    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-    let time: SystemTime = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-    FileAttr {
-        ino,
-        size,
-        blocks: 0,
-        atime: time,
-        mtime: time,
-        ctime: time,
-        crtime: time,
-        kind: if dir {
-            FileType::Directory
-        } else {
-            FileType::RegularFile
-        },
-        perm: if dir { 0o700 } else { 0o600 },
-        nlink: if dir { 2 } else { 1 },
-        uid,
-        gid,
-        rdev: 0,
-        blksize: 4096,
-        flags: 0,
-    }
 }
 
 impl GateFs {
