@@ -325,8 +325,8 @@ impl Filesystem for XdevFs {
             Ok(Written::Message(target, step)) => {
                 self.write_target(req, ino, fh, target, step, written, reply)
             }
-            Ok(Written::Taken) => reply.written(written),
-            Ok(Written::Staged) => {
+            Ok(Written::Taken | Written::Staged { recorded: false }) => reply.written(written),
+            Ok(Written::Staged { recorded: true }) => {
                 let flushed = self.shared.journal.flushed();
                 self.answer_after(flushed, move || reply.written(written));
             }
