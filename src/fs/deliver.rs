@@ -50,7 +50,10 @@ impl Shared {
             .await;
         // The writer gets its outcome even if the journal file fails: the
         // status files say so, and the next record written names the loss.
-        let _ = self.record(target, fh, text, &resolution, who).await;
+        let _ = self.note(target, text, &resolution, who).await;
+        // Only now may a later write on the descriptor learn the outcome:
+        // nobody is told before the journal has it.
+        self.keep_outcome(fh, &resolution);
         resolution
     }
 
@@ -64,6 +67,13 @@ impl Shared {
         resolution: &Resolution,
         who: Option<Who>,
     ) -> Commit {
+        self.keep_outcome(fh, resolution);
+        self.note(target, reason, resolution, who)
+    }
+
+    /// Keeps a result on its descriptor (`fh`), for the later writes and
+    /// reads of that descriptor.
+    fn keep_outcome(&self, fh: Option<FileHandle>, resolution: &Resolution) {
         if let Some(fh) = fh {
             let outcome = resolution
                 .error
@@ -78,7 +88,6 @@ impl Shared {
             self.handles
                 .set_result(fh, outcome, &resolution.text, decided);
         }
-        self.note(target, reason, resolution, who)
     }
 
     /// Records a result in the journal and the status files only.
