@@ -31,12 +31,13 @@ fi
 if [ -f benches/mount.rs ]; then
     for run in $(seq "$runs"); do
         echo "==> cargo bench --bench mount (run $run of $runs)"
-        cargo bench --bench mount -- "$@" | tee /dev/stderr | sed -n 's/^bench-figures //p' >>"$figures"
+        cargo bench --bench mount -- "$@" | tee "$figures.run"
+        sed -n 's/^bench-figures //p' "$figures.run" >>"$figures"
     done
     ran=$((ran + 1))
     python3 scripts/bench_history.py "$figures" target/bench-history.jsonl
 fi
-rm -f "$figures"
+rm -f "$figures" "$figures.run"
 # The owner's reads while other users loop over a large status.json.
 work=$(mktemp -d "${TMPDIR:-/tmp}/xdev-bench.XXXXXX")
 chmod 755 "$work"
