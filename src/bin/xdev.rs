@@ -112,9 +112,9 @@ struct ServeArgs {
     /// afterwards gets ECANCELED.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
     grace: Duration,
-    /// FUSE request threads. One is the fastest where a wakeup that
-    /// crosses CPUs is dear (a small VM); nothing a request does waits on
-    /// a disk, so one never stalls the mount [default: 1].
+    /// FUSE request threads [default: 2]. Nothing a request does waits on
+    /// a disk, so any number keeps the mount answering; measure with
+    /// `cargo bench --bench mount` before changing it.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     threads: Option<u16>,
 }
