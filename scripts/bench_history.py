@@ -18,8 +18,9 @@ import subprocess
 import sys
 
 # Figures where more is better; for the others (times, ratios of times,
-# CPU per echo) less is better.
+# CPU per echo) less is better, but for settings, which are only shown.
 MORE_IS_BETTER = ("writers_", "journal_ratio")
+SETTINGS = ("threads",)
 
 
 def medians(path):
@@ -61,6 +62,8 @@ def change(key, now, before):
     if not isinstance(before, (int, float)) or before == 0:
         return ""
     ratio = now / before
+    if key in SETTINGS:
+        return "(setting)" if ratio != 1 else ""
     better = ratio > 1 if key.startswith(MORE_IS_BETTER) else ratio < 1
     word = "better" if better else "worse"
     if abs(ratio - 1) < 0.02:
