@@ -1,39 +1,45 @@
-//! FUSE round-trip benchmark of the mount, measured
-//! by hand with raw `libc` calls in one run on one machine:
+//! FUSE round-trip benchmark of the mount: what a user feels, measured by
+//! hand with raw `libc` calls in one run on one machine.
 //!
-//! - (a) `open(O_WRONLY|O_TRUNC)` + `write("ok\n")` + `close` on
-//!   `<xdev mount>/resolve`, with the stack kept non-empty by previews whose
-//!   apply does nothing;
+//! - (a1), (a2) `open(O_WRONLY|O_TRUNC)` + `write("ok\n")` + `close` on
+//!   `resolve` of an xdev mount served by 1 and by 2 request threads, with
+//!   the stack kept non-empty by previews whose apply does nothing;
 //! - (b) the same on the file of a null FUSE filesystem mounted here with
-//!   fuser (the "naive FUSE file": 1 s timeouts, direct I/O, no atomic
-//!   `O_TRUNC`, no `FOPEN_NOFLUSH`);
+//!   fuser (the "naive FUSE file": 2 request threads, 1 s timeouts, direct
+//!   I/O, no atomic `O_TRUNC`, no `FOPEN_NOFLUSH`);
 //! - (c) the same on `/proc/self/comm` (the kernel's own floor);
-//! - (d) `open` + `read` + `close` of `<xdev mount>/status`;
-//! - (e) throughput of (a) with 1 and with 2 concurrent writer threads on
-//!   the same `resolve` (2 s each, in alternating 250 ms windows).
+//! - (d) `open` + `read` + `close` of `status` (of the default mount);
+//! - (e) throughput of (a) with 1, 2 and 4 concurrent writer threads, for
+//!   each request-thread count (alternating 250 ms windows);
+//! - (f) throughput of 16 writers against a mount with `--journal` on the
+//!   disk of the target directory and against one without, alternating.
 //!
 //! (a)-(d) are interleaved in rounds so that a noisy neighbour hurts all of
 //! them alike, and measured in three placements of the threads (see
-//! [`Placement`]): where the scheduler puts them, writer and mounts on
-//! different CPUs, and everything on one CPU. Prints medians, p90s, the
-//! ratios a/b and a/c per placement and the throughput ratio next to the
-//! goals (a/b <= 0.7, 2 writers >= 1.5x of 1); a missed goal is printed,
-//! never a failure. Run with `cargo bench --bench mount`.
+//! [`Placement`]). For each it prints medians, p90s, the round trips a
+//! writer waited for per operation and the CPU the servers spent per
+//! operation (every thread of this process but the writer), and the ratios
+//! to (b). A missed goal is printed, never a failure. The last line,
+//! `bench-figures {...}`, holds the headline figures as JSON for
+//! `scripts/bench.sh`. Run with `cargo bench --bench mount`.
 
 use std::ffi::{CStr, CString, OsStr};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
 use fuser::{
-    BsdFileFlags, Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags,
-    Generation, INodeNo, LockOwner, MountOption, OpenFlags, ReplyAttr, ReplyEmpty, ReplyEntry,
-    ReplyOpen, ReplyWrite, Request, TimeOrNow, WriteFlags,
+    BsdFileFlags, Config, Errno, FileAttr, FileHandle, Filesystem, FopenFlags, Generation, INodeNo,
+    LockOwner, MountOption, OpenFlags, ReplyAttr, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite,
+    Request, TimeOrNow, WriteFlags,
 };
-use xdev::{apply_fn, ApplyFn, MountOptions, Session, ToolResult};
+use xdev::{apply_fn, ApplyFn, Mount, MountOptions, Session, ToolResult};
+
+#[path = "../tests/stub_fs/mod.rs"]
+mod stub_fs;
 
 /// Timed samples per measurement of (a)-(d) in one placement.
 const SAMPLES: usize = 10_000;
@@ -45,8 +51,12 @@ const WARMUP: usize = 1_000;
 const BASE_PREVIEWS: usize = 16;
 /// Throughput is measured in windows; previews are staged between them.
 const WINDOW: Duration = Duration::from_millis(250);
-/// Timed windows per writer count (8 x 250 ms = 2 s).
+/// Timed windows per configuration (8 x 250 ms = 2 s).
 const WINDOWS: usize = 8;
+/// Writer counts of (e).
+const WRITER_COUNTS: [usize; 3] = [1, 2, 4];
+/// Writers of (f), as `mount-tests/stress.py` runs them.
+const MANY_WRITERS: usize = 16;
 
 const MESSAGE: &[u8] = b"ok\n";
 const COMM: &[u8] = b"bench\n";
@@ -68,24 +78,32 @@ fn main() {
         .prefix("xdev-bench-")
         .tempdir()
         .expect("temp dir");
+    // The journal goes where a user's would: a real disk, not a tmpfs.
+    let disk = tempfile::Builder::new()
+        .prefix("xdev-bench-journal-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .expect("journal dir");
+    let journal_file = disk.path().join("journal.jsonl");
 
-    // The xdev mount, with a preview whose apply does nothing (counted).
-    let xdev_dir = tmp.path().join("xdev");
-    std::fs::create_dir(&xdev_dir).expect("xdev mount dir");
-    let session = Session::new();
-    let applied = Arc::new(AtomicU64::new(0));
-    let apply = {
-        let applied = Arc::clone(&applied);
-        apply_fn(move |_reason, _extra| {
-            applied.fetch_add(1, Ordering::Relaxed);
-            async { Ok(ToolResult::ok("")) }
-        })
+    let threads = |threads| MountOptions {
+        threads,
+        ..MountOptions::default()
     };
-    let stack = Stack {
-        session: session.clone(),
-        apply,
+    let one = Served::mount(&tmp.path().join("one"), threads(1));
+    let two = Served::mount(&tmp.path().join("two"), threads(2));
+    let plain = Served::mount(&tmp.path().join("plain"), MountOptions::default());
+    let journaled = Served::mount(
+        &tmp.path().join("journaled"),
+        MountOptions {
+            journal_file: Some(journal_file.clone()),
+            ..MountOptions::default()
+        },
+    );
+    let default = if MountOptions::default().threads == 1 {
+        &one
+    } else {
+        &two
     };
-    let mount = xdev::mount(&session, &xdev_dir, MountOptions::default()).expect("xdev mount");
 
     // The null filesystem.
     let null_dir = tmp.path().join("null");
@@ -100,18 +118,15 @@ fn main() {
     )
     .expect("null FUSE mount");
 
-    let resolve = c_path(&xdev_dir.join("resolve"));
-    let status = c_path(&xdev_dir.join("status"));
+    let status = c_path(&default.dir.join("status"));
     let null_file = c_path(&null_dir.join(NULL_NAME));
     let comm = c_path(Path::new("/proc/self/comm"));
     let original_comm = std::fs::read("/proc/self/comm").expect("read /proc/self/comm");
-
-    // Both mounts answer before anything is timed.
-    std::fs::metadata(xdev_dir.join("resolve")).expect("xdev mount answers");
     std::fs::metadata(null_dir.join(NULL_NAME)).expect("null mount answers");
 
     let kinds = [
-        Kind::Resolve(&resolve),
+        Kind::Resolve(&one),
+        Kind::Resolve(&two),
         Kind::Null(&null_file),
         Kind::Comm(&comm),
         Kind::Status(&status),
@@ -124,7 +139,7 @@ fn main() {
         .into_iter()
         .map(|placement| {
             placement.apply(&allowed);
-            (placement, measure(&kinds, &stack))
+            (placement, measure(&kinds))
         })
         .collect();
     // Releases are sent asynchronously after close; let them arrive.
@@ -134,31 +149,29 @@ fn main() {
     // Every kind ran this often, warm-ups included.
     let ops_per_kind = ((WARMUP + SAMPLES) * placements.len()) as u64;
 
-    // (e) throughput of (a) with 1 and 2 writers, placed by the scheduler.
+    // (e) and (f), placed by the scheduler.
     Placement::Scheduler.apply(&allowed);
-    let scheduler = &placements[0].1;
+    let by_threads: Vec<Vec<Throughput>> =
+        throughputs(&[(&one, &WRITER_COUNTS), (&two, &WRITER_COUNTS)]);
+    let many = throughputs(&[(&plain, &[MANY_WRITERS]), (&journaled, &[MANY_WRITERS])]);
 
-    let (one, two) = throughputs(&stack, &resolve, scheduler[0].median_ns);
-
-    let timed_resolves = ops_per_kind + one.applied_ops + two.applied_ops;
-    let applies = applied.load(Ordering::Relaxed);
-
-    drop(mount);
+    let served = [&one, &two, &plain, &journaled];
+    let successes: u64 = served.iter().map(|served| served.successes()).sum();
+    let applies: u64 = served
+        .iter()
+        .map(|served| served.applied.load(Ordering::Relaxed))
+        .sum();
+    let journal_fs = filesystem_type(disk.path());
+    drop((one, two, plain, journaled));
     if let Err(err) = null.umount_and_join() {
         eprintln!("warning: unmounting the null FS: {err}");
     }
 
-    report(
-        &placements,
-        &allowed,
-        &null_requests,
-        ops_per_kind,
-        &one,
-        &two,
-    );
+    report(&placements, &allowed, &null_requests, ops_per_kind);
+    report_throughputs(&by_threads, &many, &journal_fs);
     println!(
-        "check: {applies} applies for {timed_resolves} successful resolve writes{}",
-        if applies == timed_resolves {
+        "check: {applies} applies for {successes} successful resolve writes{}",
+        if applies == successes {
             " (each write applied exactly one preview)"
         } else {
             " (MISMATCH)"
@@ -170,12 +183,85 @@ fn main() {
         started.elapsed().as_secs_f64(),
         load_average()
     );
+    println!("bench-figures {}", figures(&placements, &by_threads, &many));
+}
+
+/// An xdev mount of its own session, whose previews' applies do nothing
+/// but count.
+struct Served {
+    dir: PathBuf,
+    resolve: CString,
+    session: Session,
+    apply: ApplyFn,
+    applied: Arc<AtomicU64>,
+    /// Successful writes counted by (a) and the throughput windows.
+    writes: AtomicU64,
+    threads: usize,
+    mount: Mount,
+}
+
+impl Served {
+    fn mount(dir: &Path, options: MountOptions) -> Served {
+        std::fs::create_dir(dir).expect("mount dir");
+        let session = Session::new();
+        let applied = Arc::new(AtomicU64::new(0));
+        let apply = {
+            let applied = Arc::clone(&applied);
+            apply_fn(move |_reason, _extra| {
+                applied.fetch_add(1, Ordering::Relaxed);
+                async { Ok(ToolResult::ok("")) }
+            })
+        };
+        let threads = options.threads;
+        let mount = xdev::mount(&session, dir, options).expect("xdev mount");
+        std::fs::metadata(dir.join("resolve")).expect("xdev mount answers");
+        Served {
+            dir: dir.to_path_buf(),
+            resolve: c_path(&dir.join("resolve")),
+            session,
+            apply,
+            applied,
+            writes: AtomicU64::new(0),
+            threads,
+            mount,
+        }
+    }
+
+    /// Stages previews until at least `target` are pending, and waits for
+    /// the journal to have recorded them (so no window pays for staging).
+    fn top_up(&self, target: usize) {
+        let pending = self.session.pending_count();
+        for _ in pending..target {
+            self.session.queue_resolve_handler(
+                "bench: no-op edit",
+                "edit",
+                Arc::clone(&self.apply),
+                None,
+            );
+        }
+        let _ = self.mount.journal().flushed().wait();
+    }
+
+    fn threads(&self) -> usize {
+        self.threads
+    }
+
+    fn successes(&self) -> u64 {
+        self.writes.load(Ordering::Relaxed)
+    }
 }
 
 /// (a)-(d) interleaved: `ROUNDS` rounds of `SAMPLES / ROUNDS` of each, in
 /// a rotating order, after `WARMUP` untimed operations of each.
-fn measure(kinds: &[Kind], stack: &Stack) -> Vec<Stats> {
-    stack.top_up(WARMUP + BASE_PREVIEWS);
+fn measure(kinds: &[Kind]) -> Vec<Stats> {
+    let top_up = |count| {
+        for kind in kinds {
+            if let Kind::Resolve(served) = kind {
+                served.top_up(count);
+            }
+        }
+    };
+    top_up(WARMUP + BASE_PREVIEWS);
     for kind in kinds {
         for _ in 0..WARMUP {
             kind.run()
@@ -185,12 +271,14 @@ fn measure(kinds: &[Kind], stack: &Stack) -> Vec<Stats> {
     let per_round = SAMPLES / ROUNDS;
     let mut samples: Vec<Vec<u64>> = kinds.iter().map(|_| Vec::with_capacity(SAMPLES)).collect();
     let mut waits = vec![0u64; kinds.len()];
+    let mut server_ns = vec![0u64; kinds.len()];
     for round in 0..ROUNDS {
-        stack.top_up(per_round + BASE_PREVIEWS);
+        top_up(per_round + BASE_PREVIEWS);
         for turn in 0..kinds.len() {
             let index = (round + turn) % kinds.len();
             let kind = &kinds[index];
             let slept_before = writer_sleeps();
+            let (process_before, writer_before) = (process_cpu_ns(), thread_cpu_ns());
             for _ in 0..per_round {
                 let start = Instant::now();
                 let result = kind.run();
@@ -198,13 +286,15 @@ fn measure(kinds: &[Kind], stack: &Stack) -> Vec<Stats> {
                 result.unwrap_or_else(|err| panic!("{}: {err}", kind.name()));
                 samples[index].push(took.as_nanos() as u64);
             }
+            let writer = thread_cpu_ns() - writer_before;
+            server_ns[index] += (process_cpu_ns() - process_before).saturating_sub(writer);
             waits[index] += writer_sleeps() - slept_before;
         }
     }
     samples
         .iter_mut()
-        .zip(waits)
-        .map(|(samples, waits)| Stats::of(samples, waits))
+        .zip(waits.into_iter().zip(server_ns))
+        .map(|(samples, (waits, server))| Stats::of(samples, waits, server))
         .collect()
 }
 
@@ -327,25 +417,40 @@ fn set_affinity(tid: u32, cpus: &[usize]) -> io::Result<()> {
 // The operations.
 
 enum Kind<'a> {
-    Resolve(&'a CStr),
+    Resolve(&'a Served),
     Null(&'a CStr),
     Comm(&'a CStr),
     Status(&'a CStr),
 }
 
 impl Kind<'_> {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> String {
         match self {
-            Kind::Resolve(_) => "(a) xdev resolve: open(O_WRONLY|O_TRUNC)+write+close",
-            Kind::Null(_) => "(b) null FUSE file: open(O_WRONLY|O_TRUNC)+write+close",
-            Kind::Comm(_) => "(c) /proc/self/comm: open(O_WRONLY|O_TRUNC)+write+close",
-            Kind::Status(_) => "(d) xdev status: open(O_RDONLY)+read+close",
+            Kind::Resolve(served) => format!(
+                "(a{}) xdev resolve, {} request thread(s)    open(O_WRONLY|O_TRUNC)+write+close",
+                served.threads(),
+                served.threads()
+            ),
+            Kind::Null(_) => {
+                "(b)  null FUSE file                      open(O_WRONLY|O_TRUNC)+write+close".into()
+            }
+            Kind::Comm(_) => {
+                "(c)  /proc/self/comm                     open(O_WRONLY|O_TRUNC)+write+close".into()
+            }
+            Kind::Status(_) => {
+                "(d)  xdev status                         open(O_RDONLY)+read+close".into()
+            }
         }
     }
 
     fn run(&self) -> io::Result<()> {
         match self {
-            Kind::Resolve(path) | Kind::Null(path) => write_op(path, MESSAGE),
+            Kind::Resolve(served) => {
+                write_op(&served.resolve, MESSAGE)?;
+                served.writes.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            }
+            Kind::Null(path) => write_op(path, MESSAGE),
             Kind::Comm(path) => write_op(path, COMM),
             Kind::Status(path) => read_op(path),
         }
@@ -406,27 +511,6 @@ fn c_path(path: &Path) -> CString {
     CString::new(path.as_os_str().as_bytes()).expect("path without NUL")
 }
 
-/// Keeps previews staged on the session.
-struct Stack {
-    session: Session,
-    apply: ApplyFn,
-}
-
-impl Stack {
-    /// Stages previews until at least `target` are pending.
-    fn top_up(&self, target: usize) {
-        let pending = self.session.pending_count();
-        for _ in pending..target {
-            self.session.queue_resolve_handler(
-                "bench: no-op edit",
-                "edit",
-                Arc::clone(&self.apply),
-                None,
-            );
-        }
-    }
-}
-
 // ---------------------------------------------------------------------------
 // Statistics and the report.
 
@@ -435,16 +519,20 @@ struct Stats {
     p90_ns: u64,
     /// The writer's sleeps (round trips it waited for) per operation.
     waits_per_op: f64,
+    /// CPU time of every thread but the writer's (the servers) per operation.
+    server_ns_per_op: f64,
 }
 
 impl Stats {
-    fn of(samples: &mut [u64], waits: u64) -> Stats {
+    fn of(samples: &mut [u64], waits: u64, server_ns: u64) -> Stats {
         samples.sort_unstable();
         let at = |q: f64| samples[((samples.len() as f64 * q) as usize).min(samples.len() - 1)];
+        let ops = samples.len().max(1) as f64;
         Stats {
             median_ns: at(0.5),
             p90_ns: at(0.9),
-            waits_per_op: waits as f64 / samples.len().max(1) as f64,
+            waits_per_op: waits as f64 / ops,
+            server_ns_per_op: server_ns as f64 / ops,
         }
     }
 }
@@ -461,50 +549,59 @@ fn verdict(pass: bool) -> &'static str {
     }
 }
 
+/// Indices of the kinds in `main`'s order.
+const A1: usize = 0;
+const A2: usize = 1;
+const B: usize = 2;
+const C: usize = 3;
+
 fn report(
     placements: &[(Placement, Vec<Stats>)],
     allowed: &[usize],
     null: &Snapshot,
     null_ops: u64,
-    one: &Throughput,
-    two: &Throughput,
 ) {
     let names = [
-        "(a) xdev resolve    open(O_WRONLY|O_TRUNC)+write+close",
-        "(b) null FUSE file  open(O_WRONLY|O_TRUNC)+write+close",
-        "(c) /proc/self/comm open(O_WRONLY|O_TRUNC)+write+close",
-        "(d) xdev status     open(O_RDONLY)+read+close         ",
+        "(a1) xdev resolve, 1 request thread   open(O_WRONLY|O_TRUNC)+write+close",
+        "(a2) xdev resolve, 2 request threads  open(O_WRONLY|O_TRUNC)+write+close",
+        "(b)  null FUSE file                   open(O_WRONLY|O_TRUNC)+write+close",
+        "(c)  /proc/self/comm                  open(O_WRONLY|O_TRUNC)+write+close",
+        "(d)  xdev status                      open(O_RDONLY)+read+close         ",
     ];
     println!();
     println!(
         "xdev mount benchmark: kernel {}, {} CPUs; per placement {SAMPLES} samples each after \
-         {WARMUP} warm-up, (a)-(d) interleaved in {ROUNDS} rounds",
+         {WARMUP} warm-up, (a)-(d) interleaved in {ROUNDS} rounds; default request threads {}",
         kernel_release(),
         std::thread::available_parallelism().map_or(0, |n| n.get()),
+        MountOptions::default().threads,
     );
     for (placement, stats) in placements {
         println!();
         println!("placement: {}", placement.name(allowed));
         println!(
-            "{:<56} {:>10} {:>10} {:>14}",
-            "", "median us", "p90 us", "waits per op"
+            "{:<72} {:>9} {:>9} {:>13} {:>14}",
+            "", "p50 us", "p90 us", "round trips", "server CPU us"
         );
         for (name, stat) in names.iter().zip(stats) {
             println!(
-                "{name:<56} {:>10.2} {:>10.2} {:>14.2}",
+                "{name:<72} {:>9.2} {:>9.2} {:>13.2} {:>14.2}",
                 us(stat.median_ns),
                 us(stat.p90_ns),
-                stat.waits_per_op
+                stat.waits_per_op,
+                stat.server_ns_per_op / 1000.0,
             );
         }
-        let a = stats[0].median_ns as f64;
-        let ab = a / stats[1].median_ns as f64;
-        let ac = a / stats[2].median_ns as f64;
-        println!(
-            "ratio a/b (medians) = {ab:.3}   goal <= 0.7: {}",
-            verdict(ab <= 0.7)
-        );
-        println!("ratio a/c (medians) = {ac:.3}");
+        let b = stats[B].median_ns as f64;
+        let c = stats[C].median_ns as f64;
+        for (name, a) in [("a1", &stats[A1]), ("a2", &stats[A2])] {
+            let ab = a.median_ns as f64 / b;
+            println!(
+                "ratio {name}/b (p50) = {ab:.3}   goal <= 0.60: {}   {name}/c = {:.3}",
+                verdict(ab <= 0.60),
+                a.median_ns as f64 / c
+            );
+        }
     }
     println!();
     println!(
@@ -512,35 +609,92 @@ fn report(
          setattr {}, write {}, flush {}, release {}",
         null.lookup, null.getattr, null.open, null.setattr, null.write, null.flush, null.release,
     );
-    let ratio = two.ops_per_sec / one.ops_per_sec;
+}
+
+/// (e) by request threads and writers, and (f).
+fn report_throughputs(by_threads: &[Vec<Throughput>], many: &[Vec<Throughput>], journal_fs: &str) {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!();
     println!(
-        "(e) resolve throughput, scheduler's choice ({} x {} ms each, alternating): 1 writer {:.0} ops/s ({} ops), \
-         2 writers {:.0} ops/s ({} ops), ratio {ratio:.3}   goal >= 1.5: {}",
-        WINDOWS,
-        WINDOW.as_millis(),
-        one.ops_per_sec,
-        one.total_ops,
-        two.ops_per_sec,
-        two.total_ops,
-        verdict(ratio >= 1.5),
+        "(e) resolve throughput, scheduler's choice ({WINDOWS} x {} ms per figure, alternating); \
+         CPU in cores of {cores} (this process / whole machine)",
+        WINDOW.as_millis()
     );
-    println!(
-        "    CPU during (e), in cores of {}: this process 1 writer {:.2}, 2 writers {:.2}; \
-         whole machine 1 writer {:.2}, 2 writers {:.2}",
-        std::thread::available_parallelism().map_or(0, |n| n.get()),
-        one.process_cores,
-        two.process_cores,
-        one.machine_cores,
-        two.machine_cores,
-    );
-    for (label, run) in [("1 writer", one), ("2 writers", two)] {
-        if run.dry > 0 || run.errors > 0 {
+    for (threads, runs) in by_threads.iter().enumerate() {
+        for (writers, run) in WRITER_COUNTS.iter().zip(runs) {
             println!(
-                "    {label}: {} writes found the stack empty, {} other errors (figures understated)",
-                run.dry, run.errors
+                "    {} request thread(s), {writers} writer(s): {:>8.0} ops/s   CPU {:.2} / {:.2}{}",
+                threads + 1,
+                run.ops_per_sec,
+                run.process_cores,
+                run.machine_cores,
+                run.shortfall(),
             );
         }
     }
+    let (plain, journaled) = (&many[0][0], &many[1][0]);
+    let ratio = journaled.ops_per_sec / plain.ops_per_sec;
+    println!(
+        "(f) {MANY_WRITERS} writers: no journal {:.0} ops/s{}, --journal on {journal_fs} {:.0} ops/s{}, \
+         ratio {ratio:.3}   goal >= 0.75: {}",
+        plain.ops_per_sec,
+        plain.shortfall(),
+        journaled.ops_per_sec,
+        journaled.shortfall(),
+        verdict(ratio >= 0.75)
+    );
+}
+
+/// The headline figures of the scheduler's placement, as one JSON object.
+fn figures(
+    placements: &[(Placement, Vec<Stats>)],
+    by_threads: &[Vec<Throughput>],
+    many: &[Vec<Throughput>],
+) -> String {
+    let stats = &placements[0].1;
+    let default = if MountOptions::default().threads == 1 {
+        A1
+    } else {
+        A2
+    };
+    let echo = &stats[default];
+    let null = &stats[B];
+    let writers = &by_threads[if default == A1 { 0 } else { 1 }];
+    let (plain, journaled) = (many[0][0].ops_per_sec, many[1][0].ops_per_sec);
+    format!(
+        "{{\"threads\":{},\"echo_p50_us\":{:.2},\"null_p50_us\":{:.2},\"echo_vs_null\":{:.3},\
+         \"echo_1thread_vs_null\":{:.3},\"echo_2threads_vs_null\":{:.3},\
+         \"round_trips_per_echo\":{:.2},\"server_cpu_us_per_echo\":{:.2},\
+         \"writers_1\":{:.0},\"writers_2\":{:.0},\"writers_4\":{:.0},\
+         \"writers_16_plain\":{plain:.0},\"writers_16_journal\":{journaled:.0},\"journal_ratio\":{:.3}}}",
+        MountOptions::default().threads,
+        us(echo.median_ns),
+        us(null.median_ns),
+        echo.median_ns as f64 / null.median_ns as f64,
+        stats[A1].median_ns as f64 / null.median_ns as f64,
+        stats[A2].median_ns as f64 / null.median_ns as f64,
+        echo.waits_per_op,
+        echo.server_ns_per_op / 1000.0,
+        writers[0].ops_per_sec,
+        writers[1].ops_per_sec,
+        writers[2].ops_per_sec,
+        journaled / plain,
+    )
+}
+
+/// The file system type of `path` (`ext4`, `tmpfs`, ...), from `/proc/mounts`.
+fn filesystem_type(path: &Path) -> String {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    mounts
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let (point, kind) = (fields.nth(1)?, fields.next()?);
+            path.starts_with(point)
+                .then(|| (point.len(), kind.to_string()))
+        })
+        .max()
+        .map_or_else(|| "?".into(), |(_, kind)| kind)
 }
 
 /// The 1-minute load average, from `/proc/loadavg`.
@@ -565,8 +719,6 @@ struct Throughput {
     ops_per_sec: f64,
     /// Successful writes in the timed windows.
     total_ops: u64,
-    /// Successful writes including the warm-up windows (each applied a preview).
-    applied_ops: u64,
     /// Timed nanoseconds (each window counts its slowest writer's time).
     total_ns: u64,
     /// Writes that found the stack empty (the window then ends early).
@@ -579,6 +731,20 @@ struct Throughput {
     machine_cores: f64,
 }
 
+impl Throughput {
+    /// A note when writes failed or found the stack empty.
+    fn shortfall(&self) -> String {
+        if self.dry > 0 || self.errors > 0 {
+            format!(
+                " ({} writes found the stack empty, {} other errors: understated)",
+                self.dry, self.errors
+            )
+        } else {
+            String::new()
+        }
+    }
+}
+
 /// One window's outcome for one writer.
 #[derive(Default)]
 struct Window {
@@ -588,47 +754,61 @@ struct Window {
     errors: u64,
 }
 
-/// Throughput of open/write/close on `resolve` with 1 and with 2 writer
-/// threads: `WINDOWS` timed windows of `WINDOW` each, alternating 1 and 2
-/// writers (after one untimed warm-up window of each) so that a noisy
-/// neighbour hurts both alike. Between windows (untimed) the stack is
-/// topped up to three times what the busiest window so far used.
-fn throughputs(stack: &Stack, resolve: &CStr, median_ns: u64) -> (Throughput, Throughput) {
-    let per_window = (WINDOW.as_nanos() as u64 / median_ns.max(1)) as usize;
-    let mut target = per_window * 2 * 3 + 1_000;
-    let mut results = [Throughput::default(), Throughput::default()];
+/// Throughput of open/write/close on `resolve` of each mount with each of
+/// its writer counts: `WINDOWS` timed windows of `WINDOW` each, taking turns
+/// (after one untimed warm-up window of each) so that a noisy neighbour
+/// hurts all alike. Between windows (untimed) each stack is topped up to
+/// three times what its busiest window so far used.
+fn throughputs(configs: &[(&Served, &[usize])]) -> Vec<Vec<Throughput>> {
+    let mut results: Vec<Vec<Throughput>> = configs
+        .iter()
+        .map(|(_, counts)| counts.iter().map(|_| Throughput::default()).collect())
+        .collect();
+    let mut targets = vec![20_000usize; configs.len()];
     for window in 0..=WINDOWS {
-        for writers in [1usize, 2] {
-            stack.top_up(target);
-            let (cpu_before, busy_before, wall) =
-                (process_cpu_ns(), machine_busy_ns(), Instant::now());
-            let outcomes = run_window(resolve, writers);
-            let wall_ns = wall.elapsed().as_nanos() as f64;
-            let cpu = (process_cpu_ns() - cpu_before) as f64;
-            let busy = machine_busy_ns().saturating_sub(busy_before) as f64;
-            let run = &mut results[writers - 1];
-            let ops: u64 = outcomes.iter().map(|o| o.ops).sum();
-            target = target.max(ops as usize * 3 + 1_000);
-            run.applied_ops += ops;
-            if window == 0 {
-                continue; // warm-up
+        for (config, (served, counts)) in configs.iter().enumerate() {
+            for (slot, &writers) in counts.iter().enumerate() {
+                served.top_up(targets[config]);
+                let (cpu_before, busy_before, wall) =
+                    (process_cpu_ns(), machine_busy_ns(), Instant::now());
+                let outcomes = run_window(&served.resolve, writers);
+                let wall_ns = wall.elapsed().as_nanos() as f64;
+                let cpu = (process_cpu_ns() - cpu_before) as f64;
+                let busy = machine_busy_ns().saturating_sub(busy_before) as f64;
+                let ops: u64 = outcomes.iter().map(|o| o.ops).sum();
+                served.writes.fetch_add(ops, Ordering::Relaxed);
+                targets[config] = targets[config].max(ops as usize * 3 + 1_000);
+                if window == 0 {
+                    continue; // warm-up
+                }
+                let run = &mut results[config][slot];
+                run.total_ops += ops;
+                run.total_ns += outcomes.iter().map(|o| o.ns).max().unwrap_or(0);
+                run.dry += outcomes.iter().map(|o| o.dry).sum::<u64>();
+                run.errors += outcomes.iter().map(|o| o.errors).sum::<u64>();
+                // Summed here, divided by the windows' count below.
+                run.process_cores += cpu / wall_ns;
+                run.machine_cores += busy / wall_ns;
             }
-            run.total_ops += ops;
-            run.total_ns += outcomes.iter().map(|o| o.ns).max().unwrap_or(0);
-            run.dry += outcomes.iter().map(|o| o.dry).sum::<u64>();
-            run.errors += outcomes.iter().map(|o| o.errors).sum::<u64>();
-            // Summed here, divided by the windows' count below.
-            run.process_cores += cpu / wall_ns;
-            run.machine_cores += busy / wall_ns;
         }
     }
-    let [mut one, mut two] = results;
-    for run in [&mut one, &mut two] {
+    for run in results.iter_mut().flatten() {
         run.ops_per_sec = run.total_ops as f64 / (run.total_ns as f64 / 1e9);
         run.process_cores /= WINDOWS as f64;
         run.machine_cores /= WINDOWS as f64;
     }
-    (one, two)
+    results
+}
+
+/// CPU time of the calling thread so far, in nanoseconds.
+fn thread_cpu_ns() -> u64 {
+    // SAFETY: `time` is a writable timespec; the clock always exists.
+    let time = unsafe {
+        let mut time: libc::timespec = std::mem::zeroed();
+        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut time);
+        time
+    };
+    time.tv_sec as u64 * 1_000_000_000 + time.tv_nsec as u64
 }
 
 /// CPU time of this process so far (all threads), in nanoseconds.
@@ -788,31 +968,7 @@ struct NullFs {
 }
 
 fn null_attr(ino: INodeNo) -> FileAttr {
-    let dir = ino == INodeNo::ROOT;
-    // SAFETY: getuid/getgid cannot fail.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let time: SystemTime = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-    FileAttr {
-        ino,
-        size: 0,
-        blocks: 0,
-        atime: time,
-        mtime: time,
-        ctime: time,
-        crtime: time,
-        kind: if dir {
-            FileType::Directory
-        } else {
-            FileType::RegularFile
-        },
-        perm: if dir { 0o755 } else { 0o600 },
-        nlink: if dir { 2 } else { 1 },
-        uid,
-        gid,
-        rdev: 0,
-        blksize: 4096,
-        flags: 0,
-    }
+    stub_fs::attr(ino, 0)
 }
 
 impl Filesystem for NullFs {

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Runs the benchmarks (criterion) after preparing the machine:
 #   benches/session.rs  the session queue in process
-#   benches/mount.rs    device writes through a real mount
+#   benches/mount.rs    device writes through a real mount, RUNS times
+#                       (default 3); the median of each of its headline
+#                       figures (its `bench-figures` line) is appended to
+#                       target/bench-history.jsonl with the date, commit and
+#                       host, and shown next to the last run on this host
 #   mount-tests/status_under_load.py  the owner's `cat status` while other
 #                       users loop over a 15,000-preview status.json
 # Extra arguments go to criterion, e.g. `scripts/bench.sh --quick`.
@@ -16,14 +20,24 @@ if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
     . "$HOME/.cargo/env"
 fi
 
+runs=${RUNS:-3}
+figures=$(mktemp "${TMPDIR:-/tmp}/xdev-bench-figures.XXXXXX")
 ran=0
-for bench in session mount; do
-    if [ -f "benches/$bench.rs" ]; then
-        echo "==> cargo bench --bench $bench"
-        cargo bench --bench "$bench" -- "$@"
-        ran=$((ran + 1))
-    fi
-done
+if [ -f benches/session.rs ]; then
+    echo "==> cargo bench --bench session"
+    cargo bench --bench session -- "$@"
+    ran=$((ran + 1))
+fi
+if [ -f benches/mount.rs ]; then
+    for run in $(seq "$runs"); do
+        echo "==> cargo bench --bench mount (run $run of $runs)"
+        cargo bench --bench mount -- "$@" | tee "$figures.run"
+        sed -n 's/^bench-figures //p' "$figures.run" >>"$figures"
+    done
+    ran=$((ran + 1))
+    python3 scripts/bench_history.py "$figures" target/bench-history.jsonl
+fi
+rm -f "$figures" "$figures.run"
 # The owner's reads while other users loop over a large status.json.
 work=$(mktemp -d "${TMPDIR:-/tmp}/xdev-bench.XXXXXX")
 chmod 755 "$work"

@@ -53,6 +53,8 @@ pub struct DaemonOptions {
     pub plan: Option<PlanOptions>,
     /// How long decisions under way may take to finish at shutdown.
     pub grace: Duration,
+    /// FUSE request threads ([`MountOptions::threads`] when `None`).
+    pub threads: Option<usize>,
     /// Create a missing mount point, and remove it when done (see
     /// [`MountOptions::create_dir`]).
     pub create_dir: bool,
@@ -107,7 +109,7 @@ pub fn start(dir: &Path, options: &DaemonOptions) -> Result<Daemon, ClientError>
         plan: desk.clone(),
         grace: options.grace,
         create_dir: options.create_dir,
-        ..MountOptions::default()
+        threads: options.threads.unwrap_or(crate::mount::DEFAULT_THREADS),
     };
     let mount = mount(&session, dir, mount_options)?;
     // The mount answers once a lookup through it does.

@@ -112,8 +112,9 @@ pub type Cancel = BoxFuture<Error>;
 /// Runs once a preview is claimed for a decision, before its callback runs,
 /// with the preview's id and the decision's details. An error refuses the
 /// decision: the preview is released where it stood, nothing runs, and the
-/// error is the result. (The mount writes its journal's intent record here.)
-pub type BeforeDecision = Box<dyn FnOnce(&str, &Details) -> Result<(), Error> + Send>;
+/// error is the result. (The mount writes its journal's intent record here,
+/// and waits for it to be on disk without holding any thread.)
+pub type BeforeDecision = Box<dyn FnOnce(&str, &Details) -> BoxFuture<Result<(), Error>> + Send>;
 
 /// Told the id of the preview a dispatch decides, once its decision runs:
 /// a caller that may stop waiting learns which preview it leaves deciding.
@@ -269,7 +270,15 @@ async fn race(session: &Session, work: Work, hooks: DispatchHooks) -> Resolution
     if let (Some((preview, request)), Some(before)) = (&decides, hooks.before_decision) {
         // The callback has not been polled yet: refusing drops it unrun.
         let details = details_for(preview, request, None);
-        if let Err(refused) = before(&preview.id, &details) {
+        // A dispatch dropped while it waits (a runtime shutting down) must
+        // not leave the preview claimed for good.
+        let claim = ClaimHeld {
+            session,
+            preview: Some(preview),
+        };
+        let checked = before(&preview.id, &details).await;
+        claim.keep();
+        if let Err(refused) = checked {
             session.release_claim(preview);
             let mut resolution = Resolution::failed(refused, Some(details));
             resolution.id = Some(preview.id.to_string());
@@ -314,6 +323,27 @@ async fn race(session: &Session, work: Work, hooks: DispatchHooks) -> Resolution
     let id = decides.map(|(preview, _)| preview.id.to_string());
     resolution.id = resolution.id.or(id);
     resolution
+}
+
+/// A claim made for a decision that has not started: released if dropped
+/// before [`ClaimHeld::keep`].
+struct ClaimHeld<'a> {
+    session: &'a Session,
+    preview: Option<&'a Preview>,
+}
+
+impl ClaimHeld<'_> {
+    fn keep(mut self) {
+        self.preview = None;
+    }
+}
+
+impl Drop for ClaimHeld<'_> {
+    fn drop(&mut self) {
+        if let Some(preview) = self.preview {
+            self.session.release_claim(preview);
+        }
+    }
 }
 
 fn details_for(preview: &Preview, request: &ResolveRequest, source: Option<Value>) -> Details {

@@ -508,29 +508,45 @@ impl Inner {
             self.session.clear_plan_proposal_handler_if(&handler);
         }
     }
+}
 
-    /// Finds the plan file a proposal names: exactly `<slug>-plan.md` for a
-    /// title, the newest `*plan.md` for an empty body.
-    fn find_plan(&self, proposal: &PlanProposal) -> Result<PlanFile, Error> {
-        match &proposal.title {
-            Some(title) => {
-                let path = self.plan_dir.join(title.file_name());
-                if path.is_file() {
-                    Ok(PlanFile {
-                        slug: title.slug.clone(),
-                        path,
-                    })
-                } else {
-                    Err(Error::PlanNotFound(texts::plan_file_not_found(
-                        &path.display().to_string(),
-                    )))
-                }
+/// Finds the plan file a proposal names in `plan_dir`: exactly
+/// `<slug>-plan.md` for a title, the newest `*plan.md` for an empty body.
+fn find_plan(plan_dir: &Path, proposal: &PlanProposal) -> Result<PlanFile, Error> {
+    match &proposal.title {
+        Some(title) => {
+            let path = plan_dir.join(title.file_name());
+            if path.is_file() {
+                Ok(PlanFile {
+                    slug: title.slug.clone(),
+                    path,
+                })
+            } else {
+                Err(Error::PlanNotFound(texts::plan_file_not_found(
+                    &path.display().to_string(),
+                )))
             }
-            None => newest_plan(&self.plan_dir).ok_or_else(|| {
-                Error::PlanNotFound(texts::no_plan_file_in(&self.plan_dir.display().to_string()))
-            }),
         }
+        None => newest_plan(plan_dir).ok_or_else(|| {
+            Error::PlanNotFound(texts::no_plan_file_in(&plan_dir.display().to_string()))
+        }),
     }
+}
+
+/// [`find_plan`] on a blocking thread of the runtime when there is one: a
+/// plan directory on a slow disk never holds up the thread that dispatched
+/// the proposal (a FUSE request thread, when it ran inline there).
+async fn find_plan_off_thread(
+    plan_dir: PathBuf,
+    proposal: PlanProposal,
+) -> Result<PlanFile, Error> {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return find_plan(&plan_dir, &proposal);
+    };
+    let lookup = runtime.spawn_blocking(move || find_plan(&plan_dir, &proposal));
+    lookup
+        .await
+        .unwrap_or_else(|failed| Err(Error::Aborted(failed.to_string())))
 }
 
 /// The newest regular file named `*plan.md` in `dir` (ties go to the
@@ -637,7 +653,10 @@ async fn propose(
     let Some(desk) = desk.upgrade() else {
         return Err(gone.not_in_plan_mode());
     };
-    let proposed = submit(&desk, &proposal)?;
+    // Looked up before the desk's lock is taken: no lock is held while
+    // the disk answers. Refusals that need no plan file still come first.
+    let found = find_plan_off_thread(desk.plan_dir.clone(), proposal.clone()).await;
+    let proposed = submit(&desk, found)?;
     // Not held while the review waits: the desk goes with its owners.
     drop(desk);
     let (text, details) = match proposed {
@@ -662,9 +681,10 @@ async fn propose(
     Ok(PlanReply::new(ToolResult::ok(text), details))
 }
 
-/// Checks plan mode and the review slot, finds the plan file and decides or
-/// files the proposal, all under the desk's lock.
-fn submit(desk: &Arc<Inner>, proposal: &PlanProposal) -> Result<Proposed, Error> {
+/// Checks plan mode and the review slot, then takes the plan file `found`
+/// (or its refusal) and decides or files the proposal, all under the desk's
+/// lock.
+fn submit(desk: &Arc<Inner>, found: Result<PlanFile, Error>) -> Result<Proposed, Error> {
     let mut state = desk.state.lock();
     if state.installed.is_none() {
         // `exit` ran between the dispatch taking the handler and calling it.
@@ -678,7 +698,7 @@ fn submit(desk: &Arc<Inner>, proposal: &PlanProposal) -> Result<Proposed, Error>
             &review.plan.path.display().to_string(),
         )));
     }
-    let plan = desk.find_plan(proposal)?;
+    let plan = found?;
     match desk.kind {
         PlanHandlerKind::Yolo => {
             let target = desk
@@ -814,7 +834,7 @@ mod tests {
         let proposal = PlanProposal {
             title: PlanTitle::parse("auth").ok(),
         };
-        let found = desk.inner.find_plan(&proposal);
+        let found = find_plan(&desk.inner.plan_dir, &proposal);
         assert!(matches!(found, Err(Error::PlanNotFound(_))));
     }
 

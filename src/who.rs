@@ -1,7 +1,7 @@
 //! Who made a request: the writer's uid, process id and process name, as
 //! the journal records them.
 
-use std::collections::HashMap;
+use crate::maps::HashMap;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;

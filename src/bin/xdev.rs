@@ -112,6 +112,11 @@ struct ServeArgs {
     /// afterwards gets ECANCELED.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
     grace: Duration,
+    /// FUSE request threads [default: 2]. Nothing a request does waits on
+    /// a disk, so any number keeps the mount answering; measure with
+    /// `cargo bench --bench mount` before changing it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    threads: Option<u16>,
 }
 
 impl ServeArgs {
@@ -120,6 +125,7 @@ impl ServeArgs {
             allow_other: self.allow_other,
             journal_file: self.journal.clone(),
             grace: self.grace,
+            threads: self.threads.map(usize::from),
             share_journal: self.share_journal,
             plan: self.plan_dir.as_ref().map(|plan_dir| PlanOptions {
                 plan_dir: plan_dir.clone(),

@@ -20,6 +20,7 @@ use super::open::Opened;
 use super::read::Waiting;
 use super::target::Target;
 use super::{errno_of, XdevFs};
+use crate::journal::Commit;
 use crate::who::Who;
 
 impl XdevFs {
@@ -37,6 +38,18 @@ impl XdevFs {
         }
         self.shared.runtime.spawn(answer);
         true
+    }
+
+    /// Answers once `commit` is ready (at once without a journal file): a
+    /// reply that must follow its journal record never holds the request
+    /// loop while the record is synced.
+    pub(super) fn answer_after(&self, commit: Commit, answer: impl FnOnce() + Send + 'static) {
+        self.answer_soon(async move {
+            // The answer goes out whatever the file did: the status files
+            // and the next record the file takes say what went wrong.
+            let _ = commit.await;
+            answer();
+        });
     }
 
     /// Runs `answer` (built from the mount's state and the asker's cancel:
@@ -73,13 +86,15 @@ impl XdevFs {
         match step {
             WriteStep::Repeat => self.repeat_outcome(req, fh, &who, written, reply),
             WriteStep::Refuse(error) => {
-                reply.error(self.shared.refuse(&target, Some(fh), error, who, ""))
+                let (errno, commit) = self.shared.refuse(&target, Some(fh), error, who, "");
+                self.answer_after(commit, move || reply.error(errno));
             }
             WriteStep::Dispatch(text) => {
                 if let Some(refusal) = self.shared.control.refusal() {
                     // A mount that is stopping takes no new decisions.
-                    let refused = self.shared.refuse(&target, Some(fh), refusal, who, &text);
-                    return reply.error(refused);
+                    let (errno, commit) =
+                        self.shared.refuse(&target, Some(fh), refusal, who, &text);
+                    return self.answer_after(commit, move || reply.error(errno));
                 }
                 // The kernel holds the inode's lock until this is answered:
                 // from now on, openers are sent elsewhere (see `busy`).
@@ -166,7 +181,7 @@ impl XdevFs {
                     let errno = errno_of(&why);
                     if target.withdrawable() {
                         drop(decision);
-                        shared.withdrawn(&target, fh, &text, why, who);
+                        let _ = shared.withdrawn(&target, fh, &text, why, who).await;
                     } else {
                         shared.writer_left(&target, &text, &claimed, why, who);
                         shared.runtime.spawn(decision);
@@ -242,9 +257,14 @@ impl XdevFs {
                         error = cancel => Err(errno_of(&error)),
                     }
                 }
-                Waiting::Rendering { offset } => shared
-                    .read_rendered(fh, offset, size, uid)
-                    .ok_or(Errno::EBADF),
+                Waiting::Rendering { offset } => {
+                    // Yielded first, so that the rendering runs on the
+                    // runtime, never inline on the request loop.
+                    tokio::task::yield_now().await;
+                    shared
+                        .read_rendered(fh, offset, size, uid)
+                        .ok_or(Errno::EBADF)
+                }
             };
             match bytes {
                 Ok(bytes) => reply.data(&bytes),
@@ -267,7 +287,8 @@ impl XdevFs {
         let who = self.shared.who.who(req.uid(), req.pid());
         if let Some(refusal) = self.shared.control.refusal() {
             // A mount that is stopping takes no new decisions.
-            return reply.error(self.shared.refuse(&target, None, refusal, who, &text));
+            let (errno, commit) = self.shared.refuse(&target, None, refusal, who, &text);
+            return self.answer_after(commit, move || reply.error(errno));
         }
         let delivery = Delivery {
             target,

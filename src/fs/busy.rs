@@ -17,7 +17,7 @@
 //! for the directory's lock, which a lookup may hold while it waits for the
 //! very request loop that would send it.
 
-use std::collections::HashMap;
+use crate::maps::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

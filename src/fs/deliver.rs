@@ -12,7 +12,7 @@ use super::target::Target;
 use super::{errno_of, Shared};
 use crate::dispatch::{DeviceResult, DispatchHooks, Resolution};
 use crate::error::Error;
-use crate::journal::Record;
+use crate::journal::{Commit, Record};
 use crate::who::Who;
 
 /// One message on its way to a handler: by a write (on descriptor `fh`)
@@ -48,12 +48,17 @@ impl Shared {
         let resolution = target
             .dispatch(&self.session, self.plan.as_ref(), text, hooks)
             .await;
-        self.record(target, fh, text, &resolution, who);
+        // The writer gets its outcome even if the journal file fails: the
+        // status files say so, and the next record written names the loss.
+        let _ = self.note(target, text, &resolution, who).await;
+        // Only now may a later write on the descriptor learn the outcome:
+        // nobody is told before the journal has it.
+        self.keep_outcome(fh, &resolution);
         resolution
     }
 
     /// Records a result: on its descriptor (`fh`), in the status files, and
-    /// in the journal (before the writer gets its answer).
+    /// in the journal; the writer is answered once the commit is ready.
     fn record(
         &self,
         target: &Target,
@@ -61,7 +66,14 @@ impl Shared {
         reason: &str,
         resolution: &Resolution,
         who: Option<Who>,
-    ) {
+    ) -> Commit {
+        self.keep_outcome(fh, resolution);
+        self.note(target, reason, resolution, who)
+    }
+
+    /// Keeps a result on its descriptor (`fh`), for the later writes and
+    /// reads of that descriptor.
+    fn keep_outcome(&self, fh: Option<FileHandle>, resolution: &Resolution) {
         if let Some(fh) = fh {
             let outcome = resolution
                 .error
@@ -76,22 +88,28 @@ impl Shared {
             self.handles
                 .set_result(fh, outcome, &resolution.text, decided);
         }
-        self.note(target, reason, resolution, who);
     }
 
     /// Records a result in the journal and the status files only.
-    fn note(&self, target: &Target, reason: &str, resolution: &Resolution, who: Option<Who>) {
+    fn note(
+        &self,
+        target: &Target,
+        reason: &str,
+        resolution: &Resolution,
+        who: Option<Who>,
+    ) -> Commit {
         let name = target.name();
-        let record = Record::decision(&name, reason.trim(), resolution, who);
-        // The writer gets its outcome even if the journal file fails: the
-        // status files say so, and the next record written names the loss.
-        let _ = self.journal.append(&record);
+        let commit = self
+            .journal
+            .append_decision(&name, reason.trim(), resolution, who.as_ref());
+        tracing::debug!(target = %name, ok = resolution.is_ok(), text = %resolution.text, "device result");
         self.last.record(DeviceResult::new(name, resolution));
-        tracing::debug!(target = %target.name(), ok = resolution.is_ok(), text = %resolution.text, "device result");
+        commit
     }
 
     /// A write refused before dispatch still counts as the device's result;
-    /// its reason (`text`, the message that was refused) is kept.
+    /// its reason (`text`, the message that was refused) is kept. The
+    /// refusal is answered once its record's commit is ready.
     pub(super) fn refuse(
         &self,
         target: &Target,
@@ -99,11 +117,10 @@ impl Shared {
         error: Error,
         who: Who,
         text: &str,
-    ) -> Errno {
+    ) -> (Errno, Commit) {
         let errno = errno_of(&error);
         let refused = Resolution::failed(error, None);
-        self.record(target, fh, text, &refused, Some(who));
-        errno
+        (errno, self.record(target, fh, text, &refused, Some(who)))
     }
 
     /// The writer of a decision that goes on stopped waiting (a signal that
@@ -126,12 +143,14 @@ impl Shared {
             .take()
             .map(|id| self.session.preview(&id).ok_or(id));
         let record = Record::writer_left(&target.name(), text.trim(), preview, &why, Some(who));
-        let _ = self.journal.append(&record);
+        // Nobody waits for it: the writer is let go at once.
+        drop(self.journal.append(&record));
     }
 
     /// The writer stopped waiting for a decision that can be withdrawn (a
     /// proposal): it is, the writer is told `EINTR`, and the descriptor
-    /// takes its message again, so a retry asks again.
+    /// takes its message again, so a retry asks again. The writer is
+    /// answered once the record's commit is ready.
     pub(super) fn withdrawn(
         &self,
         target: &Target,
@@ -139,12 +158,12 @@ impl Shared {
         text: &str,
         why: Error,
         who: Who,
-    ) {
+    ) -> Commit {
         let withdrawn = Resolution::failed(why, None);
         if let Some(fh) = fh {
             self.handles.forget_message(fh);
         }
-        self.note(target, text, &withdrawn, Some(who));
+        self.note(target, text, &withdrawn, Some(who))
     }
 
     /// Closes descriptor `fh`, and returns what it held.
@@ -177,7 +196,7 @@ impl Shared {
                     writer,
                 );
                 // A note the file cannot take is counted as lost there.
-                let _ = self.journal.append(&note);
+                drop(self.journal.append(&note));
             }
         }
     }

@@ -10,7 +10,7 @@
 //! delivery, that process (thread group) alone is told n, uncached, until
 //! it opens the device to read it.
 
-use std::collections::HashMap;
+use crate::maps::HashMap;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;

@@ -13,7 +13,7 @@
 //! room, oldest orphan first; all go at unmount with the mount.
 //! Nothing here is on the path of a plain `echo > resolve`.
 
-use std::collections::HashMap;
+use crate::maps::HashMap;
 use std::sync::Arc;
 use std::time::SystemTime;
 

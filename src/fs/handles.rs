@@ -1,6 +1,6 @@
 //! Open file handles: what each descriptor of the mount is in the middle of.
 
-use std::collections::HashMap;
+use crate::maps::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 

@@ -325,7 +325,11 @@ impl Filesystem for XdevFs {
             Ok(Written::Message(target, step)) => {
                 self.write_target(req, ino, fh, target, step, written, reply)
             }
-            Ok(Written::Taken) => reply.written(written),
+            Ok(Written::Taken | Written::Staged { recorded: false }) => reply.written(written),
+            Ok(Written::Staged { recorded: true }) => {
+                let flushed = self.shared.journal.flushed();
+                self.answer_after(flushed, move || reply.written(written));
+            }
             Err(errno) => reply.error(errno),
         }
     }
@@ -449,7 +453,8 @@ impl Filesystem for XdevFs {
             }) => self.deliver_draft(req, target, text, bytes, reply),
             Ok(Renaming::Refused { target, error }) => {
                 let who = self.shared.who.who(req.uid(), req.pid());
-                reply.error(self.shared.refuse(&target, None, error, who, ""))
+                let (errno, commit) = self.shared.refuse(&target, None, error, who, "");
+                self.answer_after(commit, move || reply.error(errno));
             }
             Err(errno) => reply.error(errno),
         }

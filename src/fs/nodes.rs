@@ -20,7 +20,7 @@
 //! a gone session's go once the kernel has forgotten them, so it shrinks as
 //! previews go.
 
-use std::collections::{HashMap, HashSet};
+use crate::maps::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -483,12 +483,12 @@ impl Inodes {
     /// The table of a mount; the `plan` directory exists only `with_plan`.
     pub(crate) fn new(with_plan: bool) -> Self {
         let mut table = Table {
-            by_ino: HashMap::from([(INodeNo::ROOT.0, Node::Root)]),
-            named: HashMap::new(),
-            items: HashMap::new(),
-            sessions: HashMap::new(),
-            renewed: HashMap::new(),
-            lookups: HashMap::new(),
+            by_ino: [(INodeNo::ROOT.0, Node::Root)].into_iter().collect(),
+            named: HashMap::default(),
+            items: HashMap::default(),
+            sessions: HashMap::default(),
+            renewed: HashMap::default(),
+            lookups: HashMap::default(),
             next: INodeNo::ROOT.0 + 1,
         };
         for (name, node) in ROOT_ENTRIES {

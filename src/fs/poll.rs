@@ -6,7 +6,7 @@
 //! would pile up under a `poll(0)` loop, so each descriptor keeps a single
 //! waiter, and a new poll only refreshes the handle it wakes.
 
-use std::collections::HashMap;
+use crate::maps::HashMap;
 use std::sync::Arc;
 
 use fuser::{FileHandle, PollEvents, PollNotifier};

@@ -15,7 +15,7 @@
 //! deadly default) or asks it to stop (SIGINT, SIGTERM, SIGHUP, SIGQUIT,
 //! even when handled) lets the writer go at once.
 
-use std::collections::{HashMap, HashSet};
+use crate::maps::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -146,15 +146,11 @@ impl SignalWatch {
         if tid == 0 {
             return None;
         }
-        let key = self.next.fetch_add(1, Ordering::Relaxed);
-        let (signalled, mut seen) = watch::channel(Signalled::No);
-        self.waiting.lock().insert(key, Waiter { tid, signalled });
-        self.arrived.notify_one();
-        let watched = Watched {
-            watch: Arc::clone(self),
-            key,
-        };
+        let watch = Arc::clone(self);
+        // Watched from the first poll on: a request answered inline (most
+        // are) costs no entry in the table and no wakeup of the task.
         Some(Box::pin(async move {
+            let (watched, mut seen) = watch.watch(tid);
             let _watched = watched;
             // The sender goes only with the watch: then nobody answers.
             if seen.wait_for(|seen| *seen >= strength).await.is_err() {
@@ -162,6 +158,16 @@ impl SignalWatch {
             }
             Error::Interrupted
         }))
+    }
+
+    /// Starts watching thread `tid`: what it has pending is told through
+    /// the receiver until the returned guard is dropped.
+    fn watch(self: Arc<Self>, tid: u32) -> (Watched, watch::Receiver<Signalled>) {
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        let (signalled, seen) = watch::channel(Signalled::No);
+        self.waiting.lock().insert(key, Waiter { tid, signalled });
+        self.arrived.notify_one();
+        (Watched { watch: self, key }, seen)
     }
 
     /// The watching task: checks every waiting thread, then sleeps for an
@@ -307,17 +313,23 @@ mod tests {
     async fn one_task_fires_the_waiters_of_a_vanished_thread_and_forgets_answered_ones() {
         let watch = Arc::new(SignalWatch::default());
         tokio::spawn(Arc::clone(&watch).run());
-        let gone = watch
+        let mut gone = watch
             .interrupted(u32::MAX - 1, Signalled::Stop)
             .expect("watched");
-        let answered = watch
+        let mut answered = watch
             .interrupted(u32::MAX - 1, Signalled::Handled)
             .expect("watched");
-        drop(answered);
+        let inline = watch
+            .interrupted(u32::MAX - 1, Signalled::Handled)
+            .expect("watched");
+        assert!(futures::FutureExt::now_or_never(&mut gone).is_none());
+        assert!(futures::FutureExt::now_or_never(&mut answered).is_none());
+        assert_eq!(watch.waiting.lock().len(), 2, "watched once polled");
+        drop((answered, inline));
         assert_eq!(
             watch.waiting.lock().len(),
             1,
-            "an answered request is not watched"
+            "an answered request is not watched, one never polled never was"
         );
         let error = tokio::time::timeout(Duration::from_secs(10), gone)
             .await

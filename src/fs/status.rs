@@ -8,7 +8,7 @@
 //! on its line, and the plan waiting on the plan desk while one does; `last`
 //! is the one text as it is.
 
-use std::collections::HashMap;
+use crate::maps::HashMap;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 

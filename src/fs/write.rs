@@ -13,8 +13,12 @@ use super::{errno_of, Handle, Shared};
 pub(super) enum Written {
     /// A write on a device-like file: what it does with `target`'s message.
     Message(Target, WriteStep),
-    /// The bytes were taken (a draft, `stage`): all of them are written.
+    /// The bytes were taken (a draft): all of them are written.
     Taken,
+    /// A producer's line was taken on `stage`: all of it is written, once
+    /// the journal records it made (staging, withdrawing), if any, are on
+    /// disk. A line that made none (an apply's answer) waits for nothing.
+    Staged { recorded: bool },
 }
 
 impl Shared {
@@ -36,6 +40,9 @@ impl Shared {
             return Ok(Written::Taken);
         }
         let who = self.who.who(uid, tid);
+        // Records of others made meanwhile count too: the line then waits
+        // for a sync it did not need, never the other way round.
+        let records_before = self.journal.len();
         let staged = self.handles.with(fh, |handle| match handle {
             Handle::Stage(channel) => {
                 let _entered = self.runtime.enter();
@@ -50,7 +57,9 @@ impl Shared {
             _ => None,
         });
         match staged.flatten() {
-            Some(Ok(())) => Ok(Written::Taken),
+            Some(Ok(())) => Ok(Written::Staged {
+                recorded: self.journal.len() != records_before,
+            }),
             Some(Err(error)) => Err(errno_of(&error)),
             None => Err(Errno::EBADF),
         }

@@ -1,4 +1,6 @@
 //! The journal file (`--journal FILE`): whole lines, synced, never torn.
+//! Lines may be written one by one and synced together (a group commit,
+//! see the committer): a failed sync cuts every unsynced line off again.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -15,6 +17,9 @@ pub(crate) struct JournalFile {
     /// The size up to the end of the last whole line written: a short write
     /// is cut back to it.
     good_len: u64,
+    /// The size up to the end of the last line synced: a failed sync is
+    /// cut back to it (what it held may not be on disk).
+    synced_len: u64,
 }
 
 impl JournalFile {
@@ -84,6 +89,7 @@ impl JournalFile {
             path: path.to_path_buf(),
             file,
             good_len,
+            synced_len: good_len,
         })
     }
 
@@ -95,30 +101,57 @@ impl JournalFile {
     /// Appends one whole line in one `write(2)` and syncs it. On any
     /// failure (a short write included) the file is cut back to its last
     /// whole line, so no line is ever torn.
+    #[cfg(test)]
     pub(crate) fn append(&mut self, line: &[u8]) -> io::Result<()> {
+        self.write_line(line)?;
+        self.sync()
+    }
+
+    /// Writes one whole line in one `write(2)`, not yet synced. On any
+    /// failure (a short write included) the file is cut back to its last
+    /// whole line, so no line is ever torn.
+    pub(crate) fn write_line(&mut self, line: &[u8]) -> io::Result<()> {
         let written = loop {
             match (&self.file).write(line) {
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
                 written => break written,
             }
         };
-        let outcome = match written {
-            Ok(count) if count == line.len() => self.file.sync_data(),
-            // A short write: the disk filled up partway.
-            Ok(_) => Err(io::Error::from_raw_os_error(libc::ENOSPC)),
-            Err(err) => Err(err),
-        };
-        match outcome {
-            Ok(()) => {
+        let failed = match written {
+            Ok(count) if count == line.len() => {
                 self.good_len += line.len() as u64;
+                return Ok(());
+            }
+            // A short write: the disk filled up partway.
+            Ok(_) => io::Error::from_raw_os_error(libc::ENOSPC),
+            Err(err) => err,
+        };
+        self.cut_back(self.good_len);
+        Err(failed)
+    }
+
+    /// Syncs the lines written since the last sync. On failure they are
+    /// all cut off: none of them may be counted as recorded.
+    pub(crate) fn sync(&mut self) -> io::Result<()> {
+        if self.good_len == self.synced_len {
+            return Ok(());
+        }
+        match self.file.sync_data() {
+            Ok(()) => {
+                self.synced_len = self.good_len;
                 Ok(())
             }
             Err(err) => {
-                if let Err(cut) = self.file.set_len(self.good_len) {
-                    tracing::error!(%cut, path = %self.path.display(), "cannot cut a failed journal line back");
-                }
+                self.good_len = self.synced_len;
+                self.cut_back(self.synced_len);
                 Err(err)
             }
+        }
+    }
+
+    fn cut_back(&self, len: u64) {
+        if let Err(cut) = self.file.set_len(len) {
+            tracing::error!(%cut, path = %self.path.display(), "cannot cut a failed journal line back");
         }
     }
 }

@@ -1,16 +1,18 @@
 //! The decision journal: an append-only record, one JSON line per staging
 //! and per decision, with who made it. The mount shows it as `log` (and
-//! streams it as `events`); `--journal FILE` also appends it to a file,
-//! synced before the write that caused a record returns.
+//! streams it as `events`); `--journal FILE` also appends it to a file.
+//! A decision's records are synced before its writer is answered; the
+//! syncing itself runs on a thread of its own, in groups (see [`commit`]).
 
-use std::collections::HashMap;
+use crate::maps::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 use serde::Serialize;
-use tokio::sync::watch;
+use tokio::sync::Notify;
 
 use crate::dispatch::{BeforeDecision, Details, Resolution};
 use crate::error::{errno_name, Error};
@@ -60,7 +62,61 @@ pub struct Record {
     pub plan: Option<PlanApprovalDetails>,
 }
 
-fn now() -> f64 {
+/// A decision's record borrowed from its resolution: serialised exactly as
+/// its [`Record`] would be, without copying every text first (one `echo`
+/// spent a fifth of its work building and dropping that copy).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DecisionLine<'a> {
+    time: f64,
+    event: &'a str,
+    id: Option<&'a str>,
+    label: Option<&'a str>,
+    source_tool: Option<&'a str>,
+    device: Option<&'a str>,
+    reason: Option<&'a str>,
+    outcome: &'static str,
+    text: Option<&'a str>,
+    errno: Option<String>,
+    #[serde(flatten)]
+    origin: Option<&'a Origin>,
+    #[serde(flatten)]
+    who: Option<&'a Who>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    plan: Option<&'a PlanApprovalDetails>,
+}
+
+impl<'a> DecisionLine<'a> {
+    fn new(
+        device: &'a str,
+        reason: &'a str,
+        resolution: &'a Resolution,
+        who: Option<&'a Who>,
+    ) -> Self {
+        let details = resolution.details.as_ref();
+        DecisionLine {
+            time: now(),
+            event: device,
+            id: resolution.id.as_deref(),
+            label: details.map(|details| details.label.as_str()),
+            source_tool: details.map(|details| details.source_tool_name.as_str()),
+            device: Some(device),
+            reason: Some(reason),
+            outcome: match &resolution.error {
+                None => "ok",
+                Some(Error::OutcomeUnknown(_)) => "unknown",
+                Some(_) => "error",
+            },
+            text: Some(&resolution.text),
+            errno: resolution.error.as_ref().map(Error::errno_name),
+            origin: details.and_then(|details| details.origin.as_ref()),
+            who,
+            plan: resolution.plan.as_ref(),
+        }
+    }
+}
+
+pub(crate) fn now() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|elapsed| elapsed.as_secs_f64())
@@ -104,24 +160,19 @@ impl Record {
         resolution: &Resolution,
         who: Option<Who>,
     ) -> Record {
-        let details = resolution.details.as_ref();
+        let line = DecisionLine::new(device, reason, resolution, who.as_ref());
         Record {
-            time: now(),
+            time: line.time,
             event: device.to_string(),
-            id: resolution.id.clone(),
-            label: details.map(|details| details.label.clone()),
-            source_tool: details.map(|details| details.source_tool_name.clone()),
+            id: line.id.map(str::to_string),
+            label: line.label.map(str::to_string),
+            source_tool: line.source_tool.map(str::to_string),
             device: Some(device.to_string()),
             reason: Some(reason.to_string()),
-            outcome: match &resolution.error {
-                None => "ok",
-                Some(Error::OutcomeUnknown(_)) => "unknown",
-                Some(_) => "error",
-            }
-            .to_string(),
+            outcome: line.outcome.to_string(),
             text: Some(resolution.text.clone()),
-            errno: resolution.error.as_ref().map(Error::errno_name),
-            origin: details.and_then(|details| details.origin.clone()),
+            errno: line.errno,
+            origin: line.origin.cloned(),
             who,
             plan: resolution.plan.clone(),
         }
@@ -237,110 +288,30 @@ impl Record {
     }
 }
 
+mod commit;
 mod file;
 mod memory;
 
+pub use commit::Commit;
+use commit::{Entry, Queue};
 use file::JournalFile;
 use memory::Memory;
 pub use memory::{EventsAt, LOG_MEMORY_CAP, LOG_MEMORY_CAP_WITH_FILE};
 
-/// How many lost records a `lost` record names (it counts them all).
-const LOST_NAMED: usize = 20;
-
-/// Records the journal file could not take, for the next record that can
-/// be written to say so.
-#[derive(Debug, Default)]
-struct Losses {
-    count: usize,
-    named: Vec<String>,
-    /// The error of the last failed write, while the file is failing.
-    failing: Option<String>,
-}
-
-impl Losses {
-    fn note(&mut self, record: &Record, error: &std::io::Error) {
-        self.count += 1;
-        if self.named.len() < LOST_NAMED {
-            let id = record.id.as_deref().unwrap_or("-");
-            self.named
-                .push(format!("{} {id} ({})", record.event, record.outcome));
-        }
-        self.failing = Some(crate::error::describe(error));
-    }
-
-    /// The `lost` record of what could not be written so far, if anything.
-    fn record(&self) -> Option<Record> {
-        if self.count == 0 {
-            return None;
-        }
-        let more = self.count - self.named.len();
-        let named = self.named.join(", ");
-        let text = if more > 0 {
-            format!("{named} and {more} more")
-        } else {
-            named
-        };
-        Some(Record {
-            time: now(),
-            event: "lost".to_string(),
-            id: None,
-            label: None,
-            source_tool: None,
-            device: None,
-            reason: self.failing.clone(),
-            outcome: "error".to_string(),
-            text: Some(format!(
-                "{} record(s) could not be written to the journal file: {text}",
-                self.count
-            )),
-            errno: None,
-            origin: None,
-            who: None,
-            plan: None,
-        })
-    }
-}
-
 struct Lines {
     /// What `log` and `events` serve.
     memory: Memory,
-    file: Option<JournalFile>,
-    losses: Losses,
     /// Who staged ids that are about to be staged (filled before staging so
     /// the staged record can name the producer).
     stagers: HashMap<String, Who>,
 }
 
-impl Lines {
-    /// Writes `line` (the serialised `record`) to the journal file, first
-    /// telling of records lost before it. A record written `ahead` of a
-    /// decision that is refused when it fails is not counted as lost.
-    fn write_file(&mut self, record: &Record, line: &[u8], ahead: bool) -> std::io::Result<()> {
-        let Some(file) = self.file.as_mut() else {
-            return Ok(());
-        };
-        if let Some(lost) = self.losses.record() {
-            let lost = to_line(&lost);
-            if file.append(&lost).is_ok() {
-                self.losses = Losses::default();
-                self.memory.push(&lost);
-            }
-        }
-        let written = file.append(line);
-        match &written {
-            Ok(()) => self.losses.failing = None,
-            Err(error) if ahead => self.losses.failing = Some(crate::error::describe(error)),
-            Err(error) => self.losses.note(record, error),
-        }
-        if let Err(error) = &written {
-            tracing::error!(%error, path = %file.path().display(), event = %record.event, "cannot append to the journal file");
-        }
-        written
+fn to_line(record: &impl Serialize) -> Vec<u8> {
+    // Most records fit: one allocation, no regrowth while serialising.
+    let mut line = Vec::with_capacity(512);
+    if serde_json::to_writer(&mut line, record).is_err() {
+        line = b"{}".to_vec();
     }
-}
-
-fn to_line(record: &Record) -> Vec<u8> {
-    let mut line = serde_json::to_vec(record).unwrap_or_else(|_| b"{}".to_vec());
     line.push(b'\n');
     line
 }
@@ -353,7 +324,47 @@ pub struct Journal {
 
 struct Inner {
     lines: Mutex<Lines>,
-    count: watch::Sender<usize>,
+    /// How many records `log` has had, told to `events` readers waiting
+    /// for more. An atomic and a `Notify` rather than a `watch`: telling
+    /// nobody costs a few instructions, not a lock per waiter slot.
+    count: AtomicUsize,
+    more: Notify,
+    /// The journal file's path and its writer's queue, with a file.
+    file: Option<(PathBuf, Arc<Queue>)>,
+}
+
+impl Inner {
+    /// Keeps `lines` in `log`, in order (records that only the disk lets
+    /// in: intents and `lost` notes, once synced).
+    fn keep<'a>(&self, lines: impl Iterator<Item = &'a Vec<u8>>) {
+        let count = {
+            let mut kept = self.lines.lock();
+            for line in lines {
+                kept.memory.push(line);
+            }
+            kept.memory.records()
+        };
+        self.counted(count);
+    }
+
+    fn queue(&self) -> Option<&Queue> {
+        self.file.as_ref().map(|(_, queue)| &**queue)
+    }
+
+    /// `log` has `count` records now.
+    fn counted(&self, count: usize) {
+        self.count.store(count, Ordering::Release);
+        self.more.notify_waiters();
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // The writer finishes what is queued, then ends.
+        if let Some(queue) = self.queue() {
+            queue.close();
+        }
+    }
 }
 
 impl std::fmt::Debug for Journal {
@@ -388,50 +399,91 @@ impl Journal {
 
     fn with_cap(file: Option<&Path>, cap: usize) -> std::io::Result<Journal> {
         let file = file.map(JournalFile::open).transpose()?;
-        Ok(Journal {
-            inner: Arc::new(Inner {
-                lines: Mutex::new(Lines {
-                    memory: Memory::new(cap),
-                    file,
-                    losses: Losses::default(),
-                    stagers: HashMap::new(),
-                }),
-                count: watch::Sender::new(0),
+        let queue = file.as_ref().map(|_| Arc::new(Queue::default()));
+        let inner = Arc::new(Inner {
+            lines: Mutex::new(Lines {
+                memory: Memory::new(cap),
+                stagers: HashMap::default(),
             }),
-        })
-    }
-
-    /// Appends a record, synced to the journal file if any. When the file
-    /// cannot take it, it is still in `log`, the file is marked failing
-    /// (see [`Journal::file_health`]) and the next record the file takes
-    /// is preceded by a `lost` record naming it; the error is returned.
-    pub fn append(&self, record: &Record) -> std::io::Result<()> {
-        self.write(record, false)
-    }
-
-    /// Appends a record that must be in the journal file before what it
-    /// announces happens (a decision's intent). Unlike [`Journal::append`],
-    /// a record the file cannot take is not kept at all: the caller refuses
-    /// what it announced. Without a journal file nothing is recorded.
-    pub fn write_ahead(&self, record: &Record) -> std::io::Result<()> {
-        if self.inner.lines.lock().file.is_none() {
-            return Ok(());
+            count: AtomicUsize::new(0),
+            more: Notify::new(),
+            file: file
+                .as_ref()
+                .zip(queue.clone())
+                .map(|(file, queue)| (file.path().to_path_buf(), queue)),
+        });
+        if let (Some(file), Some(queue)) = (file, queue) {
+            commit::start(file, queue, Arc::downgrade(&inner))?;
         }
-        self.write(record, true)
+        Ok(Journal { inner })
     }
 
-    fn write(&self, record: &Record, ahead: bool) -> std::io::Result<()> {
-        let line = to_line(record);
-        let (written, count) = {
+    /// Appends a record; with a journal file it is queued to be written
+    /// and synced there, and the returned [`Commit`] tells when it is (or
+    /// why not). When the file cannot take it, it is still in `log`, the
+    /// file is marked failing (see [`Journal::file_health`]) and the next
+    /// record the file takes is preceded by a `lost` record naming it.
+    /// Never waits for the disk.
+    pub fn append(&self, record: &Record) -> Commit {
+        self.append_line(to_line(record))
+    }
+
+    /// Appends the record of a decision written to `device` by `who` (as
+    /// [`Record::decision`] makes it), like [`Journal::append`].
+    pub fn append_decision(
+        &self,
+        device: &str,
+        reason: &str,
+        resolution: &Resolution,
+        who: Option<&Who>,
+    ) -> Commit {
+        self.append_line(to_line(&DecisionLine::new(device, reason, resolution, who)))
+    }
+
+    fn append_line(&self, line: Vec<u8>) -> Commit {
+        let (commit, count) = {
             let mut lines = self.inner.lines.lock();
-            let written = lines.write_file(record, &line, ahead);
-            if written.is_ok() || !ahead {
-                lines.memory.push(&line);
-            }
-            (written, lines.memory.records())
+            lines.memory.push(&line);
+            // Queued under the lock: the file gets the order `log` shows.
+            let commit = self.queue(line, false);
+            (commit, lines.memory.records())
         };
-        self.inner.count.send_replace(count);
-        written
+        self.inner.counted(count);
+        commit
+    }
+
+    /// Queues a record that must be in the journal file before what it
+    /// announces happens (a decision's intent); await its [`Commit`] before
+    /// going ahead. Unlike [`Journal::append`], a record the file cannot
+    /// take is not kept at all: the caller refuses what it announced, and
+    /// `log` shows the record only once it is on disk. Without a journal
+    /// file nothing is recorded.
+    pub fn write_ahead(&self, record: &Record) -> Commit {
+        match self.inner.file {
+            Some(_) => self.queue(to_line(record), true),
+            None => Commit::done(Ok(())),
+        }
+    }
+
+    /// Ready once every record appended so far is settled in the journal
+    /// file (at once without one): what a reply waits for when the record
+    /// it caused must be on disk first.
+    pub fn flushed(&self) -> Commit {
+        let Some(queue) = self.inner.queue() else {
+            return Commit::done(Ok(()));
+        };
+        let (done, commit) = Commit::queued();
+        queue.push(Entry::Barrier(done));
+        commit
+    }
+
+    fn queue(&self, line: Vec<u8>, ahead: bool) -> Commit {
+        let Some(queue) = self.inner.queue() else {
+            return Commit::done(Ok(()));
+        };
+        let (done, commit) = Commit::queued();
+        queue.push(Entry::Line { line, ahead, done });
+        commit
     }
 
     /// The check a decision written to `device` by `who` passes once its
@@ -444,21 +496,19 @@ impl Journal {
         device: impl FnOnce() -> String,
         who: Option<&Who>,
     ) -> Option<BeforeDecision> {
-        self.inner.lines.lock().file.as_ref()?;
+        self.inner.file.as_ref()?;
         let (journal, device, who) = (self.clone(), device(), who.cloned());
         Some(Box::new(move |id, details| {
-            journal
-                .write_ahead(&Record::intent(&device, id, details, who))
-                .map_err(|error| Error::journal(&error))
+            let commit = journal.write_ahead(&Record::intent(&device, id, details, who));
+            Box::pin(async move { commit.await.map_err(|error| Error::journal(&error)) })
         }))
     }
 
     /// With a journal file: `ok`, or `failing (<error>)` while its writes
     /// fail. `None` without one.
     pub fn file_health(&self) -> Option<String> {
-        let lines = self.inner.lines.lock();
-        lines.file.as_ref()?;
-        Some(match &lines.losses.failing {
+        let queue = self.inner.queue()?;
+        Some(match queue.failing() {
             None => "ok".to_string(),
             Some(error) => format!("failing ({error})"),
         })
@@ -466,26 +516,17 @@ impl Journal {
 
     /// Closes the journal file and opens it again by its path, with the
     /// checks [`Journal::new`] makes, so that after a log rotation renamed
-    /// it away, the records that follow go to a new file at that path.
+    /// it away, the records queued after this go to a new file at that path.
     /// Returns that path, or `None` without a journal file. When the path
     /// cannot be opened (or is refused), the file open so far is kept and
     /// the error (naming the path) is returned.
     pub fn reopen_file(&self) -> std::io::Result<Option<PathBuf>> {
-        let Some(path) = self
-            .inner
-            .lines
-            .lock()
-            .file
-            .as_ref()
-            .map(|file| file.path().to_path_buf())
-        else {
+        let Some((path, queue)) = &self.inner.file else {
             return Ok(None);
         };
-        // Opened outside the lock: a slow filesystem must not hold up the
-        // records being written meanwhile (they go to the old file).
-        let reopened = JournalFile::open(&path)?;
-        self.inner.lines.lock().file = Some(reopened);
-        Ok(Some(path))
+        let reopened = JournalFile::open(path)?;
+        queue.push(Entry::Reopen(reopened));
+        Ok(Some(path.clone()))
     }
 
     /// Notes who is staging `id`, for its `staged` record.
@@ -505,7 +546,7 @@ impl Journal {
             let who = remove_and_shrink(&mut journal.inner.lines.lock().stagers, &event.id);
             if let Some(record) = Record::from_event(event, who) {
                 // A failure is reported by the next record the file takes.
-                let _ = journal.append(&record);
+                drop(journal.append(&record));
             }
             true
         });
@@ -513,7 +554,7 @@ impl Journal {
 
     /// How many records there are.
     pub fn len(&self) -> usize {
-        *self.inner.count.borrow()
+        self.inner.count.load(Ordering::Acquire)
     }
 
     /// Whether there are none.
@@ -559,8 +600,17 @@ impl Journal {
 
     /// Waits until there are more than `seen` records.
     pub async fn wait_beyond(&self, seen: usize) {
-        let mut count = self.inner.count.subscribe();
-        let _ = count.wait_for(|count| *count > seen).await;
+        loop {
+            // Registered before the count is looked at: a record that comes
+            // in between still wakes this waiter.
+            let more = self.inner.more.notified();
+            let mut more = std::pin::pin!(more);
+            more.as_mut().enable();
+            if self.len() > seen {
+                return;
+            }
+            more.await;
+        }
     }
 }
 
@@ -625,9 +675,38 @@ mod tests {
     }
 
     #[test]
+    fn a_decision_appended_from_its_resolution_reads_as_its_record() {
+        let details = Details {
+            action: crate::session::request::Action::Apply,
+            reason: "why".into(),
+            extra: None,
+            source_tool_name: "edit".into(),
+            label: "a \"quoted\" label".into(),
+            source_result_details: None,
+            origin: None,
+        };
+        let mut resolution = Resolution::failed(Error::Busy("busy".into()), Some(details));
+        resolution.id = Some("pending-action:edit:7".into());
+        let who = Who::current();
+        let journal = Journal::new(None).expect("journal");
+        journal
+            .append_decision("resolve", "why", &resolution, Some(&who))
+            .wait()
+            .expect("append");
+        let mut appended: serde_json::Value =
+            serde_json::from_slice(&journal.bytes()).expect("json");
+        let record = Record::decision("resolve", "why", &resolution, Some(who));
+        let mut expected = serde_json::to_value(&record).expect("json");
+        for value in [&mut appended, &mut expected] {
+            value["time"] = 0.into();
+        }
+        assert_eq!(appended, expected);
+    }
+
+    #[test]
     fn records_are_json_lines_with_every_field() {
         let journal = Journal::new(None).expect("journal");
-        journal.append(&record("done")).expect("append");
+        journal.append(&record("done")).wait().expect("append");
         let line = String::from_utf8(journal.bytes()).expect("utf-8");
         assert!(line.ends_with('\n'));
         let value: serde_json::Value = serde_json::from_str(&line).expect("json");
@@ -655,8 +734,8 @@ mod tests {
     #[test]
     fn reads_work_from_any_offset_and_by_whole_lines() {
         let journal = Journal::new(None).expect("journal");
-        journal.append(&record("one")).expect("append");
-        journal.append(&record("two")).expect("append");
+        journal.append(&record("one")).wait().expect("append");
+        journal.append(&record("two")).wait().expect("append");
         let all = journal.bytes();
         assert_eq!(journal.read_at(5, 10), all[5..15].to_vec());
         let (first, next) = journal.lines_from(EventsAt::default(), all.len() / 2 + 1);
@@ -672,8 +751,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("tmp");
         let path = dir.path().join("journal.jsonl");
         let journal = Journal::new(Some(&path)).expect("journal");
-        journal.append(&record("one")).expect("append");
-        journal.append(&record("two")).expect("append");
+        journal.append(&record("one")).wait().expect("append");
+        journal.append(&record("two")).wait().expect("append");
         assert_eq!(std::fs::read(&path).expect("file"), journal.bytes());
     }
 
@@ -687,15 +766,15 @@ mod tests {
             Some(None)
         );
         let journal = Journal::new(Some(&path)).expect("journal");
-        journal.append(&record("one")).expect("append");
+        journal.append(&record("one")).wait().expect("append");
         std::fs::rename(&path, &rotated).expect("rotate");
         std::fs::create_dir(&path).expect("a directory where the file was");
         let error = journal.reopen_file().expect_err("refused").to_string();
         assert!(error.contains("is a directory"), "{error}");
-        journal.append(&record("two")).expect("append");
+        journal.append(&record("two")).wait().expect("append");
         std::fs::remove_dir(&path).expect("rmdir");
         assert_eq!(journal.reopen_file().expect("reopen"), Some(path.clone()));
-        journal.append(&record("three")).expect("append");
+        journal.append(&record("three")).wait().expect("append");
         let lines = |path: &Path| {
             std::fs::read_to_string(path)
                 .expect("read")
@@ -720,7 +799,7 @@ mod tests {
         let journal = Journal::with_cap(None, 2 * one + one / 2).expect("journal");
         let mut early = LogReader::default();
         for n in 0..5 {
-            journal.append(&numbered(n)).expect("append");
+            journal.append(&numbered(n)).wait().expect("append");
         }
         assert_eq!(journal.len(), 5);
         assert_eq!(

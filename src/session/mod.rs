@@ -9,7 +9,7 @@ pub(crate) mod plan;
 pub(crate) mod preview;
 pub(crate) mod request;
 
-use std::collections::HashSet;
+use crate::maps::HashSet;
 use std::sync::Arc;
 use std::time::SystemTime;
 

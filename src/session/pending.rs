@@ -10,7 +10,8 @@
 //! dispatches skip it) but keeps its stamp, so a failed reject can put it back
 //! exactly where it was.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use crate::maps::HashMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use crate::maps::remove_and_shrink;

@@ -97,10 +97,10 @@ async fn a_refused_decision_runs_nothing_and_leaves_the_preview_where_it_stood()
             before_decision: Some(Box::new(move |id: &str, details: &Details| {
                 seen.lock()
                     .push(format!("{id} {:?} {}", details.action, details.reason));
-                Err(Error::JournalUnwritable {
+                Box::pin(std::future::ready(Err(Error::JournalUnwritable {
                     errno: libc::ENOSPC,
                     cause: "No space left on device".into(),
-                })
+                })))
             })),
             ..xdev::DispatchHooks::default()
         }
@@ -172,7 +172,7 @@ async fn a_refused_decision_never_frees_another_writers_claim() {
             while started.load(Ordering::SeqCst) == 0 && since.elapsed() < Duration::from_secs(5) {
                 std::thread::sleep(Duration::from_millis(5));
             }
-            Err(Error::Interrupted)
+            Box::pin(std::future::ready(Err(Error::Interrupted)))
         })),
         ..xdev::DispatchHooks::default()
     };

@@ -1,0 +1,258 @@
+//! A journal file on a disk that stops answering holds up only the writers
+//! whose decisions wait for their records: the mount keeps serving
+//! everyone else, even with one request thread. The "disk" is a FUSE
+//! filesystem of this test whose writes and syncs block until it is let go.
+
+mod common;
+mod stub_fs;
+
+use std::ffi::OsStr;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use common::*;
+use fuser::{
+    Config, Errno, FileHandle, Filesystem, FopenFlags, Generation, INodeNo, LockOwner, MountOption,
+    OpenFlags, ReplyAttr, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, Request, TimeOrNow,
+    WriteFlags,
+};
+use parking_lot::{Condvar, Mutex};
+use stub_fs::attr;
+use xdev::{MountOptions, ToolResult};
+
+/// How long a step that should happen at once may take before the test
+/// calls it stuck: generous, so a loaded machine never fails it.
+const STUCK: Duration = Duration::from_secs(60);
+
+const FILE_NAME: &str = "journal.jsonl";
+const FILE_INO: INodeNo = INodeNo(2);
+
+/// Whether the disk answers, and what it holds.
+#[derive(Default)]
+struct Disk {
+    state: Mutex<DiskState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct DiskState {
+    open: bool,
+    /// Writes and syncs waiting for the gate.
+    blocked: usize,
+    bytes: Vec<u8>,
+}
+
+impl Disk {
+    /// Blocks the calling request until the gate is open.
+    fn pass(&self) -> parking_lot::MutexGuard<'_, DiskState> {
+        let mut state = self.state.lock();
+        state.blocked += 1;
+        self.changed.notify_all();
+        while !state.open {
+            self.changed.wait(&mut state);
+        }
+        state.blocked -= 1;
+        state
+    }
+
+    fn open_gate(&self) {
+        self.state.lock().open = true;
+        self.changed.notify_all();
+    }
+
+    /// Waits until some write or sync is blocked at the gate.
+    fn wait_blocked(&self) -> bool {
+        let mut state = self.state.lock();
+        let deadline = std::time::Instant::now() + STUCK;
+        while state.blocked == 0 {
+            if self.changed.wait_until(&mut state, deadline).timed_out() {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn lines(&self) -> Vec<serde_json::Value> {
+        String::from_utf8_lossy(&self.state.lock().bytes)
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("a journal line is JSON"))
+            .collect()
+    }
+}
+
+struct GateFs {
+    disk: Arc<Disk>,
+}
+
+impl GateFs {
+    fn size(&self) -> u64 {
+        self.disk.state.lock().bytes.len() as u64
+    }
+}
+
+impl Filesystem for GateFs {
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        if parent == INodeNo::ROOT && name == FILE_NAME {
+            reply.entry(&Duration::ZERO, &attr(FILE_INO, self.size()), Generation(0));
+        } else {
+            reply.error(Errno::ENOENT);
+        }
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        reply.attr(&Duration::ZERO, &attr(ino, self.size()));
+    }
+
+    fn setattr(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _mode: Option<u32>,
+        _uid: Option<u32>,
+        _gid: Option<u32>,
+        size: Option<u64>,
+        _atime: Option<TimeOrNow>,
+        _mtime: Option<TimeOrNow>,
+        _ctime: Option<SystemTime>,
+        _fh: Option<FileHandle>,
+        _crtime: Option<SystemTime>,
+        _chgtime: Option<SystemTime>,
+        _bkuptime: Option<SystemTime>,
+        _flags: Option<fuser::BsdFileFlags>,
+        reply: ReplyAttr,
+    ) {
+        if let Some(size) = size {
+            self.disk.state.lock().bytes.truncate(size as usize);
+        }
+        reply.attr(&Duration::ZERO, &attr(ino, self.size()));
+    }
+
+    fn open(&self, _req: &Request, _ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO);
+    }
+
+    fn write(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _offset: u64,
+        data: &[u8],
+        _write_flags: WriteFlags,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyWrite,
+    ) {
+        // Appends wherever the kernel says: the journal opens O_APPEND.
+        self.disk.pass().bytes.extend_from_slice(data);
+        reply.written(data.len() as u32);
+    }
+
+    fn fsync(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        drop(self.disk.pass());
+        reply.ok();
+    }
+
+    fn flush(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _lock_owner: LockOwner,
+        reply: ReplyEmpty,
+    ) {
+        reply.ok();
+    }
+}
+
+/// The gate filesystem mounted in a fresh directory.
+fn mount_disk(disk: &Arc<Disk>) -> (tempfile::TempDir, fuser::BackgroundSession) {
+    let dir = tempfile::Builder::new()
+        .prefix("xdev-slow-disk-")
+        .tempdir()
+        .expect("temp dir");
+    let mut config = Config::default();
+    config.mount_options = vec![MountOption::FSName("xdev-test-gate".into())];
+    // Blocked writes and syncs each hold a thread; others still answer.
+    config.n_threads = Some(4);
+    let fs = GateFs {
+        disk: Arc::clone(disk),
+    };
+    let session = fuser::spawn_mount(fs, dir.path(), &config).expect("gate FUSE mount");
+    (dir, session)
+}
+
+/// Runs `work` on a thread of its own; its result comes through the channel.
+fn in_background<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> mpsc::Receiver<T> {
+    let (sent, received) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sent.send(work());
+    });
+    received
+}
+
+#[test]
+fn a_journal_disk_that_stops_answering_stalls_only_the_decision_that_waits_for_it() {
+    require_fuse();
+    let disk = Arc::new(Disk::default());
+    let (disk_dir, disk_session) = mount_disk(&disk);
+    let fx = Fixture::with_options(MountOptions {
+        journal_file: Some(disk_dir.path().join(FILE_NAME)),
+        threads: 1,
+        ..MountOptions::default()
+    });
+    let (id, calls) = stage_counted(&fx.session, "migrate", |_| async {
+        Ok(ToolResult::ok("migrated"))
+    });
+    assert!(disk.wait_blocked(), "the staged record reached the disk");
+
+    let resolve = fx.path("resolve");
+    let decided = in_background(move || write_once(&resolve, b"go"));
+    // The one request thread is free: status answers while the decision
+    // waits for its intent record, and nothing was applied ahead of it.
+    for _ in 0..20 {
+        let status = fx.path("status");
+        let read = in_background(move || std::fs::read_to_string(status));
+        let status = read
+            .recv_timeout(STUCK)
+            .expect("cat status answers while the journal's disk is stuck")
+            .expect("read status");
+        assert!(status.contains("journal: ok"), "{status}");
+    }
+    assert_eq!(
+        calls.applied(),
+        0,
+        "nothing applied before its intent is on disk"
+    );
+    assert!(
+        matches!(decided.try_recv(), Err(mpsc::TryRecvError::Empty)),
+        "the writer waits for its records"
+    );
+
+    disk.open_gate();
+    let written = decided
+        .recv_timeout(STUCK)
+        .expect("the writer is answered once the disk is back");
+    assert_eq!(written, Ok(2));
+    assert_eq!(calls.applied(), 1);
+    let of_id: Vec<String> = disk
+        .lines()
+        .iter()
+        .filter(|line| line["id"] == id.as_str())
+        .filter_map(|line| line["event"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(of_id, ["staged", "intent", "resolve"]);
+
+    drop(fx);
+    drop(disk_session);
+}
