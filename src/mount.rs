@@ -387,6 +387,9 @@ pub(crate) const DEFAULT_GRACE: Duration = Duration::from_secs(10);
 const CANCEL_GRACE: Duration = Duration::from_millis(500);
 /// How long unmounting waits for the request loop to end.
 const LOOP_GRACE: Duration = Duration::from_millis(1000);
+/// How long unmounting waits for the journal file to take the records made
+/// so far (a stuck disk must not hold the unmount forever).
+const JOURNAL_GRACE: Duration = Duration::from_secs(10);
 
 impl Mount {
     /// Where the devices are mounted.
@@ -428,8 +431,32 @@ impl Mount {
             // Never blocks, so a Mount may be dropped inside async code.
             runtime.shutdown_background();
         }
+        settle_journal(&self.journal);
         tracing::info!(dir = %self.dir.display(), "unmounted");
         result
+    }
+}
+
+/// Waits (at most [`JOURNAL_GRACE`]) until the journal file holds every
+/// record made so far, the shutdown's own among them: the process may exit
+/// right after the unmount, and its journal thread with it. On a thread of
+/// its own, so that a Mount dropped inside async code does not block the
+/// runtime's way of waiting.
+fn settle_journal(journal: &Journal) {
+    let flushed = journal.flushed();
+    let (settled, waiting) = std::sync::mpsc::channel();
+    let waiter = std::thread::Builder::new()
+        .name("xdev-settle".into())
+        .spawn(move || {
+            let _ = settled.send(flushed.wait());
+        });
+    if waiter.is_err() {
+        return;
+    }
+    match waiting.recv_timeout(JOURNAL_GRACE) {
+        Ok(Err(err)) => tracing::warn!(%err, "the journal file did not take the last records"),
+        Err(_) => tracing::warn!("the journal file did not settle within {JOURNAL_GRACE:?}"),
+        Ok(Ok(())) => {}
     }
 }
 
