@@ -1474,3 +1474,28 @@ fn another_users_mount_without_allow_other_is_named_as_such_with_the_fix() {
         )
     );
 }
+
+#[test]
+fn unmount_returns_once_the_journal_file_holds_every_record_made_so_far() {
+    let journal = tempfile::tempdir().expect("journal dir");
+    let journal_file = journal.path().join("journal.jsonl");
+    let mut fx = Fixture::with_options(xdev::MountOptions {
+        journal_file: Some(journal_file.clone()),
+        ..xdev::MountOptions::default()
+    });
+    for n in 0..200 {
+        stage(&fx.session, &format!("edit {n}"));
+    }
+    fx.mount
+        .take()
+        .expect("mounted")
+        .unmount()
+        .expect("unmount");
+    // Read at once: the process could exit here, and nothing may be lost.
+    let staged = std::fs::read_to_string(&journal_file)
+        .expect("journal file")
+        .lines()
+        .filter(|line| line.contains("\"event\":\"staged\""))
+        .count();
+    assert_eq!(staged, 200, "every staged record is in the file");
+}
