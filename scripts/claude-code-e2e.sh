@@ -56,16 +56,8 @@ keep=0
 stand_in=0
 for arg in "$@"; do
     case "$arg" in
-    --keep) keep=1 ;;
     --stand-in-hook) stand_in=1 ;;
-    -h | --help)
-        sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-        exit 0
-        ;;
-    *)
-        echo "claude-code-e2e: unknown argument: $arg (see --help)" >&2
-        exit 2
-        ;;
+    *) e2e_common_arg claude-code-e2e "$arg" ;;
     esac
 done
 

@@ -78,17 +78,7 @@ PROMPT="Plan the scripted change, then carry it out once the plan is approved."
 
 keep=0
 for arg in "$@"; do
-    case "$arg" in
-    --keep) keep=1 ;;
-    -h | --help)
-        sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-        exit 0
-        ;;
-    *)
-        echo "claude-code-plan-e2e: unknown argument: $arg (see --help)" >&2
-        exit 2
-        ;;
-    esac
+    e2e_common_arg claude-code-plan-e2e "$arg"
 done
 
 e2e_begin claude-code-plan-e2e

@@ -46,17 +46,7 @@ PLUGIN=$ROOT/integrations/claude-code
 
 keep=0
 for arg in "$@"; do
-    case "$arg" in
-    --keep) keep=1 ;;
-    -h | --help)
-        sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-        exit 0
-        ;;
-    *)
-        echo "claude-code-plugin-e2e: unknown argument: $arg (see --help)" >&2
-        exit 2
-        ;;
-    esac
+    e2e_common_arg claude-code-plugin-e2e "$arg"
 done
 
 e2e_begin claude-code-plugin-e2e

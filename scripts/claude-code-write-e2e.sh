@@ -73,7 +73,6 @@ trace=0
 permissions=rules
 while [ $# -gt 0 ]; do
     case "$1" in
-    --keep) keep=1 ;;
     --strace) trace=1 ;;
     --permissions)
         [ $# -ge 2 ] || { echo "claude-code-write-e2e: --permissions needs rules or accept-edits" >&2; exit 2; }
@@ -81,14 +80,7 @@ while [ $# -gt 0 ]; do
         shift
         ;;
     --permissions=*) permissions=${1#--permissions=} ;;
-    -h | --help)
-        sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-        exit 0
-        ;;
-    *)
-        echo "claude-code-write-e2e: unknown argument: $1 (see --help)" >&2
-        exit 2
-        ;;
+    *) e2e_common_arg claude-code-write-e2e "$1" ;;
     esac
     shift
 done

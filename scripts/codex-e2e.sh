@@ -67,16 +67,8 @@ keep=0
 runs="pre perm trust untrusted"
 for arg in "$@"; do
     case "$arg" in
-    --keep) keep=1 ;;
     --no-permission-request) runs="pre trust untrusted" ;;
-    -h | --help)
-        sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-        exit 0
-        ;;
-    *)
-        echo "codex-e2e: unknown argument: $arg (see --help)" >&2
-        exit 2
-        ;;
+    *) e2e_common_arg codex-e2e "$arg" ;;
     esac
 done
 

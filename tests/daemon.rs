@@ -795,16 +795,22 @@ fn a_service_manager_that_cannot_be_told_does_not_stop_the_daemon() {
         .env("NOTIFY_SOCKET", tmp.path().join("nobody-listens"));
     let (mut child, line) = start_serving(mount);
     assert_eq!(line, format!("xdev: mounted {}\n", dir.display()));
-    assert!(std::fs::read_to_string(dir.join("status"))
-        .expect("serves")
-        .starts_with("pending: 0\n"));
-    sigterm(&child);
-    assert_eq!(wait_exit(&mut child, PATIENCE), Some(0));
+    serves_then_stops_on_sigterm(&mut child, &dir);
     let stderr = stderr_of(&mut child);
     assert!(
         stderr.contains("cannot notify the service manager"),
         "the failure is logged: {stderr}"
     );
+}
+
+/// `dir` answers as a fresh mount of `child`, which SIGTERM then stops
+/// with exit 0.
+fn serves_then_stops_on_sigterm(child: &mut KillOnDrop, dir: &Path) {
+    assert!(std::fs::read_to_string(dir.join("status"))
+        .expect("serves")
+        .starts_with("pending: 0\n"));
+    sigterm(child);
+    assert_eq!(wait_exit(child, PATIENCE), Some(0));
 }
 
 // ----- instances (the systemd unit xdev@NAME) -----------------------------------------
@@ -825,11 +831,7 @@ fn an_instance_is_served_under_run_xdev_and_removed_on_exit() {
     mount.args(["mount", "--instance", &name]);
     let (mut child, line) = start_serving(mount);
     assert_eq!(line, format!("xdev: mounted {}\n", dir.display()));
-    assert!(std::fs::read_to_string(dir.join("status"))
-        .expect("serves")
-        .starts_with("pending: 0\n"));
-    sigterm(&child);
-    assert_eq!(wait_exit(&mut child, PATIENCE), Some(0));
+    serves_then_stops_on_sigterm(&mut child, &dir);
     assert!(!is_mounted(&dir), "mount removed");
     assert!(!dir.exists(), "the mount point xdev made is gone");
 }

@@ -523,11 +523,9 @@ def check_plan(argv):
               f"it names the plan: {json.dumps(r.get('plan'))}", json.dumps(r))
 
 
-def check_codex(argv):
-    """codex-e2e.sh: one Codex run, the first shell call resolved, the second rejected."""
-    global work
-    work, journal_path, event, mark1, mark2, resolve_reason, reject_reason = argv[:7]
-    check_network()
+def codex_run():
+    """The Codex run in `work`: checks that `codex exec` exited 0 and reported
+    its thread id; returns its JSON events and that id."""
     try:
         rc = int(open(os.path.join(work, "codex.rc")).read())
     except (OSError, ValueError):
@@ -537,6 +535,15 @@ def check_codex(argv):
     threads = [e.get("thread_id") for e in events if e.get("type") == "thread.started"]
     session = threads[0] if threads else None
     check(session is not None, f"Codex reported its thread id {session}")
+    return events, session
+
+
+def check_codex(argv):
+    """codex-e2e.sh: one Codex run, the first shell call resolved, the second rejected."""
+    global work
+    work, journal_path, event, mark1, mark2, resolve_reason, reject_reason = argv[:7]
+    check_network()
+    events, session = codex_run()
     check(any(e.get("type") == "turn.completed" for e in events), "Codex completed its turn")
 
     check(os.path.exists(mark1), f"MARK1 exists: the resolved `touch {mark1}` ran")
@@ -652,15 +659,7 @@ def check_codex_untrusted(argv):
     global work
     work, journal_path, mark1, mark2 = argv[:4]
     check_network()
-    try:
-        rc = int(open(os.path.join(work, "codex.rc")).read())
-    except (OSError, ValueError):
-        rc = None
-    check(rc == 0, "codex exec exited 0", f"exit status {rc}; its stderr is in {work}/codex.err")
-    events = read_jsonl("codex.jsonl")
-    threads = [e.get("thread_id") for e in events if e.get("type") == "thread.started"]
-    session = threads[0] if threads else None
-    check(session is not None, f"Codex reported its thread id {session}")
+    _, session = codex_run()
     check(os.path.exists(mark1) and os.path.exists(mark2),
           "MARK1 and MARK2 exist: with the hook untrusted, both commands ran unasked")
     journal = []

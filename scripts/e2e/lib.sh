@@ -231,6 +231,23 @@ e2e_stop_run() {
     MNT=
 }
 
+# e2e_common_arg NAME ARG: the options every e2e script takes: --keep (keep
+# the work directory), -h/--help (the script's header); anything else is a
+# usage error (exit 2).
+e2e_common_arg() {
+    case "$2" in
+    --keep) keep=1 ;;
+    -h | --help)
+        sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "$1: unknown argument: $2 (see --help)" >&2
+        exit 2
+        ;;
+    esac
+}
+
 # e2e_begin NAME: starts the run NAME: nothing of it started yet, stopped and
 # cleaned up at exit whatever happens, the tools checked, the xdev binary
 # found ($XDEV_BIN).
