@@ -12,7 +12,6 @@ use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
@@ -39,25 +38,17 @@ pub struct PlanOptions {
     pub plan_mode: bool,
 }
 
-/// How the daemon (or `xdev run`) mounts.
-#[derive(Debug, Clone)]
+/// How the daemon (or `xdev run`) mounts: the mount's own options and the
+/// plan review it sets up. The CLI builds one from the flags of `xdev
+/// mount` and `xdev run`; [`start`] hands `mount` on to the mount.
+#[derive(Debug, Clone, Default)]
 pub struct DaemonOptions {
-    /// Let other users read the status files.
-    pub allow_other: bool,
-    /// Also append the journal to this file.
-    pub journal_file: Option<PathBuf>,
-    /// Let other users read `log` and `events` (see
-    /// [`MountOptions::share_journal`]).
-    pub share_journal: bool,
+    /// How the mount is set up. Its `plan` is not read: [`start`] makes the
+    /// session, so it also makes the plan desk (from [`DaemonOptions::plan`])
+    /// and puts that desk there.
+    pub mount: MountOptions,
     /// Plan review, when a plan directory is given.
     pub plan: Option<PlanOptions>,
-    /// How long decisions under way may take to finish at shutdown.
-    pub grace: Duration,
-    /// FUSE request threads ([`MountOptions::threads`] when `None`).
-    pub threads: Option<usize>,
-    /// Create a missing mount point, and remove it when done (see
-    /// [`MountOptions::create_dir`]).
-    pub create_dir: bool,
 }
 
 /// A mount made by [`start`], with its session and plan desk.
@@ -103,13 +94,8 @@ pub fn start(dir: &Path, options: &DaemonOptions) -> Result<Daemon, ClientError>
         None => None,
     };
     let mount_options = MountOptions {
-        allow_other: options.allow_other,
-        journal_file: options.journal_file.clone(),
-        share_journal: options.share_journal,
         plan: desk.clone(),
-        grace: options.grace,
-        create_dir: options.create_dir,
-        threads: options.threads.unwrap_or(crate::mount::DEFAULT_THREADS),
+        ..options.mount.clone()
     };
     let mount = mount(&session, dir, mount_options)?;
     // The mount answers once a lookup through it does.

@@ -12,7 +12,7 @@ use tracing_subscriber::EnvFilter;
 use xdev::client::{self, ClientError, StageNotice};
 use xdev::daemon::{self, DaemonOptions, PlanOptions};
 use xdev::plan_command::PlanCommand;
-use xdev::PlanHandlerKind;
+use xdev::{MountOptions, PlanHandlerKind};
 
 // Beside this file, not in src/bin/ (where cargo would take it for a
 // binary of its own).
@@ -119,21 +119,28 @@ struct ServeArgs {
     threads: Option<u16>,
 }
 
-impl ServeArgs {
-    fn options(&self) -> DaemonOptions {
+impl From<ServeArgs> for DaemonOptions {
+    /// The one options struct `xdev mount` and `xdev run` hand to the
+    /// daemon, which hands its `mount` on to the mount.
+    fn from(args: ServeArgs) -> Self {
+        let mut mount = MountOptions {
+            allow_other: args.allow_other,
+            share_journal: args.share_journal,
+            journal_file: args.journal,
+            grace: args.grace,
+            ..MountOptions::default()
+        };
+        if let Some(threads) = args.threads {
+            mount.threads = threads.into();
+        }
         DaemonOptions {
-            allow_other: self.allow_other,
-            journal_file: self.journal.clone(),
-            grace: self.grace,
-            threads: self.threads.map(usize::from),
-            share_journal: self.share_journal,
-            plan: self.plan_dir.as_ref().map(|plan_dir| PlanOptions {
-                plan_dir: plan_dir.clone(),
-                handler: self.plan_handler.unwrap_or_default(),
-                execute_with: self.execute_with.clone(),
-                plan_mode: self.plan_mode,
+            mount,
+            plan: args.plan_dir.map(|plan_dir| PlanOptions {
+                plan_dir,
+                handler: args.plan_handler.unwrap_or_default(),
+                execute_with: args.execute_with,
+                plan_mode: args.plan_mode,
             }),
-            create_dir: false,
         }
     }
 }
@@ -481,10 +488,8 @@ fn execute(command: Command) -> Result<u8, ClientError> {
                     )
                     .exit(),
             };
-            let options = DaemonOptions {
-                create_dir: true,
-                ..serve.options()
-            };
+            let mut options = DaemonOptions::from(serve);
+            options.mount.create_dir = true;
             daemon::serve(&dir, &options, || {
                 announce(
                     std::io::stdout(),
@@ -597,7 +602,7 @@ fn execute(command: Command) -> Result<u8, ClientError> {
             serve,
             command,
         } => {
-            let code = daemon::run(mount.as_deref(), &serve.options(), &command)?;
+            let code = daemon::run(mount.as_deref(), &DaemonOptions::from(serve), &command)?;
             Ok(u8::try_from(code).unwrap_or(client::EXIT_ERROR))
         }
         Command::Completions { shell } => {
