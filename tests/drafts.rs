@@ -9,6 +9,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::*;
+use xdev::CallbackError;
 
 /// Runs a Python snippet that prints one result per line; fails the test
 /// with its stderr if it crashes. `os`, `errno`, `sys` and `D` are defined.
@@ -59,7 +60,7 @@ fn own_names() -> Vec<String> {
 #[test]
 fn a_draft_renamed_onto_resolve_applies_the_head_once_and_is_gone() {
     let fx = Fixture::new();
-    let (id, calls) = stage(&fx.session, "edit");
+    let (id, calls) = stage_recording(&fx.session, "edit");
     let out = py(
         &fx,
         "draft('resolve.1a2b.tmp', b'  tests pass\\n')\n\
@@ -104,7 +105,7 @@ fn a_rename_returns_the_outcome_errno_and_consumes_the_draft_whatever_it_is() {
         "no draft left: {:?}",
         listing(&fx.dir)
     );
-    let (_, calls) = stage(&fx.session, "edit");
+    let (_, calls) = stage_recording(&fx.session, "edit");
     assert_eq!(
         py(&fx, "draft('r', b'nope')\nprint(rename('r', 'reject'))\n"),
         ["ok"]
@@ -116,7 +117,12 @@ fn a_rename_returns_the_outcome_errno_and_consumes_the_draft_whatever_it_is() {
 #[test]
 fn an_apply_failure_is_eio_and_a_retry_by_rename_applies() {
     let fx = Fixture::new();
-    let (id, flaky) = stage_flaky(&fx.session, "flaky", 1);
+    let (id, flaky) = stage_failing_first(
+        &fx.session,
+        "flaky",
+        1,
+        CallbackError::Failed("disk full".into()),
+    );
     let out = py(
         &fx,
         "draft('x', b'try')\nprint(rename('x', 'resolve'))\n\
@@ -130,7 +136,7 @@ fn an_apply_failure_is_eio_and_a_retry_by_rename_applies() {
 #[test]
 fn bad_drafts_are_refused_before_dispatch_and_kept() {
     let fx = Fixture::new();
-    let (id, calls) = stage(&fx.session, "edit");
+    let (id, calls) = stage_recording(&fx.session, "edit");
     let out = py(
         &fx,
         "draft('bin', b'\\xff\\xfe')\nprint(rename('bin', 'resolve'))\n\
@@ -187,7 +193,7 @@ fn bad_drafts_are_refused_before_dispatch_and_kept() {
 #[test]
 fn a_full_size_draft_is_one_message_and_the_mounts_own_files_stay_put() {
     let fx = Fixture::new();
-    let (_, calls) = stage(&fx.session, "edit");
+    let (_, calls) = stage_recording(&fx.session, "edit");
     let out = py(
         &fx,
         "draft('full', b'r' * 65536)\nprint(rename('full', 'resolve'))\n\
@@ -279,8 +285,8 @@ fn a_draft_behaves_as_a_small_ordinary_file() {
 #[test]
 fn drafts_in_an_items_directory_decide_that_item() {
     let fx = Fixture::new();
-    let (older, older_calls) = stage(&fx.session, "older");
-    let (_newer, newer_calls) = stage(&fx.session, "newer");
+    let (older, older_calls) = stage_recording(&fx.session, "older");
+    let (_newer, newer_calls) = stage_recording(&fx.session, "newer");
     let out = py(
         &fx,
         &format!(
@@ -299,7 +305,7 @@ fn drafts_in_an_items_directory_decide_that_item() {
     );
     assert_eq!(older_calls.applied(), 1);
     assert_eq!(newer_calls.applied(), 0, "not the head");
-    let (third, third_calls) = stage(&fx.session, "third");
+    let (third, third_calls) = stage_recording(&fx.session, "third");
     let out = py(
         &fx,
         &format!(
@@ -366,7 +372,7 @@ fn drafts_are_bounded_per_uid() {
 #[test]
 fn an_orphaned_draft_survives_until_its_uids_quota_needs_the_room() {
     let fx = Fixture::new();
-    let (_, calls) = stage(&fx.session, "edit");
+    let (_, calls) = stage_recording(&fx.session, "edit");
     // Three processes: each draft's creator has exited before the rename.
     let out = fx.sh("echo go > \"$D/../r\" && cp \"$D/../r\" \"$D/d1\" && cp \"$D/../r\" \"$D/d2\" && mv \"$D/d1\" \"$D/resolve\"");
     assert!(out.status.success(), "{out:?}");
@@ -495,7 +501,7 @@ fn a_waiting_renamer_dies_promptly_on_sigint_and_sigkill_and_leaves_no_draft() {
 fn drafts_and_echo_writers_of_one_device_each_apply_once() {
     let fx = Fixture::new();
     let previews: Vec<_> = (0..40)
-        .map(|n| stage(&fx.session, &format!("p{n}")))
+        .map(|n| stage_recording(&fx.session, &format!("p{n}")))
         .collect();
     let renamers: Vec<_> = (0..4)
         .map(|n| {
@@ -538,7 +544,7 @@ fn drafts_and_echo_writers_of_one_device_each_apply_once() {
 #[test]
 fn in_place_writers_see_their_own_size_and_others_see_the_devices() {
     let fx = Fixture::new();
-    stage(&fx.session, "edit");
+    stage_recording(&fx.session, "edit");
     let out = py(
         &fx,
         "fd = os.open(D + '/resolve', os.O_WRONLY | os.O_TRUNC)\n\
@@ -548,7 +554,7 @@ fn in_place_writers_see_their_own_size_and_others_see_the_devices() {
          print(os.stat(D + '/resolve').st_size)\n",
     );
     assert_eq!(out, ["23", "23"]);
-    stage(&fx.session, "again");
+    stage_recording(&fx.session, "again");
     let out = py(
         &fx,
         "draft('n.tmp', b'eleven byte')\nprint(rename('n.tmp', 'resolve'))\n\

@@ -393,7 +393,7 @@ fn killing_the_hook_withdraws_its_preview() {
 #[test]
 fn a_preview_without_detail_has_no_detail_file() {
     let fixture = Fixture::new();
-    let (id, _calls) = common::stage(&fixture.session, "edit a.rs");
+    let (id, _calls) = common::stage_recording(&fixture.session, "edit a.rs");
     let item = fixture.path("pending").join(&id);
     let listed = dir_names(&item);
     assert!(!listed.contains(&"detail".to_string()), "{listed:?}");

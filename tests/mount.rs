@@ -24,7 +24,7 @@ fn last_json(fx: &Fixture) -> serde_json::Value {
 #[test]
 fn success_returns_the_byte_count_and_the_text_everywhere() {
     let fx = Fixture::new();
-    stage(&fx.session, "edit a.rs");
+    stage_recording(&fx.session, "edit a.rs");
     let fd = Fd::open(&fx.path("resolve"), libc::O_RDWR).expect("open");
     assert_eq!(fd.write(b"tests pass\n"), Ok(11));
     assert_eq!(fd.read_to_string(), "applied: edit a.rs\n");
@@ -135,7 +135,7 @@ fn failing_callbacks_and_error_results_are_eio() {
 #[test]
 fn non_utf8_body_is_einval_and_dispatches_nothing() {
     let fx = Fixture::new();
-    let (_, calls) = stage(&fx.session, "edit");
+    let (_, calls) = stage_recording(&fx.session, "edit");
     assert_eq!(
         write_once(&fx.path("resolve"), &[0xff, 0xfe, b'\n']),
         Err(libc::EINVAL)
@@ -148,7 +148,7 @@ fn non_utf8_body_is_einval_and_dispatches_nothing() {
 #[test]
 fn oversized_messages_are_emsgsize_and_dispatch_nothing() {
     let fx = Fixture::new();
-    let (_, calls) = stage(&fx.session, "edit");
+    let (_, calls) = stage_recording(&fx.session, "edit");
     let over = vec![b'a'; 64 * 1024 + 1];
     assert_eq!(write_once(&fx.path("resolve"), &over), Err(libc::EMSGSIZE));
     let huge = vec![b'a'; 1024 * 1024];
@@ -170,8 +170,8 @@ fn oversized_messages_are_emsgsize_and_dispatch_nothing() {
 #[test]
 fn a_second_write_on_one_descriptor_repeats_the_first_outcome_and_dispatches_nothing() {
     let fx = Fixture::new();
-    stage(&fx.session, "first");
-    let (_, second) = stage(&fx.session, "second");
+    stage_recording(&fx.session, "first");
+    let (_, second) = stage_recording(&fx.session, "second");
     let fd = Fd::open(&fx.path("resolve"), libc::O_RDWR).expect("open");
     assert_eq!(fd.write(b"one\n"), Ok(4));
     assert_eq!(
@@ -280,8 +280,8 @@ fn writers_that_split_their_output_apply_one_preview_and_succeed() {
         "printf 'ship it\\n' | dd bs=1 of=\"$D/resolve\" 2>/dev/null",
     ];
     for pattern in patterns {
-        let (_, older) = stage(&fx.session, "migrate prod DB");
-        let (_, newer) = stage(&fx.session, "edit README");
+        let (_, older) = stage_recording(&fx.session, "migrate prod DB");
+        let (_, newer) = stage_recording(&fx.session, "edit README");
         let out = fx.bash(pattern);
         assert!(out.status.success(), "{pattern}: {out:?}");
         assert_eq!(newer.applied(), 1, "{pattern}");
@@ -293,7 +293,7 @@ fn writers_that_split_their_output_apply_one_preview_and_succeed() {
         assert_eq!(fx.session.pending_count(), 1, "{pattern}");
         fx.session.clear_pending();
     }
-    let (_, dd) = stage(&fx.session, "dd");
+    let (_, dd) = stage_recording(&fx.session, "dd");
     assert!(fx
         .bash("printf 'ship it\\n' | dd bs=1 of=\"$D/resolve\" 2>/dev/null")
         .status
@@ -324,8 +324,8 @@ fn node_writers_are_told_the_truth_and_apply_one_preview() {
 try { fs.writeFileSync(process.env.D + '/resolve', 'looks right\\n'); console.log('ok'); }
 catch (e) { console.log(e.code); }";
     assert_eq!(node(write_file), "ENOENT\n");
-    let (_, older) = stage(&fx.session, "migrate prod DB");
-    let (_, newer) = stage(&fx.session, "edit README");
+    let (_, older) = stage_recording(&fx.session, "migrate prod DB");
+    let (_, newer) = stage_recording(&fx.session, "edit README");
     assert_eq!(node(write_file), "ok\n");
     assert_eq!((newer.applied(), older.applied()), (1, 0));
     assert_eq!(newer.reasons(), vec!["looks right".to_string()]);
@@ -352,7 +352,12 @@ fn python_with_open_reports_the_real_error_and_last_keeps_it() {
     assert_eq!(stdout(&out), "FileNotFoundError 2\n", "{out:?}");
     assert_eq!(fx.read("last"), nothing_to_resolve(&fx));
 
-    let (_, calls) = stage_flaky(&fx.session, "flaky", 1);
+    let (_, calls) = stage_failing_first(
+        &fx.session,
+        "flaky",
+        1,
+        CallbackError::Failed("disk full".into()),
+    );
     let out = fx.python(code);
     assert_eq!(stdout(&out), "OSError 5\n", "{out:?}");
     assert_eq!(calls.applied(), 1);
@@ -380,7 +385,12 @@ fn page_sized_bodies_are_decided_at_their_write() {
             Err(libc::ENOENT),
             "{size} bytes, nothing pending"
         );
-        let (_, flaky) = stage_flaky(&fx.session, "flaky", 1);
+        let (_, flaky) = stage_failing_first(
+            &fx.session,
+            "flaky",
+            1,
+            CallbackError::Failed("disk full".into()),
+        );
         assert_eq!(
             write_once(&fx.path("resolve"), &body),
             Err(libc::EIO),
@@ -427,7 +437,7 @@ fn unmount_lets_a_running_decision_finish_and_refuses_new_ones() {
         journal_file: Some(journal_file.clone()),
         ..xdev::MountOptions::default()
     });
-    stage(&fx.session, "older");
+    stage_recording(&fx.session, "older");
     let (_, slow, gate) = stage_gated(&fx.session, "slow");
     let path = fx.path("resolve");
     let writer = std::thread::spawn(move || write_once(&path, b"go"));
@@ -546,7 +556,7 @@ fn other_users_may_neither_write_devices_nor_read_status_unless_shared() {
         allow_other: true,
         ..xdev::MountOptions::default()
     });
-    let (_, calls) = stage(&fx.session, "edit");
+    let (_, calls) = stage_recording(&fx.session, "edit");
     // The temp dir above the mount must be traversable by the other user.
     let parent = fx.dir.parent().expect("parent");
     std::fs::set_permissions(parent, std::os::unix::fs::PermissionsExt::from_mode(0o755))
@@ -589,13 +599,13 @@ fn other_users_may_neither_write_devices_nor_read_status_unless_shared() {
 #[test]
 fn callbacks_see_the_trimmed_reason() {
     let fx = Fixture::new();
-    let (_, applied) = stage(&fx.session, "a");
+    let (_, applied) = stage_recording(&fx.session, "a");
     assert!(fx
         .sh("echo '  tests pass  ' > \"$D/resolve\"")
         .status
         .success());
     assert_eq!(applied.reasons(), vec!["tests pass".to_string()]);
-    let (_, rejected) = stage(&fx.session, "b");
+    let (_, rejected) = stage_recording(&fx.session, "b");
     assert!(fx
         .sh("printf '\\n wrong approach \\n\\n' > \"$D/reject\"")
         .status
@@ -608,7 +618,7 @@ fn callbacks_see_the_trimmed_reason() {
 fn three_previews_resolve_newest_first() {
     let fx = Fixture::new();
     for label in ["one", "two", "three"] {
-        stage(&fx.session, label);
+        stage_recording(&fx.session, label);
     }
     let out = fx.sh("for i in 1 2 3; do echo ok > \"$D/resolve\" && cat \"$D/last\"; done");
     assert_eq!(stdout(&out), "applied: three\napplied: two\napplied: one\n");
@@ -617,8 +627,13 @@ fn three_previews_resolve_newest_first() {
 #[test]
 fn failed_apply_keeps_the_same_id_at_the_head_and_a_retry_applies() {
     let fx = Fixture::new();
-    stage(&fx.session, "older");
-    let (id, calls) = stage_flaky(&fx.session, "flaky", 1);
+    stage_recording(&fx.session, "older");
+    let (id, calls) = stage_failing_first(
+        &fx.session,
+        "flaky",
+        1,
+        CallbackError::Failed("disk full".into()),
+    );
     assert_eq!(write_once(&fx.path("resolve"), b"go\n"), Err(libc::EIO));
     assert_eq!(fx.read("last"), "Apply failed: disk full\n");
     let status = fx.status_json();
@@ -627,7 +642,7 @@ fn failed_apply_keeps_the_same_id_at_the_head_and_a_retry_applies() {
     assert_eq!(status["pending"], 2);
     assert_eq!(write_once(&fx.path("resolve"), b"again\n"), Ok(6));
     assert_eq!(calls.applied(), 2);
-    assert_eq!(fx.read("last"), "applied on retry\n");
+    assert_eq!(fx.read("last"), "applied on attempt 2\n");
     assert_eq!(fx.session.pending_count(), 1);
 }
 
@@ -636,8 +651,8 @@ fn failed_apply_keeps_the_same_id_at_the_head_and_a_retry_applies() {
 #[test]
 fn an_8_kib_bash_echo_arrives_as_one_message_and_20_kib_in_one_write_too() {
     let fx = Fixture::new();
-    let (_, calls) = stage(&fx.session, "big");
-    let (_, untouched) = stage(&fx.session, "bigger");
+    let (_, calls) = stage_recording(&fx.session, "big");
+    let (_, untouched) = stage_recording(&fx.session, "bigger");
     let out = fx.bash("echo \"$(head -c 8191 /dev/zero | tr '\\0' r)\" > \"$D/resolve\"");
     assert!(out.status.success(), "{out:?}");
     assert_eq!(untouched.reasons(), vec!["r".repeat(8191)]);
@@ -650,7 +665,7 @@ fn an_8_kib_bash_echo_arrives_as_one_message_and_20_kib_in_one_write_too() {
 #[test]
 fn printf_without_newline_dispatches_at_its_write() {
     let fx = Fixture::new();
-    let (_, calls) = stage(&fx.session, "edit");
+    let (_, calls) = stage_recording(&fx.session, "edit");
     let out = fx.sh("exec 3>\"$D/resolve\"; printf %s reason >&3; cat \"$D/last\"; exec 3>&-");
     assert_eq!(
         stdout(&out),
@@ -663,7 +678,7 @@ fn printf_without_newline_dispatches_at_its_write() {
 #[test]
 fn truncating_open_and_close_dispatch_nothing() {
     let fx = Fixture::new();
-    let (_, calls) = stage(&fx.session, "edit");
+    let (_, calls) = stage_recording(&fx.session, "edit");
     assert!(fx.sh(": > \"$D/resolve\"").status.success());
     assert!(fx.sh("truncate -s 0 \"$D/resolve\"").status.success());
     let refused = fx.sh("truncate -s 5 \"$D/resolve\"");
@@ -682,7 +697,7 @@ fn truncating_open_and_close_dispatch_nothing() {
 #[test]
 fn an_in_place_writer_may_truncate_to_what_it_wrote() {
     let fx = Fixture::new();
-    let (_, calls) = stage(&fx.session, "edit");
+    let (_, calls) = stage_recording(&fx.session, "edit");
     let out = fx.python(
         r#"
 import os
@@ -718,10 +733,10 @@ except OSError as e:
 #[test]
 fn append_and_offsets_are_ignored() {
     let fx = Fixture::new();
-    let (_, calls) = stage(&fx.session, "edit");
+    let (_, calls) = stage_recording(&fx.session, "edit");
     assert!(fx.sh("echo appended >> \"$D/resolve\"").status.success());
     assert_eq!(calls.reasons(), vec!["appended".to_string()]);
-    let (_, second) = stage(&fx.session, "second");
+    let (_, second) = stage_recording(&fx.session, "second");
     let py = fx.python("import os\nfd=os.open(os.environ['D']+'/resolve', os.O_WRONLY)\nprint(os.pwrite(fd, b'at offset', 4096))");
     assert_eq!(stdout(&py), "9\n");
     assert_eq!(second.reasons(), vec!["at offset".to_string()]);
@@ -730,7 +745,7 @@ fn append_and_offsets_are_ignored() {
 #[test]
 fn python_reads_the_usage_then_the_result_on_one_descriptor() {
     let fx = Fixture::new();
-    stage(&fx.session, "edit");
+    stage_recording(&fx.session, "edit");
     let py = fx.python(
         "import os\nfd=os.open(os.environ['D']+'/resolve', os.O_RDWR)\nprint(os.read(fd, 4096).decode().strip())\nos.write(fd, b'looks right\\n')\nprint(os.read(fd, 4096).decode(), end='')",
     );
@@ -788,7 +803,7 @@ fn a_held_status_descriptor_rereads_fresh_from_offset_0() {
         .expect("python");
     let mut out = std::io::BufReader::new(child.stdout.take().expect("stdout"));
     let first = next_line(&mut out);
-    stage(&fx.session, "edit");
+    stage_recording(&fx.session, "edit");
     std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), b"\n").expect("go on");
     let second = next_line(&mut out);
     assert_eq!(
@@ -803,7 +818,7 @@ fn status_files_are_always_fresh() {
     let fx = Fixture::new();
     assert_eq!(fx.read("reminder"), "");
     let size_before = std::fs::metadata(fx.path("status")).expect("stat").len();
-    let (id, _) = stage(&fx.session, "edit src/lib.rs");
+    let (id, _) = stage_recording(&fx.session, "edit src/lib.rs");
     let status = fx.read("status");
     assert!(status.contains("pending: 1"), "{status}");
     assert!(
@@ -897,7 +912,7 @@ fn writers_of_the_same_device_do_not_queue_behind_a_slow_one() {
     // The slow one waits for its gate, so each of these finishing at all
     // shows it did not queue behind it.
     for index in 0..3 {
-        let (_, fast) = stage(&fx.session, &format!("fast {index}"));
+        let (_, fast) = stage_recording(&fx.session, &format!("fast {index}"));
         let written = match index {
             0 => fx.sh("echo fast > \"$D/resolve\"").status.success(),
             1 => {
@@ -926,7 +941,7 @@ fn reopening_a_device_through_an_old_descriptor_while_a_write_waits_fails_at_onc
     let reopened = Fd::open(&old, libc::O_WRONLY | libc::O_TRUNC);
     assert_eq!(reopened.err(), Some(libc::ESTALE));
     // The name leads to the device's fresh inode.
-    let (_, fast) = stage(&fx.session, "fast");
+    let (_, fast) = stage_recording(&fx.session, "fast");
     assert_eq!(write_once(&fx.path("resolve"), b"fast"), Ok(4));
     assert_eq!(fast.applied(), 1);
     let_the_slow_write_finish(&slow, &gate, blocked);
@@ -959,7 +974,7 @@ fn a_writer_who_saw_a_slow_write_in_status_or_pending_is_never_queued_behind_it(
         while !showing(round) {
             assert!(seen.elapsed() < Duration::from_secs(20), "round {round}");
         }
-        let (_, fast) = stage(&fx.session, "fast");
+        let (_, fast) = stage_recording(&fx.session, "fast");
         let (done, answer) = std::sync::mpsc::channel();
         let path = fx.path("resolve");
         std::thread::spawn(move || {
@@ -1089,7 +1104,7 @@ fn a_blocked_writer_dies_promptly_on_sigint_and_sigkill() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_embedder_can_mount_and_unmount_inside_async_code() {
     let fx = Fixture::new();
-    let (_, calls) = stage(&fx.session, "edit");
+    let (_, calls) = stage_recording(&fx.session, "edit");
     let path = fx.path("resolve");
     let written = tokio::task::spawn_blocking(move || write_once(&path, b"from async"))
         .await
@@ -1419,7 +1434,7 @@ print("statfs", os.statvfs(D).f_namemax)
 #[test]
 fn fallocate_on_a_device_is_refused_and_decides_nothing() {
     let fx = Fixture::new();
-    let (id, calls) = stage(&fx.session, "edit");
+    let (id, calls) = stage_recording(&fx.session, "edit");
     // util-linux asks the kernel directly.
     let direct = fx.sh("fallocate -l 4096 \"$D/resolve\"");
     assert!(!direct.status.success());
@@ -1484,7 +1499,7 @@ fn unmount_returns_once_the_journal_file_holds_every_record_made_so_far() {
         ..xdev::MountOptions::default()
     });
     for n in 0..200 {
-        stage(&fx.session, &format!("edit {n}"));
+        stage_recording(&fx.session, &format!("edit {n}"));
     }
     fx.mount
         .take()

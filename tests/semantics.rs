@@ -34,7 +34,7 @@ fn is_root() -> bool {
 #[test]
 fn every_file_kind_has_its_mode_size_block_size_and_links() {
     let (fx, _desk, _plans) = Fixture::with_plan(xdev::PlanHandlerKind::Yolo);
-    let (id, _) = stage(&fx.session, "edit");
+    let (id, _) = stage_recording(&fx.session, "edit");
     let out = py(
         &fx,
         &format!(
@@ -91,7 +91,7 @@ fn with_share_journal_the_sessions_files_are_0444_and_devices_stay_0600() {
         share_journal: true,
         ..xdev::MountOptions::default()
     });
-    let (id, _) = stage(&fx.session, "edit");
+    let (id, _) = stage_recording(&fx.session, "edit");
     let out = py(
         &fx,
         &format!(
@@ -120,7 +120,7 @@ fn the_mounts_files_keep_the_mount_start_as_their_times() {
         )
     };
     let before = times();
-    stage(&fx.session, "edit");
+    stage_recording(&fx.session, "edit");
     assert_eq!(write_once(&fx.path("resolve"), b"go\n"), Ok(3));
     let after = times();
     assert_eq!(before, after, "nothing the session does moves a time");
@@ -133,7 +133,7 @@ fn the_mounts_files_keep_the_mount_start_as_their_times() {
 #[test]
 fn a_directory_lists_the_mounts_files_in_a_fixed_order_then_the_callers_drafts() {
     let (fx, _desk, _plans) = Fixture::with_plan(xdev::PlanHandlerKind::Yolo);
-    let (id, _) = stage(&fx.session, "edit");
+    let (id, _) = stage_recording(&fx.session, "edit");
     for name in ["zz.tmp", "aa.tmp"] {
         std::fs::write(fx.path(name), "draft").expect("a draft");
     }
@@ -169,7 +169,7 @@ fn a_directory_lists_the_mounts_files_in_a_fixed_order_then_the_callers_drafts()
 #[test]
 fn o_direct_reads_and_writes_a_device_as_usual_and_o_tmpfile_is_eopnotsupp() {
     let fx = Fixture::new();
-    let (_, calls) = stage(&fx.session, "edit");
+    let (_, calls) = stage_recording(&fx.session, "edit");
     let out = py(
         &fx,
         "p = D + '/resolve'\n\
@@ -195,7 +195,7 @@ fn o_direct_reads_and_writes_a_device_as_usual_and_o_tmpfile_is_eopnotsupp() {
 #[test]
 fn o_path_descriptors_open_nothing_and_dispatch_nothing() {
     let fx = Fixture::new();
-    let (id, calls) = stage(&fx.session, "edit");
+    let (id, calls) = stage_recording(&fx.session, "edit");
     let out = py(
         &fx,
         "fd = os.open(D + '/resolve', os.O_PATH)\n\
@@ -227,7 +227,7 @@ fn o_trunc_of_a_read_only_file_needs_write_permission_and_changes_nothing() {
 #[test]
 fn a_mistyped_device_name_creates_a_draft_and_decides_nothing() {
     let fx = Fixture::new();
-    let (id, calls) = stage(&fx.session, "edit");
+    let (id, calls) = stage_recording(&fx.session, "edit");
     let out = fx.sh("echo 'tests pass' > \"$D/reslove\" && cat \"$D/reslove\"");
     assert!(out.status.success(), "{out:?}");
     assert_eq!(stdout(&out), "tests pass\n");
@@ -239,7 +239,7 @@ fn a_mistyped_device_name_creates_a_draft_and_decides_nothing() {
 #[test]
 fn only_drafts_can_be_created_and_only_where_drafts_may_be() {
     let fx = Fixture::new();
-    let (id, _) = stage(&fx.session, "edit");
+    let (id, _) = stage_recording(&fx.session, "edit");
     let out = py(
         &fx,
         &format!(
@@ -320,7 +320,7 @@ fn streams_refuse_lseek_and_pread_with_espipe_and_other_files_seek() {
 #[test]
 fn an_item_file_reads_empty_once_its_preview_is_decided() {
     let fx = Fixture::new();
-    let (id, _) = stage(&fx.session, "edit");
+    let (id, _) = stage_recording(&fx.session, "edit");
     let label = Fd::open(&fx.path(&format!("pending/{id}/label")), libc::O_RDONLY).expect("open");
     let mut buf = [0u8; 64];
     // SAFETY: buf is a valid writable buffer of buf.len() bytes.
@@ -344,7 +344,7 @@ fn an_item_file_reads_empty_once_its_preview_is_decided() {
 #[test]
 fn a_zero_byte_write_dispatches_nothing_and_the_next_write_is_the_message() {
     let fx = Fixture::new();
-    let (_, calls) = stage(&fx.session, "edit");
+    let (_, calls) = stage_recording(&fx.session, "edit");
     let fd = Fd::open(&fx.path("resolve"), libc::O_WRONLY).expect("open");
     assert_eq!(fd.write(b""), Ok(0));
     assert_eq!(calls.applied(), 0);
@@ -531,7 +531,7 @@ fn mmap_shared_is_enodev_and_private_reads_the_content() {
 #[test]
 fn flock_and_fcntl_locks_are_kept_by_the_kernel_and_decide_nothing() {
     let fx = Fixture::new();
-    let (id, calls) = stage(&fx.session, "edit");
+    let (id, calls) = stage_recording(&fx.session, "edit");
     let out = py(
         &fx,
         "import fcntl\n\
@@ -588,7 +588,7 @@ fn statfs_reports_nothing_stored_512_byte_blocks_and_a_nosuid_nodev_noexec_mount
 #[test]
 fn fsync_and_fdatasync_succeed_and_decide_nothing() {
     let fx = Fixture::new();
-    let (_, calls) = stage(&fx.session, "edit");
+    let (_, calls) = stage_recording(&fx.session, "edit");
     let out = py(
         &fx,
         "fd = os.open(D + '/resolve', os.O_WRONLY)\n\
@@ -659,7 +659,7 @@ fn inotify_never_sees_what_the_mount_changes_itself() {
     let mut lines = std::io::BufReader::new(watcher.stdout.take().expect("stdout"));
     assert_eq!(next_line(&mut lines), "watching\n");
     // The session changes: pending/ gains an entry, status another text.
-    let (id, _) = stage(&fx.session, "edit");
+    let (id, _) = stage_recording(&fx.session, "edit");
     assert!(dir_names(&fx.path("pending")).contains(&id));
     assert!(fx.read("status").contains("pending: 1"));
     // A process creates a draft: that the kernel reports.

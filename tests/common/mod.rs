@@ -7,12 +7,17 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
 use xdev::{apply_fn, reject_fn, CallbackError, Mount, MountOptions, Session, ToolResult};
+
+mod staging;
+// Each test file that includes this module uses a part of it.
+#[allow(unused_imports)]
+pub(crate) use staging::{failing_apply, stage_failing_first, Calls};
 
 /// Fails loudly (never skips) when FUSE is not usable here.
 pub(crate) fn require_fuse() {
@@ -188,31 +193,10 @@ impl Drop for Fixture {
     }
 }
 
-/// What a staged test preview's callbacks saw.
-#[derive(Default)]
-pub(crate) struct Calls {
-    pub applied: AtomicUsize,
-    pub rejected: AtomicUsize,
-    pub reasons: Mutex<Vec<String>>,
-}
-
-impl Calls {
-    pub(crate) fn applied(&self) -> usize {
-        self.applied.load(Ordering::SeqCst)
-    }
-
-    pub(crate) fn rejected(&self) -> usize {
-        self.rejected.load(Ordering::SeqCst)
-    }
-
-    pub(crate) fn reasons(&self) -> Vec<String> {
-        self.reasons.lock().clone()
-    }
-}
-
-/// Stages a preview whose apply answers `applied: <label>` and whose
-/// reject answers `rejected: <label>`, counting calls.
-pub(crate) fn stage(session: &Session, label: &str) -> (String, Arc<Calls>) {
+/// Stages a preview (tool `edit`) whose apply answers `applied: <label>`
+/// and whose reject answers `rejected: <label>`, recording every call and
+/// its reason.
+pub(crate) fn stage_recording(session: &Session, label: &str) -> (String, Arc<Calls>) {
     let (calls, apply, reject) = counting_callbacks(label);
     let id = session.queue_resolve_handler(label, "edit", apply, Some(reject));
     (id, calls)
@@ -311,17 +295,6 @@ pub(crate) fn stage_slow(session: &Session, label: &str, delay: Duration) -> (St
     stage_counted(session, label, move |_| async move {
         tokio::time::sleep(delay).await;
         Ok(ToolResult::ok("slow apply done"))
-    })
-}
-
-/// Stages a preview whose apply fails the first `failures` times.
-pub(crate) fn stage_flaky(session: &Session, label: &str, failures: usize) -> (String, Arc<Calls>) {
-    stage_counted(session, label, move |attempt| async move {
-        if attempt < failures {
-            Err(CallbackError::Failed("disk full".into()))
-        } else {
-            Ok(ToolResult::ok("applied on retry"))
-        }
     })
 }
 

@@ -39,8 +39,8 @@ async fn abort_returns_at_once_and_the_late_apply_is_still_recorded() {
 
     // Later dispatches are not affected by the earlier abort, and their
     // callers got the outcome themselves.
-    stage(&session, "next", "edit");
-    let answer = write(&session, Device::Resolve, "fine").await;
+    stage_echoing(&session, "next", "edit");
+    let answer = dispatch(&session, Device::Resolve, "fine").await;
     assert_eq!(answer.text, "applied next: fine");
     let applied = next_event(&mut events, EventKind::Applied).await;
     assert!(!applied.abandoned);
@@ -61,7 +61,7 @@ async fn abort_then_a_late_failure_requeues_the_preview() {
     assert_eq!(pending_ids(&session), [&*id]);
 
     // The requeued preview can be retried.
-    let retry = write(&session, Device::Resolve, "retry").await;
+    let retry = dispatch(&session, Device::Resolve, "retry").await;
     assert_eq!(retry.text, "applied on retry");
     assert!(!session.is_pending(&id));
 }
@@ -88,7 +88,7 @@ async fn abort_also_releases_a_waiting_reject_and_tool() {
             }
         })),
     );
-    let rejecting = spawn_write(&session, Device::Reject, "no");
+    let rejecting = spawn_dispatch(&session, Device::Reject, "no");
     timeout(PROMPTLY, started.recv()).await.expect("started");
     session.abort("esc");
     let answer = answered_at_once(rejecting).await;
@@ -154,7 +154,7 @@ async fn a_cancel_that_has_already_fired_never_starts_the_work() {
     assert_eq!(pending_ids(&session), [&*id]);
 
     // A cancel that never fires lets the next resolve apply it once.
-    let answer = write(&session, Device::Resolve, "now").await;
+    let answer = dispatch(&session, Device::Resolve, "now").await;
     assert_eq!(answer.text, "ran anyway");
     assert_eq!(calls.load(Ordering::SeqCst), 1);
     assert_eq!(session.pending_count(), 0);

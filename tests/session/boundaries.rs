@@ -12,8 +12,8 @@ async fn session_boundaries_clear_pending_previews_and_directives() {
     ];
     for (name, boundary) in boundaries {
         let session = Session::new();
-        let a = stage(&session, "a", "edit");
-        let b = stage(&session, "b", "edit");
+        let a = stage_echoing(&session, "a", "edit");
+        let b = stage_echoing(&session, "b", "edit");
         let (hard_directive, log) = directive(&["x", "y"], RejectAction::Requeue);
         session.enqueue_directive(hard_directive);
         session.enqueue_directive(Directive::new([ToolChoice::new("z")]));
@@ -39,7 +39,7 @@ async fn session_boundaries_clear_pending_previews_and_directives() {
         );
         assert!(seen.iter().all(|event| event.ok), "{name}");
         assert_eq!(
-            write(&session, Device::Resolve, "x").await.text,
+            dispatch(&session, Device::Resolve, "x").await.text,
             NOTHING_TO_RESOLVE,
             "{name}"
         );

@@ -54,7 +54,7 @@ async fn details_carry_every_field_and_source_details_only_when_returned() {
 
     // No extra given, no details returned: both keys are absent.
     session.queue_resolve_handler("write b.rs", "write", echo_apply("b"), None);
-    let answer = write(&session, Device::Reject, "nope").await;
+    let answer = dispatch(&session, Device::Reject, "nope").await;
     let details = answer.details.expect("details");
     assert_eq!(details.extra, None);
     assert_eq!(details.source_result_details, None);
@@ -72,8 +72,8 @@ async fn details_carry_every_field_and_source_details_only_when_returned() {
 #[tokio::test]
 async fn a_failed_apply_still_carries_details_without_source_details() {
     let session = Session::new();
-    stage_flaky(&session, "edit a.rs", 1, CallbackError::Failed("x".into()));
-    let answer = write(&session, Device::Resolve, "why").await;
+    stage_failing_first(&session, "edit a.rs", 1, CallbackError::Failed("x".into()));
+    let answer = dispatch(&session, Device::Resolve, "why").await;
     let details = answer.details.expect("details");
     assert_eq!(
         serde_json::to_value(&details).expect("serializes"),
@@ -84,8 +84,8 @@ async fn a_failed_apply_still_carries_details_without_source_details() {
 #[tokio::test]
 async fn run_resolve_invocation_decides_one_id_and_refuses_unknown_ones() {
     let session = Session::new();
-    let low = stage(&session, "low", "edit");
-    let high = stage(&session, "high", "edit");
+    let low = stage_echoing(&session, "low", "edit");
+    let high = stage_echoing(&session, "high", "edit");
     let answer = run_resolve_invocation(&session, &low, ResolveRequest::apply("by id")).await;
     assert_eq!(answer.text, "applied low: by id");
     assert_eq!(
@@ -103,7 +103,7 @@ async fn run_resolve_invocation_decides_one_id_and_refuses_unknown_ones() {
 #[tokio::test]
 async fn custom_tools_stage_into_the_same_stack_and_forward_their_details() {
     let session = Session::new();
-    let builtin = stage(&session, "edit a.rs", "edit");
+    let builtin = stage_echoing(&session, "edit a.rs", "edit");
     let custom = session.push_pending_action(
         "deploy staging",
         apply_fn(|reason, _extra| async move {
@@ -122,7 +122,7 @@ async fn custom_tools_stage_into_the_same_stack_and_forward_their_details() {
     assert_eq!(head.source_tool, "custom_tool");
     assert_eq!(head.label, "deploy staging");
 
-    let answer = write(&session, Device::Resolve, "go").await;
+    let answer = dispatch(&session, Device::Resolve, "go").await;
     assert_eq!(answer.text, "deployed: go");
     let details = answer.details.expect("details");
     assert_eq!(details.source_tool_name, "custom_tool");
@@ -139,7 +139,7 @@ async fn custom_tools_stage_into_the_same_stack_and_forward_their_details() {
         Some("rollback_tool"),
     );
     seq_of(&named, "rollback_tool");
-    let answer = write(&session, Device::Reject, "no").await;
+    let answer = dispatch(&session, Device::Reject, "no").await;
     assert_eq!(answer.text, "kept");
     let details = answer.details.expect("details");
     assert_eq!(details.source_tool_name, "rollback_tool");
@@ -158,7 +158,7 @@ async fn custom_tools_keep_their_result_details() {
         None,
         None,
     );
-    let answer = write(&session, Device::Resolve, "go").await;
+    let answer = dispatch(&session, Device::Resolve, "go").await;
     let details = answer.details.expect("details");
     assert_eq!(details.source_result_details, Some(json!({"run": 1})));
 }

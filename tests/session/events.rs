@@ -7,27 +7,23 @@ async fn events_report_every_change_with_its_id_label_tool_reason_and_text() {
     let session = Session::new();
     let mut events = session.subscribe();
 
-    let applied = stage(&session, "edit a.rs", "edit");
-    write(&session, Device::Resolve, "tests pass").await;
+    let applied = stage_echoing(&session, "edit a.rs", "edit");
+    dispatch(&session, Device::Resolve, "tests pass").await;
 
-    let discarded = stage(&session, "edit b.rs", "edit");
-    write(&session, Device::Reject, "wrong").await;
+    let discarded = stage_echoing(&session, "edit b.rs", "edit");
+    dispatch(&session, Device::Reject, "wrong").await;
 
     let flaky = session.queue_resolve_handler(
         "edit c.rs",
         "apply_patch",
-        flaky_apply(
-            1,
-            CallbackError::Failed("EROFS".into()),
-            &Arc::new(AtomicUsize::new(0)),
-        ),
+        failing_apply(1, CallbackError::Failed("EROFS".into()), &Arc::default()),
         None,
     );
-    write(&session, Device::Resolve, "try").await;
+    dispatch(&session, Device::Resolve, "try").await;
     assert!(session.withdraw(&flaky, "producer exited"));
     assert!(!session.withdraw(&flaky, "twice"));
 
-    let cleared = stage(&session, "edit d.rs", "edit");
+    let cleared = stage_echoing(&session, "edit d.rs", "edit");
     session.clear_pending();
 
     let seen = drain(&mut events);
@@ -117,7 +113,7 @@ async fn events_report_every_change_with_its_id_label_tool_reason_and_text() {
     );
     // Every subscriber sees every event.
     let mut late = session.subscribe();
-    stage(&session, "e", "edit");
+    stage_echoing(&session, "e", "edit");
     assert_eq!(drain(&mut late).len(), 1);
     assert_eq!(drain(&mut events).len(), 1);
 }

@@ -7,7 +7,7 @@ async fn restaging_a_preview_being_applied_does_not_let_it_apply_twice() {
     let session = Session::new();
     let (id, mut gate, resolving) = resolving_gated(&session, "slow", "first").await;
     session.restage(&id);
-    let second = write(&session, Device::Resolve, "second").await;
+    let second = dispatch(&session, Device::Resolve, "second").await;
     assert_eq!(
         second.text, NOTHING_TO_RESOLVE,
         "claimed preview applied twice"
@@ -36,12 +36,12 @@ async fn a_panicking_apply_counts_as_a_failure_and_requeues() {
         }),
         None,
     );
-    let answer = write(&session, Device::Resolve, "x").await;
+    let answer = dispatch(&session, Device::Resolve, "x").await;
     assert_eq!(answer.errno(), libc::EIO);
     assert!(answer.text.starts_with("Apply failed: "), "{}", answer.text);
     assert_eq!(pending_ids(&session), [&*id]);
     assert_eq!(session.in_progress_count(), 0);
-    let retry = write(&session, Device::Resolve, "x").await;
+    let retry = dispatch(&session, Device::Resolve, "x").await;
     assert_eq!(retry.text, "applied after panic");
 }
 

@@ -5,8 +5,8 @@ use super::*;
 #[tokio::test]
 async fn apply_failure_requeues_the_same_id_at_the_head_before_returning() {
     let session = Session::new();
-    let other = stage(&session, "other", "edit");
-    let (id, calls) = stage_flaky(
+    let other = stage_echoing(&session, "other", "edit");
+    let (id, calls) = stage_failing_first(
         &session,
         "edit a.rs",
         1,
@@ -14,7 +14,7 @@ async fn apply_failure_requeues_the_same_id_at_the_head_before_returning() {
     );
     let mut events = session.subscribe();
 
-    let answer = write(&session, Device::Resolve, "try").await;
+    let answer = dispatch(&session, Device::Resolve, "try").await;
     // By the time the error is returned the preview is back at the head.
     assert_eq!(pending_ids(&session), [&*id, &*other]);
     assert_eq!(session.in_progress_count(), 0);
@@ -34,17 +34,18 @@ async fn apply_failure_requeues_the_same_id_at_the_head_before_returning() {
     );
 
     // A later resolve retries the same invoker.
-    let retry = write(&session, Device::Resolve, "retry").await;
+    let retry = dispatch(&session, Device::Resolve, "retry").await;
     assert_eq!(retry.text, "applied on attempt 2");
-    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert_eq!(calls.applied(), 2);
     assert_eq!(pending_ids(&session), [&*other]);
 }
 
 #[tokio::test]
 async fn apply_failure_of_a_lower_preview_moves_it_to_the_head() {
     let session = Session::new();
-    let (low, _calls) = stage_flaky(&session, "low", 1, CallbackError::Failed("locked".into()));
-    let high = stage(&session, "high", "edit");
+    let (low, _calls) =
+        stage_failing_first(&session, "low", 1, CallbackError::Failed("locked".into()));
+    let high = stage_echoing(&session, "high", "edit");
     let answer = run_resolve_invocation(&session, &low, ResolveRequest::apply("by id")).await;
     assert_eq!(answer.text, "Apply failed: locked");
     assert_eq!(pending_ids(&session), [&*low, &*high]);
@@ -53,46 +54,46 @@ async fn apply_failure_of_a_lower_preview_moves_it_to_the_head() {
 #[tokio::test]
 async fn apply_failure_then_reject_discards() {
     let session = Session::new();
-    let (id, calls) = stage_flaky(
+    let (id, calls) = stage_failing_first(
         &session,
         "edit a.rs",
         5,
         CallbackError::Failed("boom".into()),
     );
     assert_eq!(
-        write(&session, Device::Resolve, "x").await.text,
+        dispatch(&session, Device::Resolve, "x").await.text,
         "Apply failed: boom"
     );
-    let answer = write(&session, Device::Reject, "give up").await;
+    let answer = dispatch(&session, Device::Reject, "give up").await;
     assert_eq!(answer.text, "Discarded: edit a.rs. Reason: give up");
     assert!(!session.is_pending(&id));
-    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(calls.applied(), 1);
 }
 
 #[tokio::test]
 async fn tool_errors_pass_unchanged_and_other_failures_are_wrapped() {
     let session = Session::new();
-    stage_flaky(
+    stage_failing_first(
         &session,
         "edit",
         1,
         CallbackError::Tool("Edit conflict: a.rs changed on disk".into()),
     );
-    let answer = write(&session, Device::Resolve, "x").await;
+    let answer = dispatch(&session, Device::Resolve, "x").await;
     assert_eq!(answer.text, "Edit conflict: a.rs changed on disk");
     assert_eq!(answer.errno(), libc::EIO);
 
     let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "read-only file");
     let from_io: CallbackError = io.into();
-    stage_flaky(&session, "io", 1, from_io);
-    let answer = write(&session, Device::Resolve, "x").await;
+    stage_failing_first(&session, "io", 1, from_io);
+    let answer = dispatch(&session, Device::Resolve, "x").await;
     assert_eq!(answer.text, "Apply failed: read-only file");
 }
 
 #[tokio::test]
 async fn an_apply_that_returns_an_error_result_consumes_the_preview() {
     let session = Session::new();
-    let below = stage(&session, "below", "edit");
+    let below = stage_echoing(&session, "below", "edit");
     let id = session.queue_resolve_handler(
         "stale edit",
         "edit",
@@ -103,7 +104,7 @@ async fn an_apply_that_returns_an_error_result_consumes_the_preview() {
         None,
     );
     let mut events = session.subscribe();
-    let answer = write(&session, Device::Resolve, "apply").await;
+    let answer = dispatch(&session, Device::Resolve, "apply").await;
     assert!(!answer.is_ok());
     assert_eq!(answer.text, "Preview is stale: a.rs changed");
     assert_eq!(answer.errno(), libc::EIO);
@@ -127,10 +128,10 @@ async fn an_apply_that_returns_an_error_result_consumes_the_preview() {
 #[tokio::test]
 async fn a_failing_reject_leaves_the_preview_pending_where_it_was() {
     let session = Session::new();
-    let below = stage(&session, "below", "edit");
+    let below = stage_echoing(&session, "below", "edit");
     let attempts = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&attempts);
-    let id = stage_with_reject(
+    let id = stage_echoing_with_reject(
         &session,
         "edit a.rs",
         reject_fn(move |_reason, _extra| {
@@ -145,7 +146,7 @@ async fn a_failing_reject_leaves_the_preview_pending_where_it_was() {
         }),
     );
     let mut events = session.subscribe();
-    let answer = write(&session, Device::Reject, "no").await;
+    let answer = dispatch(&session, Device::Reject, "no").await;
     assert!(!answer.is_ok());
     assert_eq!(answer.text, "Could not restore a.rs");
     assert_eq!(answer.errno(), libc::EIO);
@@ -157,7 +158,7 @@ async fn a_failing_reject_leaves_the_preview_pending_where_it_was() {
     );
 
     // Still there: a second reject discards it, a resolve would apply it.
-    let answer = write(&session, Device::Reject, "no").await;
+    let answer = dispatch(&session, Device::Reject, "no").await;
     assert_eq!(answer.text, "Discarded: edit a.rs. Reason: no");
     assert_eq!(pending_ids(&session), [&*below]);
 }
@@ -182,19 +183,19 @@ async fn discard_text_defaults_unless_the_reject_callback_answers() {
     let session = Session::new();
     // No reject callback.
     session.queue_resolve_handler("edit a.rs", "edit", echo_apply("a"), None);
-    let answer = write(&session, Device::Reject, "  not needed \n").await;
+    let answer = dispatch(&session, Device::Reject, "  not needed \n").await;
     assert_eq!(answer.text, "Discarded: edit a.rs. Reason: not needed");
     // A reject callback that returns nothing.
     let nothing = reject_fn(|_reason, _extra| async { Ok(None) });
-    stage_with_reject(&session, "edit b.rs", nothing);
-    let answer = write(&session, Device::Reject, "dup").await;
+    stage_echoing_with_reject(&session, "edit b.rs", nothing);
+    let answer = dispatch(&session, Device::Reject, "dup").await;
     assert_eq!(answer.text, "Discarded: edit b.rs. Reason: dup");
     // A reject callback with its own answer.
     let restores = reject_fn(|reason, _extra| async move {
         Ok(Some(ToolResult::ok(format!("restored c.rs ({reason})"))))
     });
-    stage_with_reject(&session, "edit c.rs", restores);
-    let answer = write(&session, Device::Reject, "dup").await;
+    stage_echoing_with_reject(&session, "edit c.rs", restores);
+    let answer = dispatch(&session, Device::Reject, "dup").await;
     assert_eq!(answer.text, "restored c.rs (dup)");
     // The resolve tool's discard uses the same default.
     session.queue_resolve_handler("edit d.rs", "edit", echo_apply("d"), None);

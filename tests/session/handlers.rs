@@ -9,10 +9,10 @@ async fn the_standing_handler_serves_the_tool_but_never_the_devices() {
     session.set_standing_resolve_handler(handler);
 
     // Devices ignore it.
-    let resolve = write(&session, Device::Resolve, "x").await;
+    let resolve = dispatch(&session, Device::Resolve, "x").await;
     assert_eq!(resolve.text, NOTHING_TO_RESOLVE);
     assert_eq!(resolve.errno(), libc::ENOENT);
-    let reject = write(&session, Device::Reject, "x").await;
+    let reject = dispatch(&session, Device::Reject, "x").await;
     assert_eq!(reject.text, NOTHING_TO_REJECT);
     assert!(seen.lock().is_empty());
 
@@ -34,7 +34,7 @@ async fn the_standing_handler_serves_the_tool_but_never_the_devices() {
     );
 
     // A pending preview comes before it.
-    stage(&session, "edit a.rs", "edit");
+    stage_echoing(&session, "edit a.rs", "edit");
     let tool = run_resolve_tool(&session, ResolveRequest::apply("pending first")).await;
     assert_eq!(tool.text, "applied edit a.rs: pending first");
     assert_eq!(seen.lock().len(), 2);
@@ -62,7 +62,7 @@ async fn an_in_flight_queue_invoker_is_consulted_before_the_pending_stack() {
     ]));
 
     // Queued but not yet in flight: not consulted.
-    let before = write(&session, Device::Reject, "not yet").await;
+    let before = dispatch(&session, Device::Reject, "not yet").await;
     assert_eq!(before.text, "Discarded: edit. Reason: not yet");
     assert!(seen.lock().is_empty());
     let staged_again =
@@ -72,7 +72,7 @@ async fn an_in_flight_queue_invoker_is_consulted_before_the_pending_stack() {
     assert_eq!(served.tool_name, "exit_plan_mode");
     assert!(served.invoker.is_some());
 
-    let resolve = write(&session, Device::Resolve, "approve\n").await;
+    let resolve = dispatch(&session, Device::Resolve, "approve\n").await;
     assert_eq!(resolve.text, "queue handled");
     let details = resolve.details.expect("details");
     assert_eq!(details.action, Action::Apply);
@@ -81,7 +81,7 @@ async fn an_in_flight_queue_invoker_is_consulted_before_the_pending_stack() {
         details.source_result_details,
         Some(json!({"from": "queue handled"}))
     );
-    let reject = write(&session, Device::Reject, "deny").await;
+    let reject = dispatch(&session, Device::Reject, "deny").await;
     assert_eq!(reject.text, "queue handled");
     let tool = run_resolve_tool(&session, ResolveRequest::apply("tool")).await;
     assert_eq!(tool.text, "queue handled");
@@ -100,7 +100,7 @@ async fn an_in_flight_queue_invoker_is_consulted_before_the_pending_stack() {
 
     // Once its turn ends (invoked, so resolved), the pending stack answers.
     assert_eq!(session.finish_turn(TurnEnd::Resolved), None);
-    let resolve = write(&session, Device::Resolve, "now").await;
+    let resolve = dispatch(&session, Device::Resolve, "now").await;
     assert_eq!(resolve.text, "p");
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
@@ -117,10 +117,10 @@ async fn a_queue_invoker_error_surfaces_with_its_errno() {
         }),
     )]));
     session.serve_tool_choice().expect("served");
-    let resolve = write(&session, Device::Resolve, "x").await;
+    let resolve = dispatch(&session, Device::Resolve, "x").await;
     assert_eq!(resolve.text, "Reviewer is busy.");
     assert_eq!(resolve.errno(), libc::EBUSY);
-    let reject = write(&session, Device::Reject, "x").await;
+    let reject = dispatch(&session, Device::Reject, "x").await;
     assert_eq!(reject.text, "Could not decline.");
     assert_eq!(reject.errno(), libc::EIO);
 }
@@ -157,7 +157,7 @@ async fn queue_invokers_and_the_standing_handler_name_themselves() {
         }),
     )]));
     session.serve_tool_choice();
-    let answer = write(&session, Device::Resolve, "x").await;
+    let answer = dispatch(&session, Device::Resolve, "x").await;
     let details = answer.details.expect("details");
     assert_eq!(details.label, "ask the user");
     assert_eq!(details.source_tool_name, "ask_tool");

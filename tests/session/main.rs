@@ -33,6 +33,10 @@ mod soft_requirement;
 mod stack;
 mod texts;
 
+#[path = "../common/staging.rs"]
+mod staging;
+use staging::{failing_apply, stage_failing_first};
+
 // ----- exact texts, written out in full -----------------------------------
 
 const NOTHING_TO_RESOLVE: &str = "No pending action to resolve. Nothing to apply or discard.";
@@ -56,25 +60,9 @@ fn echo_apply(label: &str) -> ApplyFn {
     })
 }
 
-/// Stages `label` (tool `edit`, an [`echo_apply`] of the label) with this
-/// reject callback.
-fn stage_with_reject(session: &Session, label: &str, reject: RejectFn) -> String {
+/// [`stage_echoing`] (tool `edit`) with this reject callback.
+fn stage_echoing_with_reject(session: &Session, label: &str, reject: RejectFn) -> String {
     session.queue_resolve_handler(label, "edit", echo_apply(label), Some(reject))
-}
-
-/// Stages `label` (tool `edit`) with a [`flaky_apply`] that fails its first
-/// `failures` calls with `error`: the preview's id and the count of the
-/// apply's calls.
-fn stage_flaky(
-    session: &Session,
-    label: &str,
-    failures: usize,
-    error: CallbackError,
-) -> (String, Arc<AtomicUsize>) {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let id =
-        session.queue_resolve_handler(label, "edit", flaky_apply(failures, error, &calls), None);
-    (id, calls)
 }
 
 /// A session with `edit a.rs` staged with this reject callback, and the
@@ -82,8 +70,8 @@ fn stage_flaky(
 /// answer.
 async fn rejected_through(reject: RejectFn, reason: &str) -> (Session, String, Resolution) {
     let session = Session::new();
-    let id = stage_with_reject(&session, "edit a.rs", reject);
-    let answer = write(&session, Device::Reject, reason).await;
+    let id = stage_echoing_with_reject(&session, "edit a.rs", reject);
+    let answer = dispatch(&session, Device::Reject, reason).await;
     (session, id, answer)
 }
 
@@ -98,24 +86,9 @@ fn counted_apply(calls: &Arc<AtomicUsize>, text: &str) -> ApplyFn {
     })
 }
 
-/// An apply that fails its first `failures` calls with `error`, then
-/// answers `applied on attempt <n>`. Counts every call.
-fn flaky_apply(failures: usize, error: CallbackError, calls: &Arc<AtomicUsize>) -> ApplyFn {
-    let calls = Arc::clone(calls);
-    apply_fn(move |_reason, _extra| {
-        let attempt = calls.fetch_add(1, Ordering::SeqCst) + 1;
-        let error = error.clone();
-        async move {
-            if attempt <= failures {
-                Err(error)
-            } else {
-                Ok(ToolResult::ok(format!("applied on attempt {attempt}")))
-            }
-        }
-    })
-}
-
-fn stage(session: &Session, label: &str, tool: &str) -> String {
+/// Stages `label` (tool `tool`, no reject callback) with an [`echo_apply`]
+/// of the label.
+fn stage_echoing(session: &Session, label: &str, tool: &str) -> String {
     session.queue_resolve_handler(label, tool, echo_apply(label), None)
 }
 
@@ -123,7 +96,9 @@ fn pending_ids(session: &Session) -> Vec<String> {
     session.pending().into_iter().map(|info| info.id).collect()
 }
 
-async fn write(session: &Session, device: Device, body: &str) -> Resolution {
+/// What the mount does with a write of `body` to `device`, in process: the
+/// answer its writer would get.
+async fn dispatch(session: &Session, device: Device, body: &str) -> Resolution {
     dispatch_resolution_device(session, device, body).await
 }
 
@@ -226,7 +201,8 @@ impl Gate {
     }
 }
 
-fn spawn_write(
+/// [`dispatch`] on a task of its own, for a test that races it.
+fn spawn_dispatch(
     session: &Session,
     device: Device,
     body: &'static str,
@@ -244,7 +220,7 @@ async fn resolving_gated(
 ) -> (String, Gate, tokio::task::JoinHandle<Resolution>) {
     let (apply, mut gate) = Gate::new();
     let id = session.queue_resolve_handler(label, "edit", apply, None);
-    let resolving = spawn_write(session, Device::Resolve, reason);
+    let resolving = spawn_dispatch(session, Device::Resolve, reason);
     gate.wait_started().await;
     (id, gate, resolving)
 }

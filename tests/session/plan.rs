@@ -6,10 +6,10 @@ use super::*;
 async fn nothing_pending_texts_carry_the_propose_hint_only_in_plan_mode() {
     let session = Session::new();
     session.set_mount_dir("/mnt/agent");
-    let resolve = write(&session, Device::Resolve, "x").await;
+    let resolve = dispatch(&session, Device::Resolve, "x").await;
     assert_eq!(resolve.text, NOTHING_TO_RESOLVE);
     assert_eq!(resolve.errno(), libc::ENOENT);
-    let reject = write(&session, Device::Reject, "x").await;
+    let reject = dispatch(&session, Device::Reject, "x").await;
     assert_eq!(reject.text, NOTHING_TO_REJECT);
     assert!(reject.is_ok());
 
@@ -17,13 +17,13 @@ async fn nothing_pending_texts_carry_the_propose_hint_only_in_plan_mode() {
         Ok(ToolResult::ok("submitted"))
     }));
     assert!(session.plan_mode());
-    let resolve = write(&session, Device::Resolve, "x").await;
+    let resolve = dispatch(&session, Device::Resolve, "x").await;
     assert_eq!(
         resolve.text,
         "No pending action to resolve. Nothing to apply or discard. To submit the plan for approval, write its title to /mnt/agent/propose instead."
     );
     assert_eq!(resolve.errno(), libc::ENOENT);
-    let reject = write(&session, Device::Reject, "x").await;
+    let reject = dispatch(&session, Device::Reject, "x").await;
     assert_eq!(
         reject.text,
         "Nothing to reject; no pending action remains. To submit the plan for approval, write its title to /mnt/agent/propose instead."
@@ -33,11 +33,11 @@ async fn nothing_pending_texts_carry_the_propose_hint_only_in_plan_mode() {
     session.clear_plan_proposal_handler();
     assert!(!session.plan_mode());
     assert_eq!(
-        write(&session, Device::Resolve, "x").await.text,
+        dispatch(&session, Device::Resolve, "x").await.text,
         NOTHING_TO_RESOLVE
     );
     assert_eq!(
-        write(&session, Device::Reject, "x").await.text,
+        dispatch(&session, Device::Reject, "x").await.text,
         NOTHING_TO_REJECT
     );
 }
@@ -45,14 +45,14 @@ async fn nothing_pending_texts_carry_the_propose_hint_only_in_plan_mode() {
 #[tokio::test]
 async fn propose_outside_plan_mode_is_eperm_with_the_exact_text() {
     let session = Session::new();
-    let answer = write(&session, Device::Propose, "auth-refactor").await;
+    let answer = dispatch(&session, Device::Propose, "auth-refactor").await;
     assert_eq!(
         answer.text,
         "No plan is awaiting approval — /xdev/propose only accepts a plan title while plan mode is active."
     );
     assert_eq!(answer.errno(), libc::EPERM);
     session.set_mount_dir("/run/xd");
-    let answer = write(&session, Device::Propose, "auth-refactor").await;
+    let answer = dispatch(&session, Device::Propose, "auth-refactor").await;
     assert_eq!(
         answer.text,
         "No plan is awaiting approval — /run/xd/propose only accepts a plan title while plan mode is active."
@@ -79,18 +79,18 @@ fn recording_plan_handler(session: &Session) -> Arc<Mutex<Vec<PlanProposal>>> {
 #[tokio::test]
 async fn propose_normalizes_the_title_before_calling_the_handler() {
     let session = Session::new();
-    let staged = stage(&session, "edit a.rs", "edit");
+    let staged = stage_echoing(&session, "edit a.rs", "edit");
     let seen = recording_plan_handler(&session);
 
-    let answer = write(&session, Device::Propose, "  plan: v1.0 (draft)\n").await;
+    let answer = dispatch(&session, Device::Propose, "  plan: v1.0 (draft)\n").await;
     assert!(answer.is_ok(), "{answer:?}");
     assert_eq!(
         answer.text,
         "Plan plan-v10-draft submitted (plan-v10-draft-plan.md)"
     );
-    let answer = write(&session, Device::Propose, "auth-plan.md").await;
+    let answer = dispatch(&session, Device::Propose, "auth-plan.md").await;
     assert_eq!(answer.text, "Plan auth submitted (auth-plan.md)");
-    let answer = write(&session, Device::Propose, "auth-refactor").await;
+    let answer = dispatch(&session, Device::Propose, "auth-refactor").await;
     assert_eq!(
         answer.text,
         "Plan auth-refactor submitted (auth-refactor-plan.md)"
@@ -135,14 +135,14 @@ async fn propose_refuses_bad_titles_with_einval_before_the_handler() {
             "Plan title must contain at least one letter, number, underscore, or hyphen after sanitization.",
         ),
     ] {
-        let answer = write(&session, Device::Propose, body).await;
+        let answer = dispatch(&session, Device::Propose, body).await;
         assert_eq!(answer.text, text, "{body:?}");
         assert_eq!(answer.errno(), libc::EINVAL, "{body:?}");
     }
     assert!(seen.lock().is_empty(), "handler must not see bad titles");
 
     // An empty body reaches the handler without a title; this one insists.
-    let answer = write(&session, Device::Propose, " \n").await;
+    let answer = dispatch(&session, Device::Propose, " \n").await;
     assert_eq!(answer.text, "Plan title is required and must not be empty.");
     assert_eq!(answer.errno(), libc::EINVAL);
     assert_eq!(seen.lock().clone(), [PlanProposal { title: None }]);
@@ -162,12 +162,12 @@ async fn propose_passes_the_handlers_errors_through() {
             _ => Ok(ToolResult::error("Plan rejected by reviewer.")),
         }
     }));
-    let busy = write(&session, Device::Propose, "busy").await;
+    let busy = dispatch(&session, Device::Propose, "busy").await;
     assert_eq!(busy.text, "Another plan is under review.");
     assert_eq!(busy.errno(), libc::EBUSY);
-    let missing = write(&session, Device::Propose, "missing").await;
+    let missing = dispatch(&session, Device::Propose, "missing").await;
     assert_eq!(missing.errno(), libc::ENOENT);
-    let rejected = write(&session, Device::Propose, "other").await;
+    let rejected = dispatch(&session, Device::Propose, "other").await;
     assert_eq!(rejected.text, "Plan rejected by reviewer.");
     assert_eq!(rejected.errno(), libc::EIO);
     assert!(session.plan_proposal_handler().is_some());
@@ -192,7 +192,7 @@ async fn propose_returns_the_plan_handlers_details_and_reports_them_in_an_event(
             ))
         }
     }));
-    let answer = write(&session, Device::Propose, "auth").await;
+    let answer = dispatch(&session, Device::Propose, "auth").await;
     assert_eq!(answer.text, "Plan approved.");
     assert_eq!(answer.plan, Some(details.clone()));
 

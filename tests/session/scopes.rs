@@ -19,7 +19,13 @@ fn stage_in(session: &Session, agent: Option<&str>, label: &str) -> String {
     id
 }
 
-async fn write_in(session: &Session, scope: Scope<'_>, device: Device, body: &str) -> Resolution {
+/// [`dispatch`] through the devices of `scope`.
+async fn dispatch_in(
+    session: &Session,
+    scope: Scope<'_>,
+    device: Device,
+    body: &str,
+) -> Resolution {
     dispatch_device_in(session, scope, device, body, DispatchHooks::default()).await
 }
 
@@ -40,10 +46,10 @@ async fn a_sessions_devices_decide_its_own_previews_newest_first() {
     assert!(session.belongs_to(&a1, "s-a"));
     assert!(!session.belongs_to(&b1, "s-a"));
 
-    let answer = write_in(&session, Scope::AgentSession("s-a"), Device::Resolve, "ok").await;
+    let answer = dispatch_in(&session, Scope::AgentSession("s-a"), Device::Resolve, "ok").await;
     assert_eq!(answer.text, "applied a2: ok");
     assert_eq!(answer.id.as_deref(), Some(&*a2));
-    let answer = write_in(&session, Scope::AgentSession("s-a"), Device::Reject, "no").await;
+    let answer = dispatch_in(&session, Scope::AgentSession("s-a"), Device::Reject, "no").await;
     assert!(answer.is_ok(), "{answer:?}");
     assert_eq!(answer.id.as_deref(), Some(&*a1));
     assert_eq!(
@@ -52,10 +58,10 @@ async fn a_sessions_devices_decide_its_own_previews_newest_first() {
         "the other session's stays"
     );
 
-    let none = write_in(&session, Scope::AgentSession("s-a"), Device::Resolve, "x").await;
+    let none = dispatch_in(&session, Scope::AgentSession("s-a"), Device::Resolve, "x").await;
     assert_eq!(none.text, NOTHING_TO_RESOLVE);
     assert_eq!(none.errno(), libc::ENOENT);
-    let none = write_in(&session, Scope::AgentSession("s-a"), Device::Reject, "x").await;
+    let none = dispatch_in(&session, Scope::AgentSession("s-a"), Device::Reject, "x").await;
     assert_eq!(none.text, NOTHING_TO_REJECT);
     assert!(none.is_ok());
     assert_eq!(pending_ids(&session), [b1]);
@@ -67,7 +73,7 @@ async fn the_root_devices_work_as_before_while_one_group_waits() {
         let session = Session::new();
         stage_in(&session, agent, "one");
         let two = stage_in(&session, agent, "two");
-        let answer = write(&session, Device::Resolve, "ok").await;
+        let answer = dispatch(&session, Device::Resolve, "ok").await;
         assert_eq!(answer.text, "applied two: ok");
         assert_eq!(answer.id, Some(two));
         assert_eq!(session.pending_count(), 1);
@@ -83,7 +89,7 @@ async fn the_root_devices_refuse_with_ebusy_while_two_groups_wait_and_decide_not
     stage_in(&session, None, "free");
     let before = pending_ids(&session);
     for device in [Device::Resolve, Device::Reject] {
-        let answer = write(&session, device, "ok").await;
+        let answer = dispatch(&session, device, "ok").await;
         assert_eq!(answer.errno(), libc::EBUSY, "{answer:?}");
         let name = device.name();
         assert_eq!(
@@ -107,11 +113,11 @@ async fn only_waiting_previews_count_and_a_session_that_empties_frees_the_root()
     let session = Session::new();
     stage_in(&session, Some("s-a"), "a1");
     let b1 = stage_in(&session, Some("s-b"), "b1");
-    let busy = write(&session, Device::Resolve, "ok").await;
+    let busy = dispatch(&session, Device::Resolve, "ok").await;
     assert_eq!(busy.errno(), libc::EBUSY);
-    let answer = write_in(&session, Scope::AgentSession("s-b"), Device::Resolve, "ok").await;
+    let answer = dispatch_in(&session, Scope::AgentSession("s-b"), Device::Resolve, "ok").await;
     assert_eq!(answer.id, Some(b1));
-    let answer = write(&session, Device::Resolve, "ok").await;
+    let answer = dispatch(&session, Device::Resolve, "ok").await;
     assert_eq!(answer.text, "applied a1: ok", "one session left: as before");
 }
 
@@ -122,7 +128,7 @@ async fn a_refusal_names_a_few_sessions_and_counts_the_rest() {
     for n in 0..20 {
         stage_in(&session, Some(&format!("s-{n:02}")), &format!("p{n}"));
     }
-    let answer = write(&session, Device::Resolve, "ok").await;
+    let answer = dispatch(&session, Device::Resolve, "ok").await;
     assert_eq!(answer.errno(), libc::EBUSY);
     assert!(
         answer

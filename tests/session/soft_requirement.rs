@@ -35,8 +35,8 @@ fn hard_directives_come_first_then_the_soft_requirement() {
 fn the_soft_requirement_follows_the_head_and_the_mount_dir() {
     let session = Session::new();
     session.set_mount_dir("/mnt/agent");
-    let first = stage(&session, "a", "edit");
-    let second = stage(&session, "b", "apply_patch");
+    let first = stage_echoing(&session, "a", "edit");
+    let second = stage_echoing(&session, "b", "apply_patch");
     let requirement = soft(&session);
     assert_eq!(requirement.id, second);
     assert_eq!(
@@ -87,7 +87,7 @@ fn the_predicate_accepts_only_writes_to_resolve_or_reject() {
 /// requirement it serves.
 fn one_staged() -> (Session, SoftRequirement) {
     let session = Session::new();
-    stage(&session, "a", "edit");
+    stage_echoing(&session, "a", "edit");
     let requirement = soft(&session);
     (session, requirement)
 }
@@ -204,7 +204,7 @@ async fn tracker_resets_and_reinjects_on_a_new_head_id() {
     tracker.after_model_turn(Some(&first), &[]);
 
     // A newer preview becomes the head: count reset, reminder re-injected.
-    stage(&session, "b", "apply_patch");
+    stage_echoing(&session, "b", "apply_patch");
     let second = soft(&session);
     assert_ne!(second.id, first.id);
     let plan = tracker.before_model_call(Some(&second));
@@ -226,7 +226,7 @@ async fn tracker_resets_and_reinjects_on_a_new_head_id() {
     );
 
     // Resolving the new head brings the old one back as a new head id.
-    write(&session, Device::Resolve, "ok").await;
+    dispatch(&session, Device::Resolve, "ok").await;
     let back = soft(&session);
     assert_eq!(back.id, first.id);
     let plan = tracker.before_model_call(Some(&back));

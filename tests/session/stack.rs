@@ -5,15 +5,15 @@ use super::*;
 #[tokio::test]
 async fn resolve_applies_newest_first_over_three_previews() {
     let session = Session::new();
-    let a = stage(&session, "edit a.rs", "edit");
-    let b = stage(&session, "edit b.rs", "edit");
-    let c = stage(&session, "write c.rs", "write");
+    let a = stage_echoing(&session, "edit a.rs", "edit");
+    let b = stage_echoing(&session, "edit b.rs", "edit");
+    let c = stage_echoing(&session, "write c.rs", "write");
     assert_eq!(pending_ids(&session), [&*c, &*b, &*a]);
     assert_eq!(session.pending_head().map(|head| head.id), Some(c.clone()));
 
     let mut texts = Vec::new();
     for _ in 0..3 {
-        let answer = write(&session, Device::Resolve, "tests pass\n").await;
+        let answer = dispatch(&session, Device::Resolve, "tests pass\n").await;
         assert!(answer.is_ok(), "{answer:?}");
         assert_eq!(answer.errno(), 0);
         texts.push(answer.text);
@@ -28,7 +28,7 @@ async fn resolve_applies_newest_first_over_three_previews() {
     );
     assert_eq!(session.pending_count(), 0);
 
-    let none = write(&session, Device::Resolve, "again").await;
+    let none = dispatch(&session, Device::Resolve, "again").await;
     assert_eq!(none.text, NOTHING_TO_RESOLVE);
     assert_eq!(none.errno(), libc::ENOENT);
     assert_eq!(
@@ -40,15 +40,15 @@ async fn resolve_applies_newest_first_over_three_previews() {
 #[tokio::test]
 async fn reject_discards_newest_first() {
     let session = Session::new();
-    let a = stage(&session, "edit a.rs", "edit");
-    let b = stage(&session, "edit b.rs", "edit");
-    let answer = write(&session, Device::Reject, "wrong file").await;
+    let a = stage_echoing(&session, "edit a.rs", "edit");
+    let b = stage_echoing(&session, "edit b.rs", "edit");
+    let answer = dispatch(&session, Device::Reject, "wrong file").await;
     assert_eq!(answer.text, "Discarded: edit b.rs. Reason: wrong file");
     assert_eq!(pending_ids(&session), [&*a]);
     assert!(!session.is_pending(&b));
-    let answer = write(&session, Device::Reject, "also wrong").await;
+    let answer = dispatch(&session, Device::Reject, "also wrong").await;
     assert_eq!(answer.text, "Discarded: edit a.rs. Reason: also wrong");
-    let none = write(&session, Device::Reject, "nothing").await;
+    let none = dispatch(&session, Device::Reject, "nothing").await;
     assert!(none.is_ok());
     assert_eq!(none.text, NOTHING_TO_REJECT);
 }
@@ -57,8 +57,8 @@ async fn reject_discards_newest_first() {
 async fn ids_have_the_documented_shape_and_a_growing_process_wide_seq() {
     let one = Session::new();
     let other = Session::new();
-    let first = stage(&one, "a", "edit");
-    let second = stage(&other, "b", "bash");
+    let first = stage_echoing(&one, "a", "edit");
+    let second = stage_echoing(&other, "b", "bash");
     let third = one.push_pending_action("c", echo_apply("c"), None, None);
     let fourth = one.push_pending_action("d", echo_apply("d"), None, Some("my_tool"));
     let seqs = [
@@ -73,9 +73,9 @@ async fn ids_have_the_documented_shape_and_a_growing_process_wide_seq() {
     );
 
     // A seq is never reused, not even after the preview is decided.
-    let decided = stage(&one, "e", "edit");
-    write(&one, Device::Resolve, "ok").await;
-    let next = stage(&one, "f", "edit");
+    let decided = stage_echoing(&one, "e", "edit");
+    dispatch(&one, Device::Resolve, "ok").await;
+    let next = stage_echoing(&one, "f", "edit");
     assert!(seq_of(&next, "edit") > seq_of(&decided, "edit"));
 }
 
@@ -114,9 +114,9 @@ async fn staging_never_forces_anything() {
 #[tokio::test]
 async fn registering_an_existing_id_moves_it_to_the_head() {
     let session = Session::new();
-    let a = stage(&session, "edit a.rs", "edit");
-    let b = stage(&session, "edit b.rs", "edit");
-    let c = stage(&session, "edit c.rs", "edit");
+    let a = stage_echoing(&session, "edit a.rs", "edit");
+    let b = stage_echoing(&session, "edit b.rs", "edit");
+    let c = stage_echoing(&session, "edit c.rs", "edit");
 
     assert!(session.restage(&a));
     assert_eq!(pending_ids(&session), [&*a, &*c, &*b]);
@@ -131,7 +131,7 @@ async fn registering_an_existing_id_moves_it_to_the_head() {
         session.pending_head().map(|head| head.label),
         Some("edit b.rs again".to_string())
     );
-    let answer = write(&session, Device::Resolve, "r").await;
+    let answer = dispatch(&session, Device::Resolve, "r").await;
     assert_eq!(answer.text, "applied b2: r");
     assert_eq!(pending_ids(&session), [&*a, &*c]);
 
@@ -152,16 +152,16 @@ async fn registering_an_existing_id_moves_it_to_the_head() {
 #[tokio::test]
 async fn dispatch_peeks_and_previews_staged_meanwhile_are_untouched() {
     let session = Session::new();
-    let old = stage(&session, "old", "edit");
+    let old = stage_echoing(&session, "old", "edit");
     let (apply, mut gate) = Gate::new();
     let slow = session.queue_resolve_handler("slow", "edit", apply, None);
 
-    let resolving = spawn_write(&session, Device::Resolve, "go");
+    let resolving = spawn_dispatch(&session, Device::Resolve, "go");
     gate.wait_started().await;
     // While the head is being applied it is claimed, not popped for good.
     assert!(session.is_pending(&slow));
     assert_eq!(session.in_progress_count(), 1);
-    let newer = stage(&session, "newer", "edit");
+    let newer = stage_echoing(&session, "newer", "edit");
     assert_eq!(pending_ids(&session), [&*newer, &*old]);
 
     gate.release(Ok(ToolResult::ok("slow applied")));
@@ -181,17 +181,17 @@ async fn a_claimed_preview_is_skipped_by_a_concurrent_dispatch() {
     let (apply, mut gate) = Gate::new();
     let b = session.queue_resolve_handler("b", "edit", apply, None);
 
-    let first = spawn_write(&session, Device::Resolve, "first");
+    let first = spawn_dispatch(&session, Device::Resolve, "first");
     gate.wait_started().await;
     assert_eq!(session.pending_head().map(|head| head.id), Some(a.clone()));
     // A second writer takes the next newest instead of b.
-    let second = write(&session, Device::Resolve, "second").await;
+    let second = dispatch(&session, Device::Resolve, "second").await;
     assert_eq!(second.text, "a applied");
     assert_eq!(older.load(Ordering::SeqCst), 1);
     // A third finds nothing it may take.
-    let third = write(&session, Device::Resolve, "third").await;
+    let third = dispatch(&session, Device::Resolve, "third").await;
     assert_eq!(third.text, NOTHING_TO_RESOLVE);
-    let reject = write(&session, Device::Reject, "fourth").await;
+    let reject = dispatch(&session, Device::Reject, "fourth").await;
     assert_eq!(reject.text, NOTHING_TO_REJECT);
 
     gate.release(Ok(ToolResult::ok("b applied")));
