@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # (b) resolve with nothing pending: the write fails with ENOENT (the shell
-# reports it) and `last` then reads the exact text of SPEC §3.
+# reports it) and `last` then reads the exact text `nothing-to-resolve` of
+# expected-texts.
 . "$(dirname "$0")/lib.sh"
 
 assert_refused resolve ENOENT "No such file or directory" "$NOTHING_TO_RESOLVE"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# (c) reject with nothing pending succeeds with the exact text of SPEC §3.
+# (c) reject with nothing pending succeeds with the exact text
+# `nothing-to-reject` of expected-texts.
 . "$(dirname "$0")/lib.sh"
 
 # Make `last` something else first, so the check below proves a new result.

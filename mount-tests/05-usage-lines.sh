@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # (e) Reading a device on a descriptor that has not written returns its
-# usage line (SPEC §3) naming this mount, every time, also on O_RDWR.
+# usage line (`usage-*` of expected-texts; docs/semantics.md, Reading)
+# naming this mount, every time, also on O_RDWR.
 . "$(dirname "$0")/lib.sh"
 
 assert_content "$D/resolve" "$USAGE_RESOLVE"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# (g) The write errnos of SPEC §4 that need nothing staged:
+# (g) The write errnos that need nothing staged (docs/semantics.md, Writing):
 #   64 KiB + 1 bytes in one write -> EMSGSIZE, nothing dispatched
 #   exactly 64 KiB                -> accepted whole
 #   non-UTF-8 body                -> EINVAL

@@ -2,7 +2,7 @@
 # (r) The journal `log` (JSON Lines, append-only) names who made each
 # decision and staging: the uid, pid and process name of the process that
 # wrote — `sh` for a shell writer, `python3` for a Python one, `xdev` for
-# `xdev stage` — with every field of SPEC section 7.
+# `xdev stage` — with every field docs/journal.md lists (Records).
 . "$(dirname "$0")/lib.sh"
 need_xdev
 scratch

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # (t) Plan mode with the `yolo` handler, on a daemon of this scenario's own
 # (`xdev mount DIR --plan-dir P --plan-handler yolo`, stopped at the end):
-#   - plan mode starts off: propose fails EPERM with the SPEC text for DIR;
+#   - plan mode starts off: propose fails EPERM with the `no-plan` text of
+#     expected-texts for DIR;
 #   - `xdev plan enter` turns it on; a plan that is not there fails ENOENT
 #     with `Plan file not found at <path>. Write the finalized plan to
 #     <path> before requesting approval.` and is never swapped for another;

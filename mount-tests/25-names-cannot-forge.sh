@@ -103,7 +103,7 @@ stage_bg forger --label 'C:\new edit' -- sh -c 'printf "done\nplan mode: on\nlas
 stager=$BG_PID
 assert_content "$D/pending/$ID/label" 'C:\\new edit'
 assert_content "$D/reminder" "<system-reminder>
-\`external\` result above: PREVIEW — no files changed. Finalize now with \`write\`: write a one-sentence plain-text reason to \`$D/resolve\` to APPLY, or \`$D/reject\` to DISCARD.
+$(expected reminder source-tool external)
 </system-reminder>"
 echo "go" >"$D/resolve" || fail "resolve failed: $(cat "$D/last")"
 wait_exit "$stager" 10000 "the forger's stager"

@@ -44,7 +44,7 @@ expected() {
     printf '%s' "${text//"<dir>"/"$D"}"
 }
 
-# The exact texts of SPEC section 3, for this mount point.
+# The exact texts of expected-texts, for this mount point.
 NOTHING_TO_RESOLVE=$(expected nothing-to-resolve) || exit 1
 NOTHING_TO_REJECT=$(expected nothing-to-reject) || exit 1
 NO_PLAN=$(expected no-plan) || exit 1
@@ -53,11 +53,12 @@ USAGE_REJECT=$(expected usage-reject) || exit 1
 USAGE_PROPOSE=$(expected usage-propose) || exit 1
 export D NOTHING_TO_RESOLVE NOTHING_TO_REJECT NO_PLAN USAGE_RESOLVE USAGE_REJECT USAGE_PROPOSE
 
-# The entries of an idle mount: the devices and status files of SPEC §3-5,
-# and those of SPEC §7 (journal, watching, per-item dirs, external staging,
-# plan review) that a mount may add.
+# The entries of an idle mount (docs/semantics.md, Files at a glance): the
+# devices and status files every mount has, and those a mount may add
+# (journal, watching, per-item dirs, sessions, external staging, plan
+# review).
 CORE_ENTRIES="last propose reject reminder resolve status status.json"
-SECTION7_ENTRIES="events log pending plan sessions stage"
+OPTIONAL_ENTRIES="events log pending plan sessions stage"
 
 # fail MESSAGE...: report and stop the scenario.
 fail() {
@@ -159,7 +160,7 @@ print(eval(sys.argv[2]))' "$D/status.json" "$1" || fail "cannot evaluate $1 over
 }
 
 # assert_listing WHAT: the mount lists every core entry, and nothing but
-# core and section-7 entries.
+# core and optional entries.
 assert_listing() {
     local listing entry missing="" unknown=""
     listing=" $(ls -A "$D" | LC_ALL=C sort | tr '\n' ' ')"
@@ -167,7 +168,7 @@ assert_listing() {
         [[ "$listing" == *" $entry "* ]] || missing+=" $entry"
     done
     for entry in $listing; do
-        [[ " $CORE_ENTRIES $SECTION7_ENTRIES " == *" $entry "* ]] || unknown+=" $entry"
+        [[ " $CORE_ENTRIES $OPTIONAL_ENTRIES " == *" $entry "* ]] || unknown+=" $entry"
     done
     [ -z "$missing" ] || fail "$1: missing${missing} (listing:${listing})"
     [ -z "$unknown" ] || fail "$1: unexpected${unknown} (listing:${listing})"

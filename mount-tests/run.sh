@@ -116,7 +116,8 @@ start_daemon() {
     echo "mount-tests: xdev (pid $daemon_pid) mounted at $mount_dir"
 }
 
-# SIGTERM → exit 0 within 2 s (SPEC §7), and the mount is gone.
+# SIGTERM → exit 0 within 5 s (docs/cli.md, Stopping the daemon: signals),
+# and the mount is gone.
 stop_daemon() {
     local start problems="" status
     start=$(now_ms)

@@ -213,7 +213,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_error_maps_to_the_spec_errno() {
+    fn every_error_maps_to_its_documented_errno() {
         let table = [
             (Error::NothingToResolve(String::new()), libc::ENOENT),
             (Error::PlanNotFound(String::new()), libc::ENOENT),

@@ -450,7 +450,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn texts_match_the_spec_word_for_word() {
+    fn texts_match_word_for_word() {
         assert_eq!(
             format!("{NOTHING_TO_RESOLVE}{}", propose_hint("/xdev")),
             "No pending action to resolve. Nothing to apply or discard. To submit the plan for approval, write its title to /xdev/propose instead."

@@ -13,7 +13,10 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{eventually, is_mounted, require_fuse, temp_mount_point, unmount_leftover, wait_exit};
+use common::{
+    eventually, expected, expected_text, is_mounted, require_fuse, temp_mount_point,
+    unmount_leftover, wait_exit,
+};
 use serde_json::Value;
 
 /// Waiting for something that should happen soon, on a loaded machine.
@@ -412,7 +415,10 @@ fn plan_async_answers_at_once_and_a_second_propose_is_ebusy() {
     let first = daemon.run(&["propose", "auth"]);
     assert_eq!(
         (first.code, first.stdout.as_str()),
-        (0, "Plan ready for review.\n")
+        (
+            0,
+            format!("{}\n", expected("plan-ready", &daemon.dir)).as_str()
+        )
     );
     let second = daemon.run(&["propose", "auth"]);
     assert_eq!(second.code, 1);
@@ -426,8 +432,12 @@ fn plan_async_answers_at_once_and_a_second_propose_is_ebusy() {
     assert_eq!(
         approve.stdout,
         format!(
-            "Plan approved at {}. Plan mode exited; proceed with the implementation.\n",
-            plan.display()
+            "{}\n",
+            expected_text(
+                "plan-approved-review",
+                &daemon.dir,
+                &[("path", &plan.display().to_string())]
+            )
         )
     );
     assert_eq!(daemon.status_json()["planMode"], false);

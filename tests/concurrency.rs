@@ -13,7 +13,10 @@ use xdev::{
 
 const PREVIEWS: usize = 10_000;
 const TASKS: usize = 8;
-const NOTHING_TO_RESOLVE: &str = "No pending action to resolve. Nothing to apply or discard.";
+
+#[path = "common/expected_texts.rs"]
+mod expected_texts;
+use expected_texts::expected;
 
 /// One counter per preview and callback.
 struct Counters {
@@ -76,7 +79,11 @@ async fn eight_tasks_apply_ten_thousand_previews_exactly_once() {
                                 .expect("apply answers its index"),
                         ),
                         Some(Error::NothingToResolve(text)) => {
-                            assert_eq!(text, NOTHING_TO_RESOLVE, "worker {worker}");
+                            assert_eq!(
+                                text,
+                                expected("nothing-to-resolve", "/xdev"),
+                                "worker {worker}"
+                            );
                             // Nothing fails, so nothing can come back.
                             assert_eq!(session.pending_count(), 0, "worker {worker}");
                             return applied;
@@ -174,7 +181,7 @@ async fn mixed_resolves_rejects_and_failures_finalize_each_preview_once() {
                             assert_eq!(text, "Apply failed: first try fails");
                         }
                         Some(Error::NothingToResolve(text)) => {
-                            assert_eq!(text, NOTHING_TO_RESOLVE);
+                            assert_eq!(*text, expected("nothing-to-resolve", "/xdev"));
                         }
                         Some(other) => panic!("unexpected error {other:?}"),
                     }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{eventually, is_mounted, require_fuse, KillOnDrop};
+use common::{eventually, expected, is_mounted, require_fuse, KillOnDrop};
 
 fn xdev() -> Command {
     Command::new(env!("CARGO_BIN_EXE_xdev"))
@@ -99,7 +99,7 @@ fn prints_the_ready_line_serves_and_exits_0_on_sigterm() {
         .expect("sh");
     assert_eq!(
         String::from_utf8_lossy(&reject.stdout),
-        "Nothing to reject; no pending action remains.\n"
+        format!("{}\n", expected("nothing-to-reject", &dir))
     );
     assert!(String::from_utf8_lossy(&reject.stderr).contains("No such file or directory"));
     sigterm(&child);
@@ -474,7 +474,7 @@ fn sigusr1_sigusr2_sigalrm_and_sigpipe_leave_the_daemon_serving() {
         std::fs::write(dir.join("reject"), "still there?").expect("a write to reject");
         assert_eq!(
             std::fs::read_to_string(dir.join("last")).expect("read last"),
-            "Nothing to reject; no pending action remains.\n",
+            format!("{}\n", expected("nothing-to-reject", &dir)),
             "signal {signal}"
         );
         assert!(

@@ -92,13 +92,7 @@ fn a_rename_returns_the_outcome_errno_and_consumes_the_draft_whatever_it_is() {
          draft('c', b'plan')\nprint(rename('c', 'propose'))\n",
     );
     assert_eq!(out, ["ENOENT", "False", "ok", "EPERM"]);
-    assert_eq!(
-        fx.read("last").trim_end(),
-        format!(
-            "No plan is awaiting approval — {}/propose only accepts a plan title while plan mode is active.",
-            fx.dir.display()
-        )
-    );
+    assert_eq!(fx.read("last").trim_end(), expected("no-plan", &fx.dir));
     assert_eq!(
         listing(&fx.dir),
         own_names(),

@@ -1,4 +1,6 @@
-//! The preview id counter starts at 0 and is process-wide (SPEC section 2).
+//! The preview id counter starts at 0 and is process-wide: the `<seq>` of
+//! `pending-action:<tool>:<seq>` (the id docs/cli.md shows for `xdev
+//! stage`). This test is where that rule is stated.
 //!
 //! This file holds exactly one test on purpose: it needs a process in which
 //! nothing has staged a preview before it. Add other tests elsewhere.

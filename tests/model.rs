@@ -1,4 +1,4 @@
-//! Model-based test of the pending stack (issue 2): random sequences of
+//! Model-based test of the pending stack: random sequences of
 //! stage / resolve / reject / failing apply / failing reject / clear /
 //! boundary (and the other ways to decide or move a preview) run against a
 //! plain reference model, a `Vec` whose last element is the head. After
@@ -15,9 +15,12 @@ use xdev::{
     Session, ToolResult,
 };
 
-const NOTHING_TO_RESOLVE: &str = "No pending action to resolve. Nothing to apply or discard.";
-const NOTHING_TO_REJECT: &str = "Nothing to reject; no pending action remains.";
-const NOTHING_TO_DISCARD: &str = "Nothing to discard; no pending action remains.";
+#[path = "common/expected_texts.rs"]
+mod expected_texts;
+use expected_texts::{expected, expected_text};
+
+/// The mount point the session's texts name (none is set).
+const DIR: &str = "/xdev";
 
 /// How the next apply callback behaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -215,9 +218,11 @@ impl Model {
         self.stack.pop();
         let text = match entry.reject {
             RejectKind::Custom => format!("restored {}: {reason}", entry.label),
-            RejectKind::Missing | RejectKind::Silent => {
-                format!("Discarded: {}. Reason: {reason}", entry.label)
-            }
+            RejectKind::Missing | RejectKind::Silent => expected_text(
+                "discarded",
+                DIR,
+                &[("label", &entry.label), ("reason", reason)],
+            ),
         };
         Some(Expected::ok(text, vec![(EventKind::Discarded, id)]))
     }
@@ -302,7 +307,7 @@ async fn run(ops: Vec<Op>) {
                 set(mode, false);
                 let answer = dispatch_resolution_device(&session, Device::Resolve, &reason).await;
                 let expected = match model.stack.len() {
-                    0 => Expected::err(NOTHING_TO_RESOLVE, libc::ENOENT, vec![]),
+                    0 => Expected::err(expected("nothing-to-resolve", DIR), libc::ENOENT, vec![]),
                     len => model.apply(len - 1, mode, &reason),
                 };
                 (outcome(&answer), expected)
@@ -311,7 +316,7 @@ async fn run(ops: Vec<Op>) {
                 set(mode, false);
                 let answer = run_resolve_tool(&session, ResolveRequest::apply(&reason)).await;
                 let expected = match model.stack.len() {
-                    0 => Expected::err(NOTHING_TO_RESOLVE, libc::ENOENT, vec![]),
+                    0 => Expected::err(expected("nothing-to-resolve", DIR), libc::ENOENT, vec![]),
                     len => model.apply(len - 1, mode, &reason),
                 };
                 (outcome(&answer), expected)
@@ -321,7 +326,7 @@ async fn run(ops: Vec<Op>) {
                 let answer = dispatch_resolution_device(&session, Device::Reject, &reason).await;
                 let expected = model
                     .discard(fails, &reason)
-                    .unwrap_or_else(|| Expected::ok(NOTHING_TO_REJECT, vec![]));
+                    .unwrap_or_else(|| Expected::ok(expected("nothing-to-reject", DIR), vec![]));
                 (outcome(&answer), expected)
             }
             Op::ToolDiscard { fails } => {
@@ -329,7 +334,7 @@ async fn run(ops: Vec<Op>) {
                 let answer = run_resolve_tool(&session, ResolveRequest::discard(&reason)).await;
                 let expected = model
                     .discard(fails, &reason)
-                    .unwrap_or_else(|| Expected::ok(NOTHING_TO_DISCARD, vec![]));
+                    .unwrap_or_else(|| Expected::ok(expected("nothing-to-discard", DIR), vec![]));
                 (outcome(&answer), expected)
             }
             Op::ById { pick, mode } => {

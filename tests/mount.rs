@@ -1,5 +1,5 @@
 //! The mount against real processes: shells, cat, python3 and raw syscalls
-//! (SPEC sections 4 and 5).
+//! (docs/semantics.md: Writing, Reading, Attributes and Errors).
 
 mod common;
 
@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use common::*;
 use xdev::{apply_fn, plan_handler, reject_fn, CallbackError, Error, ToolResult};
 
-/// `last` after a resolve with nothing pending (SPEC section 3).
+/// `last` after a resolve with nothing pending (`nothing-to-resolve` of
+/// mount-tests/expected-texts).
 fn nothing_to_resolve(fx: &Fixture) -> String {
     format!("{}\n", expected("nothing-to-resolve", &fx.dir))
 }
@@ -832,10 +833,10 @@ fn status_files_are_always_fresh() {
         "stat shows the fresh size"
     );
     assert_ne!(size_before, size_after);
-    let dir = fx.dir.display();
+    let line = expected_text("reminder", &fx.dir, &[("source-tool", "edit")]);
     assert_eq!(
         fx.read("reminder"),
-        format!("<system-reminder>\n`edit` result above: PREVIEW — no files changed. Finalize now with `write`: write a one-sentence plain-text reason to `{dir}/resolve` to APPLY, or `{dir}/reject` to DISCARD.\n</system-reminder>\n")
+        format!("<system-reminder>\n{line}\n</system-reminder>\n")
     );
     let json = fx.status_json();
     assert_eq!(json["pending"], 1);

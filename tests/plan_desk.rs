@@ -16,6 +16,10 @@ use xdev::{
     PlanUnderReview, Resolution, Session,
 };
 
+#[path = "common/expected_texts.rs"]
+mod expected_texts;
+use expected_texts::{expected, expected_text};
+
 /// How long a test waits for something that should happen at once.
 const PROMPTLY: Duration = Duration::from_secs(5);
 /// How long a test watches for something that must not happen.
@@ -43,10 +47,13 @@ fn new_desk(session: &Session, dir: &TempDir, kind: PlanHandlerKind) -> PlanDesk
     PlanDesk::new(session.clone(), dir.path().to_path_buf(), kind, None)
 }
 
-/// A session whose texts name `/mnt/x`, and a desk in plan mode.
+/// The mount point the sessions of these tests name in their texts.
+const DIR: &str = "/mnt/x";
+
+/// A session whose texts name [`DIR`], and a desk in plan mode.
 fn desk(dir: &TempDir, kind: PlanHandlerKind, execute_with: Option<&str>) -> (Session, PlanDesk) {
     let session = Session::new();
-    session.set_mount_dir("/mnt/x");
+    session.set_mount_dir(DIR);
     let desk = PlanDesk::new(
         session.clone(),
         dir.path().to_path_buf(),
@@ -126,14 +133,26 @@ async fn finished(write: JoinHandle<Resolution>) -> Resolution {
 }
 
 fn approved_text(dir: &TempDir, name: &str) -> String {
-    format!(
-        "Plan approved at {}. Plan mode exited; proceed with the implementation.",
-        path_of(dir, name)
+    expected_text(
+        "plan-approved-review",
+        DIR,
+        &[("path", &path_of(dir, name))],
     )
 }
 
 fn not_in_plan_mode() -> String {
-    "No plan is awaiting approval — /mnt/x/propose only accepts a plan title while plan mode is active.".to_string()
+    expected("no-plan", DIR)
+}
+
+/// What the review handler answers a refine of the `auth` plan with.
+fn refine_text(feedback: &str) -> String {
+    let text = expected_text("plan-refine", DIR, &[("slug", "auth")]);
+    format!("{text}\n{feedback}")
+}
+
+/// What the yolo handler answers when `target` implements the plan.
+fn yolo_text(target: &str) -> String {
+    expected_text("plan-approved-yolo", DIR, &[("target", target)])
 }
 
 // ----- yolo -----------------------------------------------------------------
@@ -143,13 +162,13 @@ async fn yolo_approves_at_once_and_leaves_plan_mode() {
     let (_dir, session, desk) = auth_desk(PlanHandlerKind::Yolo);
 
     let answer = propose(&session, "auth\n").await;
-    let text = "Plan approved. Implementing now with the current agent.";
-    assert_eq!((answer.text.as_str(), answer.errno()), (text, 0));
+    let text = yolo_text("the current agent");
+    assert_eq!((answer.text.as_str(), answer.errno()), (text.as_str(), 0));
     assert!(!session.plan_mode());
     let status = desk.status();
     assert!(!status.plan_mode);
     assert_eq!(status.under_review, None);
-    assert_eq!(status.last_decision.as_deref(), Some(text));
+    assert_eq!(status.last_decision.as_deref(), Some(text.as_str()));
 
     let again = propose(&session, "auth").await;
     assert_eq!(again.errno(), libc::EPERM);
@@ -162,7 +181,7 @@ async fn yolo_approves_at_once_and_leaves_plan_mode() {
     let status = desk.status();
     assert_eq!(
         (status.last_decision.as_deref(), status.decisions),
-        (Some(text), 2)
+        (Some(text.as_str()), 2)
     );
 }
 
@@ -171,7 +190,7 @@ async fn yolo_names_the_executor() {
     let dir = plan_dir(&["auth-plan.md"]);
     let (session, _desk) = desk(&dir, PlanHandlerKind::Yolo, Some("codex"));
     let answer = propose(&session, "auth-plan.md").await;
-    assert_eq!(answer.text, "Plan approved. Implementing now with codex.");
+    assert_eq!(answer.text, yolo_text("codex"));
     assert!(answer.is_ok());
 }
 
@@ -241,16 +260,16 @@ async fn review_refine_keeps_plan_mode_and_gives_the_feedback() {
 
     let write = waiting_for_review(&session, &desk, "auth plan").await;
     let decided = desk.refine("Split step 2 into two steps.");
-    let text = "Plan refinement requested. Update the plan file, then write auth to /mnt/x/propose again when ready.\nSplit step 2 into two steps.";
-    assert_eq!(decided.as_deref(), Ok(text));
+    let text = refine_text("Split step 2 into two steps.");
+    assert_eq!(decided.as_deref(), Ok(text.as_str()));
 
     let answer = finished(write).await;
-    assert_eq!((answer.text.as_str(), answer.errno()), (text, 0));
+    assert_eq!((answer.text.as_str(), answer.errno()), (text.as_str(), 0));
     assert!(session.plan_mode(), "plan mode stays on after a refine");
     let status = desk.status();
     assert!(status.plan_mode);
     assert_eq!(status.under_review, None);
-    assert_eq!(status.last_decision.as_deref(), Some(text));
+    assert_eq!(status.last_decision.as_deref(), Some(text.as_str()));
 
     // The next proposal is accepted and decided.
     let write = waiting_for_review(&session, &desk, "auth").await;
@@ -388,7 +407,7 @@ async fn async_answers_at_once_then_busy_then_approve() {
     let answer = propose(&session, "auth").await;
     assert_eq!(
         (answer.text.as_str(), answer.errno()),
-        ("Plan ready for review.", 0)
+        (expected("plan-ready", DIR).as_str(), 0)
     );
     assert!(session.plan_mode());
     assert_eq!(
@@ -417,15 +436,12 @@ async fn async_refine_frees_the_slot_and_keeps_plan_mode() {
 
     assert!(propose(&session, "auth").await.is_ok());
     let text = desk.refine("more tests").expect("a plan is under review");
-    assert_eq!(
-        text,
-        "Plan refinement requested. Update the plan file, then write auth to /mnt/x/propose again when ready.\nmore tests"
-    );
+    assert_eq!(text, refine_text("more tests"));
     assert!(session.plan_mode());
     assert_eq!(desk.status().last_decision, Some(text));
     assert_eq!(
         propose(&session, "auth").await.text,
-        "Plan ready for review."
+        expected("plan-ready", DIR)
     );
 }
 
@@ -451,9 +467,7 @@ async fn a_missing_plan_file_is_enoent_with_the_exact_text() {
     assert!(matches!(answer.error, Some(Error::PlanNotFound(_))));
     assert_eq!(
         answer.text,
-        format!(
-            "Plan file not found at {path}. Write the finalized plan to {path} before requesting approval."
-        )
+        expected_text("plan-not-found", DIR, &[("path", &path)])
     );
     assert_eq!(desk.status().under_review, None);
     assert!(session.plan_mode());
@@ -531,7 +545,7 @@ async fn nothing_to_decide_is_enoent() {
 async fn propose_before_enter_is_eperm() {
     let dir = plan_dir(&["auth-plan.md"]);
     let session = Session::new();
-    session.set_mount_dir("/mnt/x");
+    session.set_mount_dir(DIR);
     let desk = new_desk(&session, &dir, PlanHandlerKind::Yolo);
     assert!(!desk.status().plan_mode);
     let answer = propose(&session, "auth").await;
@@ -726,7 +740,7 @@ async fn entering_and_leaving_plan_mode_and_an_async_approval_are_events() {
     );
     assert_eq!(
         propose(&session, "auth").await.text,
-        "Plan ready for review."
+        expected("plan-ready", DIR)
     );
     next_of(&mut events, xdev::EventKind::Proposed).await;
     let approved = desk.approve(Some("ship it")).expect("approved");

@@ -1,6 +1,7 @@
 //! The rest of the mount against real processes: the stage file spoken by
 //! Python, pending/ per-item directories, the journal (`log`, `--journal`),
-//! `events` with poll, and the plan files (SPEC section 7).
+//! `events` with poll, and the plan files (docs/stage-protocol.md,
+//! docs/per-item-decisions.md, docs/journal.md, docs/plan-review.md).
 
 mod common;
 
@@ -389,14 +390,20 @@ fn plan_ctl_enters_plan_mode_and_yolo_approves_at_once() {
     let missing = plans.path().join("auth-plan.md").display().to_string();
     assert_eq!(
         fx.read("last"),
-        format!("Plan file not found at {missing}. Write the finalized plan to {missing} before requesting approval.\n")
+        format!(
+            "{}\n",
+            expected_text("plan-not-found", &fx.dir, &[("path", &missing)])
+        )
     );
     std::fs::write(plans.path().join("auth-plan.md"), "# plan").expect("plan file");
     let fd = Fd::open(&fx.path("propose"), libc::O_RDWR).expect("open");
     assert_eq!(fd.write(b"auth\n"), Ok(5));
     assert_eq!(
         fd.read_to_string(),
-        "Plan approved. Implementing now with codex.\n"
+        format!(
+            "{}\n",
+            expected_text("plan-approved-yolo", &fx.dir, &[("target", "codex")])
+        )
     );
     assert_eq!(
         write_once(&fx.path("plan/ctl"), b"dance"),
@@ -439,8 +446,10 @@ fn a_review_blocks_the_propose_until_approved_and_ebusy_meanwhile() {
     assert_eq!(written, Ok(4));
     let path = plans.path().join("auth-plan.md").display().to_string();
     assert!(
-        answer.starts_with(&format!(
-            "Plan approved at {path}. Plan mode exited; proceed with the implementation."
+        answer.starts_with(&expected_text(
+            "plan-approved-review",
+            &fx.dir,
+            &[("path", &path)]
         )),
         "{answer}"
     );
@@ -591,8 +600,15 @@ fn a_producer_closing_after_a_discard_is_not_also_withdrawn() {
     assert_eq!(events, ["staged", "reject"]);
     assert_eq!(
         fx.read("last"),
-        "Discarded: unwanted. Reason: not needed\n",
-        "SPEC's exact text where no other user can read it"
+        format!(
+            "{}\n",
+            expected_text(
+                "discarded",
+                &fx.dir,
+                &[("label", "unwanted"), ("reason", "not needed")]
+            )
+        ),
+        "the exact discard text where no other user can read it"
     );
 }
 

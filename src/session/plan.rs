@@ -195,7 +195,7 @@ mod tests {
     }
 
     #[test]
-    fn spec_examples() {
+    fn titles_become_slugs_and_plan_file_names() {
         assert_eq!(parsed("plan: v1.0 (draft)").title, "plan-v10-draft");
         assert_eq!(parsed("auth-plan").file_name(), "auth-plan.md");
         assert_eq!(parsed("auth-plan").slug, "auth");

@@ -14,8 +14,11 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use xdev::{apply_fn, reject_fn, CallbackError, Mount, MountOptions, Session, ToolResult};
 
+mod expected_texts;
 mod staging;
 // Each test file that includes this module uses a part of it.
+#[allow(unused_imports)]
+pub(crate) use expected_texts::{expected, expected_text};
 #[allow(unused_imports)]
 pub(crate) use staging::{failing_apply, stage_failing_first, Calls};
 
@@ -469,28 +472,6 @@ impl Drop for KillOnDrop {
 pub(crate) fn quiet() -> parking_lot::MutexGuard<'static, ()> {
     static QUIET: Mutex<()> = Mutex::new(());
     QUIET.lock()
-}
-
-/// The text `key` of `mount-tests/expected-texts` (the one list of expected
-/// user-visible texts, which the shell scenarios read too), with `<dir>` as
-/// `dir` and each `<name>` of `fill` as its value.
-pub(crate) fn expected_text(key: &str, dir: &Path, fill: &[(&str, &str)]) -> String {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("mount-tests/expected-texts");
-    let texts = std::fs::read_to_string(&file).expect("read mount-tests/expected-texts");
-    let text = texts
-        .lines()
-        .find_map(|line| line.strip_prefix(key)?.strip_prefix('\t'))
-        .unwrap_or_else(|| panic!("no text {key} in {}", file.display()));
-    let mut text = text.to_string();
-    for (name, value) in fill {
-        text = text.replace(&format!("<{name}>"), value);
-    }
-    text.replace("<dir>", &dir.display().to_string())
-}
-
-/// [`expected_text`] without placeholders other than `<dir>`.
-pub(crate) fn expected(key: &str, dir: &Path) -> String {
-    expected_text(key, dir, &[])
 }
 
 impl Fixture {

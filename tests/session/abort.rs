@@ -97,11 +97,8 @@ async fn abort_also_releases_a_waiting_reject_and_tool() {
     assert!(session.is_pending(&id));
     let mut events = session.subscribe();
     release.send(()).expect("reject waiting");
-    let discarded = next_event(&mut events, EventKind::Discarded).await;
-    assert_eq!(
-        discarded.text.as_deref(),
-        Some("Discarded: edit. Reason: no")
-    );
+    let event = next_event(&mut events, EventKind::Discarded).await;
+    assert_eq!(event.text, Some(discarded("edit", "no")));
     assert!(!session.is_pending(&id));
 
     // The resolve tool races the abort signal too.

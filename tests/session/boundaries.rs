@@ -40,7 +40,7 @@ async fn session_boundaries_clear_pending_previews_and_directives() {
         assert!(seen.iter().all(|event| event.ok), "{name}");
         assert_eq!(
             dispatch(&session, Device::Resolve, "x").await.text,
-            NOTHING_TO_RESOLVE,
+            nothing_to_resolve(),
             "{name}"
         );
     }

@@ -97,7 +97,7 @@ async fn run_resolve_invocation_decides_one_id_and_refuses_unknown_ones() {
     assert_eq!(again.errno(), libc::ENOENT);
     assert_eq!(pending_ids(&session), [&*high]);
     let discard = run_resolve_invocation(&session, &high, ResolveRequest::discard("no")).await;
-    assert_eq!(discard.text, "Discarded: high. Reason: no");
+    assert_eq!(discard.text, discarded("high", "no"));
 }
 
 #[tokio::test]

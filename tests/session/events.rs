@@ -54,6 +54,7 @@ async fn events_report_every_change_with_its_id_label_tool_reason_and_text() {
             )
         })
         .collect();
+    let discard_text = super::discarded("edit b.rs", "wrong");
     assert_eq!(
         summary,
         [
@@ -70,7 +71,7 @@ async fn events_report_every_change_with_its_id_label_tool_reason_and_text() {
                 EventKind::Discarded,
                 discarded.as_str(),
                 Some("wrong"),
-                Some("Discarded: edit b.rs. Reason: wrong"),
+                Some(discard_text.as_str()),
                 true
             ),
             (EventKind::Staged, flaky.as_str(), None, None, true),

@@ -9,7 +9,8 @@ async fn restaging_a_preview_being_applied_does_not_let_it_apply_twice() {
     session.restage(&id);
     let second = dispatch(&session, Device::Resolve, "second").await;
     assert_eq!(
-        second.text, NOTHING_TO_RESOLVE,
+        second.text,
+        nothing_to_resolve(),
         "claimed preview applied twice"
     );
     gate.release(Ok(ToolResult::ok("applied once")));

@@ -65,7 +65,7 @@ async fn apply_failure_then_reject_discards() {
         "Apply failed: boom"
     );
     let answer = dispatch(&session, Device::Reject, "give up").await;
-    assert_eq!(answer.text, "Discarded: edit a.rs. Reason: give up");
+    assert_eq!(answer.text, discarded("edit a.rs", "give up"));
     assert!(!session.is_pending(&id));
     assert_eq!(calls.applied(), 1);
 }
@@ -159,7 +159,7 @@ async fn a_failing_reject_leaves_the_preview_pending_where_it_was() {
 
     // Still there: a second reject discards it, a resolve would apply it.
     let answer = dispatch(&session, Device::Reject, "no").await;
-    assert_eq!(answer.text, "Discarded: edit a.rs. Reason: no");
+    assert_eq!(answer.text, discarded("edit a.rs", "no"));
     assert_eq!(pending_ids(&session), [&*below]);
 }
 
@@ -184,12 +184,12 @@ async fn discard_text_defaults_unless_the_reject_callback_answers() {
     // No reject callback.
     session.queue_resolve_handler("edit a.rs", "edit", echo_apply("a"), None);
     let answer = dispatch(&session, Device::Reject, "  not needed \n").await;
-    assert_eq!(answer.text, "Discarded: edit a.rs. Reason: not needed");
+    assert_eq!(answer.text, discarded("edit a.rs", "not needed"));
     // A reject callback that returns nothing.
     let nothing = reject_fn(|_reason, _extra| async { Ok(None) });
     stage_echoing_with_reject(&session, "edit b.rs", nothing);
     let answer = dispatch(&session, Device::Reject, "dup").await;
-    assert_eq!(answer.text, "Discarded: edit b.rs. Reason: dup");
+    assert_eq!(answer.text, discarded("edit b.rs", "dup"));
     // A reject callback with its own answer.
     let restores = reject_fn(|reason, _extra| async move {
         Ok(Some(ToolResult::ok(format!("restored c.rs ({reason})"))))
@@ -200,5 +200,5 @@ async fn discard_text_defaults_unless_the_reject_callback_answers() {
     // The resolve tool's discard uses the same default.
     session.queue_resolve_handler("edit d.rs", "edit", echo_apply("d"), None);
     let answer = run_resolve_tool(&session, ResolveRequest::discard("wrong")).await;
-    assert_eq!(answer.text, "Discarded: edit d.rs. Reason: wrong");
+    assert_eq!(answer.text, discarded("edit d.rs", "wrong"));
 }

@@ -10,10 +10,10 @@ async fn the_standing_handler_serves_the_tool_but_never_the_devices() {
 
     // Devices ignore it.
     let resolve = dispatch(&session, Device::Resolve, "x").await;
-    assert_eq!(resolve.text, NOTHING_TO_RESOLVE);
+    assert_eq!(resolve.text, nothing_to_resolve());
     assert_eq!(resolve.errno(), libc::ENOENT);
     let reject = dispatch(&session, Device::Reject, "x").await;
-    assert_eq!(reject.text, NOTHING_TO_REJECT);
+    assert_eq!(reject.text, nothing_to_reject());
     assert!(seen.lock().is_empty());
 
     // The tool falls back to it when nothing is pending.
@@ -42,10 +42,10 @@ async fn the_standing_handler_serves_the_tool_but_never_the_devices() {
     // Cleared: the tool has its "nothing pending" texts again.
     session.clear_standing_resolve_handler();
     let tool = run_resolve_tool(&session, ResolveRequest::apply("x")).await;
-    assert_eq!(tool.text, NOTHING_TO_RESOLVE);
+    assert_eq!(tool.text, nothing_to_resolve());
     assert_eq!(tool.errno(), libc::ENOENT);
     let tool = run_resolve_tool(&session, ResolveRequest::discard("x")).await;
-    assert_eq!(tool.text, NOTHING_TO_DISCARD);
+    assert_eq!(tool.text, nothing_to_discard());
     assert!(tool.is_ok());
 }
 
@@ -63,7 +63,7 @@ async fn an_in_flight_queue_invoker_is_consulted_before_the_pending_stack() {
 
     // Queued but not yet in flight: not consulted.
     let before = dispatch(&session, Device::Reject, "not yet").await;
-    assert_eq!(before.text, "Discarded: edit. Reason: not yet");
+    assert_eq!(before.text, discarded("edit", "not yet"));
     assert!(seen.lock().is_empty());
     let staged_again =
         session.queue_resolve_handler("edit", "edit", counted_apply(&calls, "p"), None);

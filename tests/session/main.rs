@@ -33,18 +33,53 @@ mod soft_requirement;
 mod stack;
 mod texts;
 
+#[path = "../common/expected_texts.rs"]
+mod expected_texts;
 #[path = "../common/staging.rs"]
 mod staging;
+use expected_texts::{expected, expected_text};
 use staging::{failing_apply, stage_failing_first};
 
-// ----- exact texts, written out in full -----------------------------------
+// ----- exact texts, from mount-tests/expected-texts --------------------------
 
-const NOTHING_TO_RESOLVE: &str = "No pending action to resolve. Nothing to apply or discard.";
-const NOTHING_TO_REJECT: &str = "Nothing to reject; no pending action remains.";
-const NOTHING_TO_DISCARD: &str = "Nothing to discard; no pending action remains.";
-const DETOUR: &str =
-    "Not executed: call the `write` tool to resolve the pending action before using other tools.";
-const FORCE_LOOP: &str = "Soft tool requirement 'write' was not satisfied after 3 forced turns; aborting to avoid an unbounded force loop.";
+/// `resolve` (device or tool) with nothing pending.
+fn nothing_to_resolve() -> String {
+    expected("nothing-to-resolve", DIR)
+}
+
+/// `reject` with nothing pending.
+fn nothing_to_reject() -> String {
+    expected("nothing-to-reject", DIR)
+}
+
+/// The resolve tool's discard with nothing pending.
+fn nothing_to_discard() -> String {
+    expected("nothing-to-discard", DIR)
+}
+
+/// The default discard text.
+fn discarded(label: &str, reason: &str) -> String {
+    expected_text("discarded", DIR, &[("label", label), ("reason", reason)])
+}
+
+/// What each call of a detour turn gets instead of running.
+fn detour() -> String {
+    expected("detour", DIR)
+}
+
+/// Why a run stops after three forced `write` turns.
+fn force_loop() -> String {
+    expected_text("force-loop", DIR, &[("tool", "write"), ("turns", "3")])
+}
+
+/// The reminder for a head staged by `tool`, on a mount at `dir`.
+fn reminder(tool: &str, dir: &str) -> String {
+    let line = expected_text("reminder", dir, &[("source-tool", tool)]);
+    format!("<system-reminder>\n{line}\n</system-reminder>")
+}
+
+/// The mount point a session names in its texts unless told otherwise.
+const DIR: &str = "/xdev";
 
 /// How long a test waits for something that should happen at once.
 const PROMPTLY: Duration = Duration::from_secs(5);
@@ -143,12 +178,6 @@ fn soft(session: &Session) -> SoftRequirement {
         Some(ToolChoiceDirective::Soft(requirement)) => requirement,
         other => panic!("expected a soft requirement, got {other:?}"),
     }
-}
-
-fn reminder(tool: &str, dir: &str) -> String {
-    format!(
-        "<system-reminder>\n`{tool}` result above: PREVIEW — no files changed. Finalize now with `write`: write a one-sentence plain-text reason to `{dir}/resolve` to APPLY, or `{dir}/reject` to DISCARD.\n</system-reminder>"
-    )
 }
 
 type Outcome = Result<ToolResult, CallbackError>;

@@ -7,10 +7,10 @@ async fn nothing_pending_texts_carry_the_propose_hint_only_in_plan_mode() {
     let session = Session::new();
     session.set_mount_dir("/mnt/agent");
     let resolve = dispatch(&session, Device::Resolve, "x").await;
-    assert_eq!(resolve.text, NOTHING_TO_RESOLVE);
+    assert_eq!(resolve.text, nothing_to_resolve());
     assert_eq!(resolve.errno(), libc::ENOENT);
     let reject = dispatch(&session, Device::Reject, "x").await;
-    assert_eq!(reject.text, NOTHING_TO_REJECT);
+    assert_eq!(reject.text, nothing_to_reject());
     assert!(reject.is_ok());
 
     session.set_plan_proposal_handler(plan_handler(|_proposal| async {
@@ -20,13 +20,13 @@ async fn nothing_pending_texts_carry_the_propose_hint_only_in_plan_mode() {
     let resolve = dispatch(&session, Device::Resolve, "x").await;
     assert_eq!(
         resolve.text,
-        "No pending action to resolve. Nothing to apply or discard. To submit the plan for approval, write its title to /mnt/agent/propose instead."
+        nothing_to_resolve() + &expected("plan-hint", "/mnt/agent")
     );
     assert_eq!(resolve.errno(), libc::ENOENT);
     let reject = dispatch(&session, Device::Reject, "x").await;
     assert_eq!(
         reject.text,
-        "Nothing to reject; no pending action remains. To submit the plan for approval, write its title to /mnt/agent/propose instead."
+        nothing_to_reject() + &expected("plan-hint", "/mnt/agent")
     );
     assert!(reject.is_ok());
 
@@ -34,11 +34,11 @@ async fn nothing_pending_texts_carry_the_propose_hint_only_in_plan_mode() {
     assert!(!session.plan_mode());
     assert_eq!(
         dispatch(&session, Device::Resolve, "x").await.text,
-        NOTHING_TO_RESOLVE
+        nothing_to_resolve()
     );
     assert_eq!(
         dispatch(&session, Device::Reject, "x").await.text,
-        NOTHING_TO_REJECT
+        nothing_to_reject()
     );
 }
 
@@ -46,17 +46,11 @@ async fn nothing_pending_texts_carry_the_propose_hint_only_in_plan_mode() {
 async fn propose_outside_plan_mode_is_eperm_with_the_exact_text() {
     let session = Session::new();
     let answer = dispatch(&session, Device::Propose, "auth-refactor").await;
-    assert_eq!(
-        answer.text,
-        "No plan is awaiting approval — /xdev/propose only accepts a plan title while plan mode is active."
-    );
+    assert_eq!(answer.text, expected("no-plan", "/xdev"));
     assert_eq!(answer.errno(), libc::EPERM);
     session.set_mount_dir("/run/xd");
     let answer = dispatch(&session, Device::Propose, "auth-refactor").await;
-    assert_eq!(
-        answer.text,
-        "No plan is awaiting approval — /run/xd/propose only accepts a plan title while plan mode is active."
-    );
+    assert_eq!(answer.text, expected("no-plan", "/run/xd"));
 }
 
 fn recording_plan_handler(session: &Session) -> Arc<Mutex<Vec<PlanProposal>>> {

@@ -59,10 +59,10 @@ async fn a_sessions_devices_decide_its_own_previews_newest_first() {
     );
 
     let none = dispatch_in(&session, Scope::AgentSession("s-a"), Device::Resolve, "x").await;
-    assert_eq!(none.text, NOTHING_TO_RESOLVE);
+    assert_eq!(none.text, nothing_to_resolve());
     assert_eq!(none.errno(), libc::ENOENT);
     let none = dispatch_in(&session, Scope::AgentSession("s-a"), Device::Reject, "x").await;
-    assert_eq!(none.text, NOTHING_TO_REJECT);
+    assert_eq!(none.text, nothing_to_reject());
     assert!(none.is_ok());
     assert_eq!(pending_ids(&session), [b1]);
 }

@@ -151,7 +151,7 @@ fn tracker_detours_bare_text_other_tools_and_mixed_batches() {
         assert_eq!(
             verdict,
             TurnVerdict::Detour {
-                results: vec![DETOUR.to_string(); calls.len()]
+                results: vec![detour(); calls.len()]
             },
             "{name}"
         );
@@ -187,7 +187,7 @@ fn tracker_stops_after_three_forced_turns_for_the_same_head() {
     }
     assert_eq!(
         tracker.after_model_turn(Some(&requirement), &bash),
-        TurnVerdict::Stop(FORCE_LOOP.to_string())
+        TurnVerdict::Stop(force_loop())
     );
 }
 
@@ -222,7 +222,7 @@ async fn tracker_resets_and_reinjects_on_a_new_head_id() {
     }
     assert_eq!(
         tracker.after_model_turn(Some(&second), &[]),
-        TurnVerdict::Stop(FORCE_LOOP.to_string())
+        TurnVerdict::Stop(force_loop())
     );
 
     // Resolving the new head brings the old one back as a new head id.

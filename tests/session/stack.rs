@@ -29,11 +29,11 @@ async fn resolve_applies_newest_first_over_three_previews() {
     assert_eq!(session.pending_count(), 0);
 
     let none = dispatch(&session, Device::Resolve, "again").await;
-    assert_eq!(none.text, NOTHING_TO_RESOLVE);
+    assert_eq!(none.text, nothing_to_resolve());
     assert_eq!(none.errno(), libc::ENOENT);
     assert_eq!(
         none.error,
-        Some(Error::NothingToResolve(NOTHING_TO_RESOLVE.into()))
+        Some(Error::NothingToResolve(nothing_to_resolve()))
     );
 }
 
@@ -43,14 +43,14 @@ async fn reject_discards_newest_first() {
     let a = stage_echoing(&session, "edit a.rs", "edit");
     let b = stage_echoing(&session, "edit b.rs", "edit");
     let answer = dispatch(&session, Device::Reject, "wrong file").await;
-    assert_eq!(answer.text, "Discarded: edit b.rs. Reason: wrong file");
+    assert_eq!(answer.text, discarded("edit b.rs", "wrong file"));
     assert_eq!(pending_ids(&session), [&*a]);
     assert!(!session.is_pending(&b));
     let answer = dispatch(&session, Device::Reject, "also wrong").await;
-    assert_eq!(answer.text, "Discarded: edit a.rs. Reason: also wrong");
+    assert_eq!(answer.text, discarded("edit a.rs", "also wrong"));
     let none = dispatch(&session, Device::Reject, "nothing").await;
     assert!(none.is_ok());
-    assert_eq!(none.text, NOTHING_TO_REJECT);
+    assert_eq!(none.text, nothing_to_reject());
 }
 
 #[tokio::test]
@@ -190,9 +190,9 @@ async fn a_claimed_preview_is_skipped_by_a_concurrent_dispatch() {
     assert_eq!(older.load(Ordering::SeqCst), 1);
     // A third finds nothing it may take.
     let third = dispatch(&session, Device::Resolve, "third").await;
-    assert_eq!(third.text, NOTHING_TO_RESOLVE);
+    assert_eq!(third.text, nothing_to_resolve());
     let reject = dispatch(&session, Device::Reject, "fourth").await;
-    assert_eq!(reject.text, NOTHING_TO_REJECT);
+    assert_eq!(reject.text, nothing_to_reject());
 
     gate.release(Ok(ToolResult::ok("b applied")));
     assert_eq!(first.await.expect("join").text, "b applied");

@@ -6,15 +6,15 @@ use super::*;
 fn device_usage_lines_are_exact() {
     assert_eq!(
         Device::Resolve.usage("/xdev"),
-        "Write a one-sentence reason as plain text to /xdev/resolve to APPLY the pending staged action (e.g. a tool preview)."
+        expected("usage-resolve", "/xdev")
     );
     assert_eq!(
         Device::Reject.usage("/xdev"),
-        "Write a one-sentence reason as plain text to /xdev/reject to DISCARD the pending staged action (e.g. a tool preview)."
+        expected("usage-reject", "/xdev")
     );
     assert_eq!(
         Device::Propose.usage("/mnt/x"),
-        "Write your plan's <slug> (matching <slug>-plan.md) as plain text to /mnt/x/propose to submit the plan for approval. Valid only while plan mode is active."
+        expected("usage-propose", "/mnt/x")
     );
     assert_eq!(
         [Device::Resolve, Device::Reject, Device::Propose].map(Device::name),
