@@ -22,6 +22,7 @@ use crate::mount::{mount, Mount, MountOptions};
 use crate::plan_desk::{PlanDesk, PlanHandlerKind};
 use crate::safe_text::one_line;
 use crate::session::Session;
+use crate::texts;
 
 pub mod notify;
 
@@ -68,12 +69,8 @@ pub fn start(dir: &Path, options: &DaemonOptions) -> Result<Daemon, ClientError>
     let session = Session::new();
     let desk = match &options.plan {
         Some(plan) => {
-            let plan_dir = std::path::absolute(&plan.plan_dir).map_err(|err| {
-                ClientError::io(
-                    format!("cannot use plan directory {}", plan.plan_dir.display()),
-                    err,
-                )
-            })?;
+            let plan_dir = std::path::absolute(&plan.plan_dir)
+                .map_err(|err| ClientError::io(texts::cannot_use_plan_dir(&plan.plan_dir), err))?;
             if !plan_dir.is_dir() {
                 return Err(ClientError::PlanDir {
                     path: plan.plan_dir.display().to_string(),
@@ -99,9 +96,8 @@ pub fn start(dir: &Path, options: &DaemonOptions) -> Result<Daemon, ClientError>
     };
     let mount = mount(&session, dir, mount_options)?;
     // The mount answers once a lookup through it does.
-    std::fs::metadata(dir.join("status")).map_err(|err| {
-        ClientError::io(format!("mount at {} does not answer", dir.display()), err)
-    })?;
+    std::fs::metadata(dir.join("status"))
+        .map_err(|err| ClientError::io(texts::mount_does_not_answer(dir), err))?;
     Ok(Daemon {
         session,
         desk,
@@ -130,14 +126,10 @@ const MAX_INSTANCE: usize = 64;
 pub fn instance_mount_point(name: &str) -> Result<PathBuf, String> {
     let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-');
     if name.is_empty() || name.len() > MAX_INSTANCE {
-        return Err(format!(
-            "an instance name is 1 to {MAX_INSTANCE} characters long"
-        ));
+        return Err(texts::instance_name_length(MAX_INSTANCE));
     }
     if name.starts_with('.') || !name.chars().all(allowed) {
-        return Err(format!(
-            "{name:?} is not an instance name: use A-Z a-z 0-9 _ . : - (not starting with a dot)"
-        ));
+        return Err(texts::not_an_instance_name(name));
     }
     if name == DEFAULT_INSTANCE {
         return Ok(PathBuf::from(crate::DEFAULT_MOUNT_DIR));
@@ -149,7 +141,7 @@ fn signal_runtime() -> Result<tokio::runtime::Runtime, ClientError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|err| ClientError::io("cannot start", err))
+        .map_err(|err| ClientError::io(texts::CANNOT_START, err))
 }
 
 /// What `xdev mount` and `xdev run` do when a signal comes.
@@ -215,7 +207,7 @@ impl Signals {
             .iter()
             .map(|&(kind, reaction)| Ok((kind, reaction, signal(kind)?)))
             .collect::<io::Result<_>>()
-            .map_err(|err| ClientError::io("cannot catch signals", err))?;
+            .map_err(|err| ClientError::io(texts::CANNOT_CATCH_SIGNALS, err))?;
         Ok(Signals { streams })
     }
 
@@ -283,8 +275,8 @@ pub fn serve(dir: &Path, options: &DaemonOptions, ready: impl FnOnce()) -> Resul
     let daemon = start(dir, options)?;
     ready();
     tell_manager(&format!(
-        "READY=1\nSTATUS=Serving {}",
-        one_line(&dir.display().to_string())
+        "READY=1\nSTATUS={}",
+        texts::serving(&one_line(&dir.display().to_string()))
     ));
     runtime.block_on(async {
         loop {
@@ -292,7 +284,10 @@ pub fn serve(dir: &Path, options: &DaemonOptions, ready: impl FnOnce()) -> Resul
                 (kind, SignalReaction::Stop) => {
                     let signal = signal_name(kind);
                     tracing::info!(%signal, "stopping");
-                    tell_manager(&format!("STOPPING=1\nSTATUS=Stopping on {signal}"));
+                    tell_manager(&format!(
+                        "STOPPING=1\nSTATUS={}",
+                        texts::stopping_on(&signal)
+                    ));
                     break;
                 }
                 (kind, reaction) => on_signal(kind, reaction, &daemon.mount),
@@ -302,7 +297,7 @@ pub fn serve(dir: &Path, options: &DaemonOptions, ready: impl FnOnce()) -> Resul
     daemon
         .mount
         .unmount()
-        .map_err(|err| ClientError::io(format!("unmount of {} failed", dir.display()), err))
+        .map_err(|err| ClientError::io(texts::unmount_failed(dir), err))
 }
 
 /// Sends `state` to the service manager, if one started the daemon. A
@@ -328,9 +323,8 @@ impl RunDir {
             Some(dir) => {
                 let created = !dir.exists();
                 if created {
-                    std::fs::create_dir_all(dir).map_err(|err| {
-                        ClientError::io(format!("cannot create {}", dir.display()), err)
-                    })?;
+                    std::fs::create_dir_all(dir)
+                        .map_err(|err| ClientError::io(texts::cannot_create(dir), err))?;
                 }
                 Ok(RunDir::Given {
                     dir: dir.to_path_buf(),
@@ -341,7 +335,7 @@ impl RunDir {
                 .prefix("xdev-run-")
                 .tempdir()
                 .map(RunDir::Private)
-                .map_err(|err| ClientError::io("cannot create a temporary mount point", err)),
+                .map_err(|err| ClientError::io(texts::CANNOT_CREATE_TEMPORARY_MOUNT_POINT, err)),
         }
     }
 
@@ -374,7 +368,7 @@ pub fn run(
     command: &[OsString],
 ) -> Result<i32, ClientError> {
     let Some(program) = command.first() else {
-        return Err(ClientError::Protocol("no command to run".into()));
+        return Err(ClientError::Protocol(texts::NO_COMMAND_TO_RUN.into()));
     };
     let runtime = signal_runtime()?;
     let mut signals = Signals::catch(&runtime)?;
@@ -392,7 +386,7 @@ pub fn run(
         loop {
             let (kind, reaction) = tokio::select! {
                 status = child.wait() => {
-                    return status.map_err(|err| ClientError::io("cannot wait for the command", err));
+                    return status.map_err(|err| ClientError::io(texts::CANNOT_WAIT_FOR_COMMAND, err));
                 }
                 caught = signals.next() => caught,
             };
@@ -416,10 +410,7 @@ pub fn run(
     let status = status?;
     unmounted.map_err(|err| {
         ClientError::io(
-            format!(
-                "unmount after the command (exit {}) failed",
-                exit_code_of(status)
-            ),
+            texts::unmount_after_command_failed(exit_code_of(status)),
             err,
         )
     })?;

@@ -409,7 +409,7 @@ async fn catch_panic<T>(
                 .downcast_ref::<&str>()
                 .map(|message| message.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "the callback panicked".to_string());
+                .unwrap_or_else(|| texts::CALLBACK_PANICKED.to_string());
             Err(CallbackError::Failed(message))
         })
 }

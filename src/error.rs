@@ -38,23 +38,23 @@ pub enum Error {
     #[error("{0}")]
     InvalidRequest(String),
     /// A device body that is not UTF-8.
-    #[error("The message must be UTF-8 text.")]
+    #[error("{}", crate::texts::MESSAGE_NOT_UTF8)]
     NotUtf8,
     /// A device body holding a NUL byte: never a reason, but what glibc's
     /// `posix_fallocate` fallback writes.
-    #[error("The message holds a NUL byte; a reason is plain text.")]
+    #[error("{}", crate::texts::MESSAGE_HOLDS_NUL)]
     NulInMessage,
     /// A device body over the 64 KiB limit.
-    #[error("The message is longer than {limit} bytes.")]
+    #[error("{}", crate::texts::message_too_long(*.limit))]
     MessageTooLong {
         /// The limit in bytes.
         limit: usize,
     },
     /// The dispatch was raced against an abort signal and lost.
-    #[error("Aborted: {0}")]
+    #[error("{}", crate::texts::aborted(.0))]
     Aborted(String),
     /// The writer got a signal while waiting for the handler.
-    #[error("Interrupted: the writer received a signal while waiting.")]
+    #[error("{}", crate::texts::INTERRUPTED)]
     Interrupted,
     /// `propose` while another plan is under review, or a root `resolve`
     /// or `reject` while previews of several agent sessions wait.
@@ -69,7 +69,7 @@ pub enum Error {
     /// The journal file could not record a decision before it ran, so it was
     /// refused and nothing was applied or discarded (`ENOSPC` when the disk
     /// is full, else `EIO`).
-    #[error("Refused: the journal could not record this decision ({cause}); nothing was applied or discarded.")]
+    #[error("{}", crate::texts::journal_refused(.cause))]
     JournalUnwritable {
         /// The errno of the failed write or sync.
         errno: i32,

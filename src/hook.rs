@@ -47,7 +47,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -168,16 +168,16 @@ pub struct HookInput {
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum InputError {
     /// Not JSON at all.
-    #[error("stdin is not JSON ({0})")]
+    #[error("{}", texts::hook_input_not_json(.0))]
     NotJson(String),
     /// JSON, but no object.
-    #[error("the hook input is not a JSON object")]
+    #[error("{}", texts::HOOK_INPUT_NOT_AN_OBJECT)]
     NotObject,
     /// A field the decision needs is missing or of the wrong type.
-    #[error("the hook input has no {0}")]
+    #[error("{}", texts::hook_input_missing(.0))]
     Missing(&'static str),
     /// An event this command does not decide.
-    #[error("hook_event_name {0:?} is not one xdev hook decides (PreToolUse, PermissionRequest)")]
+    #[error("{}", texts::hook_event_unsupported(.0))]
     Unsupported(String),
 }
 
@@ -366,20 +366,7 @@ fn irregular_kind(kind: std::fs::FileType) -> Option<PlanFileProblem> {
     if kind.is_symlink() {
         return Some(PlanFileProblem::Symlink);
     }
-    let what = if kind.is_dir() {
-        "a directory"
-    } else if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_char_device() {
-        "a character device"
-    } else if kind.is_block_device() {
-        "a block device"
-    } else if kind.is_socket() {
-        "a socket"
-    } else {
-        "of an unknown kind"
-    };
-    Some(PlanFileProblem::NotRegular(what))
+    Some(PlanFileProblem::NotRegular(texts::file_kind(kind)))
 }
 
 /// Reads a plan file an event names, only when it is a regular file of at
@@ -453,8 +440,7 @@ fn summary(input: &HookInput) -> Option<String> {
         "Write" => {
             let path = input.shown_path("file_path")?;
             let count = lines(input.field("content").unwrap_or_default());
-            let unit = if count == 1 { "line" } else { "lines" };
-            Some(format!("{path} ({count} {unit})"))
+            Some(texts::write_summary(&path, count))
         }
         "MultiEdit" => {
             let path = input.shown_path("file_path")?;
@@ -463,7 +449,7 @@ fn summary(input: &HookInput) -> Option<String> {
                 .get("edits")
                 .and_then(Value::as_array)
                 .map_or(0, Vec::len);
-            Some(format!("{path} ({edits} edits)"))
+            Some(texts::multi_edit_summary(&path, edits))
         }
         "Edit" | "Read" => input.shown_path("file_path"),
         "NotebookEdit" => input.shown_path("notebook_path"),
@@ -531,7 +517,7 @@ pub fn detail(tool_input: &Value) -> Value {
         keep /= 2;
     }
     serde_json::json!({
-        "xdev": format!("the tool input ({} bytes of JSON) is too large to show", tool_input.to_string().len())
+        "xdev": texts::tool_input_too_large(tool_input.to_string().len())
     })
 }
 
@@ -542,11 +528,7 @@ fn cut_strings(value: &Value, keep: usize) -> Value {
             while !text.is_char_boundary(end) {
                 end -= 1;
             }
-            Value::String(format!(
-                "{}… [{} more bytes]",
-                &text[..end],
-                text.len() - end
-            ))
+            Value::String(texts::string_cut(&text[..end], text.len() - end))
         }
         Value::Array(items) => {
             Value::Array(items.iter().map(|item| cut_strings(item, keep)).collect())
@@ -763,9 +745,7 @@ pub fn run(options: &HookOptions, stdin: &[u8]) -> HookRun {
         Err(error) => {
             return HookRun {
                 stdout: None,
-                stderr: vec![format!(
-                    "xdev hook: bad hook input: {error}; printing nothing, so the agent decides as usual"
-                )],
+                stderr: vec![texts::hook_bad_input(error)],
             }
         }
     };
@@ -794,17 +774,10 @@ pub fn run(options: &HookOptions, stdin: &[u8]) -> HookRun {
 fn timed_out(options: &HookOptions) -> (Verdict, Option<String>) {
     let waited = humantime::format_duration(options.deadline);
     match options.on_timeout {
-        OnTimeout::Ask => (
-            Verdict::Quiet,
-            Some(format!(
-                "xdev hook: no decision within {waited}; the preview was withdrawn and the agent asks as usual"
-            )),
-        ),
+        OnTimeout::Ask => (Verdict::Quiet, Some(texts::hook_timed_out_asking(waited))),
         OnTimeout::Deny => (
             Verdict::Deny(texts::hook_denied_after(&waited)),
-            Some(format!(
-                "xdev hook: no decision within {waited}; the preview was withdrawn and the call denied (--on-timeout deny)"
-            )),
+            Some(texts::hook_timed_out_denying(waited)),
         ),
     }
 }
@@ -812,16 +785,11 @@ fn timed_out(options: &HookOptions) -> (Verdict, Option<String>) {
 fn unreachable_mount(options: &HookOptions, error: &ClientError) -> (Verdict, Option<String>) {
     if options.strict {
         (
-            Verdict::Deny(format!("xdev could not ask for a decision: {error}")),
-            Some(format!("xdev hook: {error}; denying (--strict)")),
+            Verdict::Deny(texts::hook_could_not_ask(error)),
+            Some(texts::hook_denying_strict(error)),
         )
     } else {
-        (
-            Verdict::Quiet,
-            Some(format!(
-                "xdev hook: {error}; printing nothing, so the agent asks as usual"
-            )),
-        )
+        (Verdict::Quiet, Some(texts::hook_asks_as_usual(error)))
     }
 }
 
@@ -838,9 +806,9 @@ fn decide_in_time(options: &HookOptions, input: &HookInput) -> Result<Decided, C
     match receiver.recv_timeout(options.deadline + GRACE) {
         Ok(decided) => decided,
         Err(mpsc::RecvTimeoutError::Timeout) => Ok(Decided::TimedOut),
-        Err(mpsc::RecvTimeoutError::Disconnected) => Err(ClientError::Protocol(
-            "the decision was lost (the worker stopped)".into(),
-        )),
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            Err(ClientError::Protocol(texts::DECISION_LOST.into()))
+        }
     }
 }
 
@@ -904,7 +872,7 @@ fn desk_status(mount: &Path) -> Result<Option<PlanStatus>, ClientError> {
     let text = read_text(&path)?;
     serde_json::from_str(&text)
         .map(Some)
-        .map_err(|err| ClientError::Protocol(format!("unexpected {}: {err}", path.display())))
+        .map_err(|err| ClientError::Protocol(texts::unexpected_content(&path, err)))
 }
 
 /// Writes the plan as `<slug>-plan.md`, proposes it (entering plan mode
@@ -985,7 +953,7 @@ fn title_slug(title: &str) -> String {
 /// the rename, never written through.
 fn write_plan(path: &Path, plan: &str) -> Result<(), ClientError> {
     let failed = |source| ClientError::Io {
-        what: format!("cannot write the plan to {}", path.display()),
+        what: texts::cannot_write_plan(path),
         source,
     };
     let (scratch, mut file) = create_scratch(scratch_names(path)).map_err(failed)?;
@@ -1033,7 +1001,7 @@ fn create_scratch(names: impl IntoIterator<Item = PathBuf>) -> io::Result<(PathB
     }
     Err(io::Error::new(
         io::ErrorKind::AlreadyExists,
-        "every scratch name tried beside it was taken",
+        texts::NO_SCRATCH_NAME,
     ))
 }
 
@@ -1069,7 +1037,7 @@ fn wait_for_review(mount: &Path, slug: &str, before: u64) -> Result<String, Clie
     loop {
         std::thread::sleep(PLAN_POLL);
         let Some(desk) = desk_status(mount)? else {
-            return Err(ClientError::Protocol("the plan desk went away".into()));
+            return Err(ClientError::Protocol(texts::PLAN_DESK_WENT_AWAY.into()));
         };
         if desk.under_review.is_none() {
             return review_decision(desk, slug, before);
@@ -1101,8 +1069,8 @@ fn plan_decided(decision: &str, mode: Option<ContinueMode>) -> Result<Decided, C
             .map_or("", |(_, feedback)| feedback.trim());
         return Ok(Decided::Denied(texts::hook_plan_refined(feedback)));
     }
-    Err(ClientError::Protocol(format!(
-        "unexpected plan decision: {decision}"
+    Err(ClientError::Protocol(texts::unexpected_plan_decision(
+        decision,
     )))
 }
 

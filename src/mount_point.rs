@@ -70,20 +70,19 @@ impl fmt::Display for MountPointState {
     /// Why the directory is (or is not) an xdev mount, as a phrase.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            MountPointState::Xdev => write!(f, "it is a live xdev mount"),
-            MountPointState::Stale => write!(f, "it is a stale FUSE mount"),
-            MountPointState::Missing => write!(f, "it does not exist"),
-            MountPointState::NotADirectory => write!(f, "it is not a directory"),
-            MountPointState::NotFuse => write!(f, "it is not a FUSE mount"),
-            MountPointState::OtherFuse { fstype, source } => {
-                write!(f, "it is a {fstype} mount of {source}, not an xdev one")
+            MountPointState::Xdev => f.write_str(crate::texts::MOUNT_POINT_XDEV),
+            MountPointState::Stale => f.write_str(crate::texts::MOUNT_POINT_STALE),
+            MountPointState::Missing => f.write_str(crate::texts::MOUNT_POINT_MISSING),
+            MountPointState::NotADirectory => {
+                f.write_str(crate::texts::MOUNT_POINT_NOT_A_DIRECTORY)
             }
-            MountPointState::Closed => write!(
-                f,
-                "it is another user's xdev mount, which lets only its owner in"
-            ),
+            MountPointState::NotFuse => f.write_str(crate::texts::MOUNT_POINT_NOT_FUSE),
+            MountPointState::OtherFuse { fstype, source } => {
+                f.write_str(&crate::texts::mount_point_other_fuse(fstype, source))
+            }
+            MountPointState::Closed => f.write_str(crate::texts::MOUNT_POINT_CLOSED),
             MountPointState::Unreadable(error) => {
-                write!(f, "it cannot be looked at: {}", describe(error))
+                f.write_str(&crate::texts::mount_point_unreadable(&describe(error)))
             }
         }
     }
@@ -304,9 +303,7 @@ pub(crate) fn check_fuse_device() -> Result<(), MountError> {
     if !metadata.file_type().is_char_device()
         || (dev_major(rdev), dev_minor(rdev)) != FUSE_DEVICE_NUMBER
     {
-        return Err(problem(io::Error::other(
-            "it is not the FUSE character device (10, 229)",
-        )));
+        return Err(problem(io::Error::other(crate::texts::NOT_THE_FUSE_DEVICE)));
     }
     std::fs::OpenOptions::new()
         .read(true)
@@ -321,18 +318,16 @@ pub(crate) fn check_fuse_device() -> Result<(), MountError> {
 /// `/dev/fuse` itself first, so both must be usable.
 pub(crate) fn fuse_device_problem(path: &str, source: &io::Error, as_root: bool) -> String {
     let what = match source.kind() {
-        io::ErrorKind::NotFound => format!(
-            "FUSE is not available: {path} is missing (load the module with `modprobe fuse`; in a container, pass the device in, e.g. `--device /dev/fuse`)"
-        ),
+        io::ErrorKind::NotFound => crate::texts::fuse_device_missing(path),
         io::ErrorKind::PermissionDenied => {
-            format!("FUSE is not available: {path} is not accessible: {}", describe(source))
+            crate::texts::fuse_device_not_accessible(path, &describe(source))
         }
-        _ => format!("FUSE is not available: {path}: {}", describe(source)),
+        _ => crate::texts::fuse_device_unusable(path, &describe(source)),
     };
     if as_root {
         what
     } else {
-        format!("{what}; as a user other than root, xdev needs fusermount3 (package fuse3) and a {path} that everyone may read and write (crw-rw-rw-)")
+        crate::texts::fuse_device_for_users(&what, path)
     }
 }
 

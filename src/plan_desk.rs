@@ -85,7 +85,7 @@ impl fmt::Display for PlanHandlerKind {
 
 /// A plan handler name that is not `yolo`, `review` or `async`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown plan handler {0:?}; expected yolo, review or async")]
+#[error("{}", texts::unknown_plan_handler(.0))]
 pub struct UnknownPlanHandler(pub String);
 
 impl FromStr for PlanHandlerKind {
@@ -386,8 +386,7 @@ impl PlanDesk {
         let review = take_review(&mut state)?;
         let mut text = texts::plan_approved_at(&review.plan.path.display().to_string());
         if let Some(feedback) = feedback.map(str::trim).filter(|f| !f.is_empty()) {
-            text.push_str("\n\nReviewer feedback: ");
-            text.push_str(feedback);
+            text = texts::with_reviewer_feedback(&text, feedback);
         }
         // Plan mode is off before the waiting write learns the decision.
         self.inner.leave_plan_mode(&mut state);

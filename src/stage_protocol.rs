@@ -172,12 +172,12 @@ pub fn detail_fits(detail: &Value) -> bool {
 /// if it does.
 fn origin_breaks(value: &str) -> Option<String> {
     if value.is_empty() {
-        Some("it is empty".to_string())
+        Some(texts::IT_IS_EMPTY.to_string())
     } else if value.len() > MAX_ORIGIN_BYTES {
-        Some(format!("it has {} bytes", value.len()))
+        Some(texts::it_has_bytes(value.len()))
     } else {
         let c = value.chars().find(|c| is_unprintable(*c))?;
-        Some(format!("it contains {}", describe_char(c)))
+        Some(texts::it_contains(&describe_char(c)))
     }
 }
 
@@ -191,7 +191,7 @@ fn check_origin_field(name: &str, value: Option<&str>) -> Result<(), Error> {
         return Ok(());
     };
     let rule = texts::stage_origin_rule(name, MAX_ORIGIN_BYTES);
-    Err(bad_request(format!("{rule}; {broken}.")))
+    Err(bad_request(texts::rule_broken(&rule, &broken)))
 }
 
 fn bad_request(why: impl fmt::Display) -> Error {
@@ -203,18 +203,18 @@ fn bad_request(why: impl fmt::Display) -> Error {
 fn check_label(label: &str) -> Result<(), Error> {
     const RULE: &str = texts::STAGE_LABEL_RULE;
     if label.trim().is_empty() {
-        return Err(bad_request(format!("{RULE}; it is empty.")));
+        return Err(bad_request(texts::rule_broken(RULE, texts::IT_IS_EMPTY)));
     }
     if label.len() > MAX_LABEL_BYTES {
-        return Err(bad_request(format!(
-            "{RULE} of at most {MAX_LABEL_BYTES} bytes; it has {} bytes.",
-            label.len()
+        return Err(bad_request(texts::stage_label_too_long(
+            MAX_LABEL_BYTES,
+            label.len(),
         )));
     }
     match label.chars().find(|c| is_unprintable(*c)) {
-        Some(c) => Err(bad_request(format!(
-            "{RULE}; it contains the unprintable character {}.",
-            describe_char(c)
+        Some(c) => Err(bad_request(texts::rule_broken(
+            RULE,
+            &texts::it_contains_unprintable(&describe_char(c)),
         ))),
         None => Ok(()),
     }
@@ -224,15 +224,15 @@ fn check_label(label: &str) -> Result<(), Error> {
 fn check_source_tool(tool: &str) -> Result<(), Error> {
     const RULE: &str = texts::STAGE_SOURCE_TOOL_RULE;
     let broken = if tool.is_empty() {
-        "it is empty".to_string()
+        texts::IT_IS_EMPTY.to_string()
     } else if let Some(c) = tool.chars().find(|c| !is_source_tool_char(*c)) {
-        format!("it contains {}", describe_char(c))
+        texts::it_contains(&describe_char(c))
     } else if tool.len() > MAX_SOURCE_TOOL {
-        format!("it has {} characters", tool.len())
+        texts::it_has_characters(tool.len())
     } else {
         return Ok(());
     };
-    Err(bad_request(format!("{RULE}; {broken}.")))
+    Err(bad_request(texts::rule_broken(RULE, &broken)))
 }
 
 /// Zero is refused too: it would withdraw the preview before anyone could
@@ -292,7 +292,7 @@ impl From<WithdrawReason> for &'static str {
 
 /// A withdraw reason this crate does not know.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("unknown withdraw reason {0:?}")]
+#[error("{}", texts::unknown_withdraw_reason(.0))]
 pub struct UnknownWithdrawReason(pub String);
 
 impl FromStr for WithdrawReason {

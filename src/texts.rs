@@ -1,8 +1,20 @@
 //! Every user-facing text of the crate, in one place: what the devices
-//! answer, the usage lines, the reminder, the plan review and the stage
-//! protocol texts.
+//! answer and their usage lines, the reminder, what a refused message or
+//! an ended wait reads back, the plan review, the stage protocol, the
+//! journal's own records, and what the `xdev` command, its daemon, its
+//! client side and `xdev hook` print or fail with. The tests read them
+//! from here or from `mount-tests/expected-texts`.
+//!
+//! Not here: the CLI's help (the argument definitions in `bin/xdev.rs`,
+//! which the man page and completions are made from), log messages
+//! (`tracing` events with their fields) and protocol words (JSON keys,
+//! event names, outcome keywords). The lines of the `status` files
+//! (`fs/status.rs`) and the mount's own errors (`MountError`, `mount.rs`)
+//! are still written where they are made.
 //!
 //! `dir` is always the mount point as the user gave it (for example `/xdev`).
+
+use std::path::Path;
 
 use crate::safe_text::one_line;
 
@@ -160,6 +172,9 @@ pub fn reminder(source_tool: &str, dir: &str) -> String {
     )
 }
 
+/// The failure of a callback that panicked with no message.
+pub const CALLBACK_PANICKED: &str = "the callback panicked";
+
 /// The result each call of a detour turn gets instead of running.
 pub const DETOUR_RESULT: &str =
     "Not executed: call the `write` tool to resolve the pending action before using other tools.";
@@ -168,6 +183,36 @@ pub const DETOUR_RESULT: &str =
 pub fn force_loop_abort(tool_name: &str, forced_turns: u32) -> String {
     format!(
         "Soft tool requirement '{tool_name}' was not satisfied after {forced_turns} forced turns; aborting to avoid an unbounded force loop."
+    )
+}
+
+// What a writer reads back when its message is refused or its wait ends
+// before an answer (the `Display` of [`crate::Error`]).
+
+/// A device body that is not UTF-8.
+pub const MESSAGE_NOT_UTF8: &str = "The message must be UTF-8 text.";
+
+/// A device body that holds a NUL byte.
+pub const MESSAGE_HOLDS_NUL: &str = "The message holds a NUL byte; a reason is plain text.";
+
+/// A device body over `limit` bytes.
+pub fn message_too_long(limit: usize) -> String {
+    format!("The message is longer than {limit} bytes.")
+}
+
+/// A decision that lost its race against an abort signal, which said `why`.
+pub fn aborted(why: &str) -> String {
+    format!("Aborted: {why}")
+}
+
+/// A writer that got a signal while it waited, before anything was started.
+pub const INTERRUPTED: &str = "Interrupted: the writer received a signal while waiting.";
+
+/// A decision refused because the journal file could not record it first
+/// (`cause` is what the system said).
+pub fn journal_refused(cause: &str) -> String {
+    format!(
+        "Refused: the journal could not record this decision ({cause}); nothing was applied or discarded."
     )
 }
 
@@ -213,6 +258,20 @@ pub fn plan_refinement_requested(slug: &str, dir: &str) -> String {
     format!("{PLAN_REFINEMENT_REQUESTED} Update the plan file, then write {slug} to {dir}/propose again when ready.")
 }
 
+/// An approval's `text` followed by the reviewer's `feedback`.
+pub fn with_reviewer_feedback(text: &str, feedback: &str) -> String {
+    format!("{text}\n\nReviewer feedback: {feedback}")
+}
+
+/// A plan handler name that is not `yolo`, `review` or `async`.
+pub fn unknown_plan_handler(name: &str) -> String {
+    format!("unknown plan handler {name:?}; expected yolo, review or async")
+}
+
+/// The label of a plan mode event that names no plan (entering or leaving
+/// plan mode), in the journal.
+pub const PLAN_MODE_LABEL: &str = "plan mode";
+
 /// `plan/ctl` on a mount without a plan desk.
 pub const NO_PLAN_DESK: &str = "This mount has no plan desk (mount with --plan-dir).";
 /// `plan/ctl` answered `enter`.
@@ -240,7 +299,7 @@ pub fn no_pending_action_with_id(id: &str) -> String {
     format!("No pending action with id {id}; it was already decided or withdrawn.")
 }
 
-// Stage protocol and client texts.
+// Stage protocol, producer and `xdev hook` texts.
 
 /// The answer to an apply whose producer went away without reporting: it
 /// may or may not have made the change.
@@ -261,6 +320,45 @@ pub const STAGE_SOURCE_TOOL_RULE: &str =
 /// The rule a stage request's `sessionId` or `toolUseId` (`name`) breaks.
 pub fn stage_origin_rule(name: &str, max_bytes: usize) -> String {
     format!("{name} must be 1 to {max_bytes} bytes of printable text")
+}
+
+/// A stage request's field breaks `rule`, as `broken` says
+/// ([`IT_IS_EMPTY`], [`it_has_bytes`], ...).
+pub fn rule_broken(rule: &str, broken: &str) -> String {
+    format!("{rule}; {broken}.")
+}
+
+/// How a field breaks its rule: it is empty.
+pub const IT_IS_EMPTY: &str = "it is empty";
+
+/// How a field breaks its rule: it is `bytes` long.
+pub fn it_has_bytes(bytes: usize) -> String {
+    format!("it has {bytes} bytes")
+}
+
+/// How a field breaks its rule: it is `count` characters long.
+pub fn it_has_characters(count: usize) -> String {
+    format!("it has {count} characters")
+}
+
+/// How a field breaks its rule: it holds `character` (described).
+pub fn it_contains(character: &str) -> String {
+    format!("it contains {character}")
+}
+
+/// How a label breaks its rule: it holds an unprintable `character`.
+pub fn it_contains_unprintable(character: &str) -> String {
+    format!("it contains the unprintable character {character}")
+}
+
+/// A label of `len` bytes, over `max`.
+pub fn stage_label_too_long(max: usize, len: usize) -> String {
+    format!("{STAGE_LABEL_RULE} of at most {max} bytes; it has {len} bytes.")
+}
+
+/// A `why` of a `withdrawn` line that this crate does not know.
+pub fn unknown_withdraw_reason(why: &str) -> String {
+    format!("unknown withdraw reason {why:?}")
 }
 
 /// A stage request's `deadlineMs` out of its range (`max` is 7 days).
@@ -321,9 +419,29 @@ pub const PLAN_FILE_NOT_UTF8: &str = "it is not UTF-8 text";
 pub const PLAN_FILE_EMPTY: &str = "it is empty";
 
 /// Why `xdev hook` will not read the plan file an event names: it is
-/// `kind` (`a FIFO`, `a character device`, ...).
+/// `kind` (`a FIFO`, `a character device`, ...; see [`file_kind`]).
 pub fn plan_file_not_regular(kind: &str) -> String {
     format!("it is not a regular file but {kind}")
+}
+
+/// What a file that is not a regular file is, in [`plan_file_not_regular`]:
+/// `a directory`, `a FIFO`, `a character device`, `a block device`, `a
+/// socket`, or `of an unknown kind`.
+pub fn file_kind(kind: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "of an unknown kind"
+    }
 }
 
 /// Why `xdev hook` will not read the plan file an event names: it has
@@ -377,7 +495,7 @@ pub fn hook_plan_refined(feedback: &str) -> String {
     if feedback.is_empty() {
         ask.to_string()
     } else {
-        format!("{ask}\n\nReviewer feedback: {feedback}")
+        with_reviewer_feedback(ask, feedback)
     }
 }
 
@@ -393,7 +511,7 @@ pub fn preview_withdrawn(id: &str, why: impl std::fmt::Display) -> String {
     format!("the preview {id} was withdrawn: {why}")
 }
 
-// Daemon texts: why a `--journal FILE` is refused (each names the file and
+// Journal file texts: why a `--journal FILE` is refused (each names the file and
 // says what to do; the mount error puts them after "cannot use the journal
 // file: ").
 
@@ -413,10 +531,53 @@ pub fn journal_is_fifo_or_socket(path: &str) -> String {
     format!("{path} is not a regular file (a FIFO or socket)")
 }
 
-/// `path` is `what` (`a FIFO`, `a device`, ...), not a regular file.
+/// `path` is `what` (`a FIFO`, `a device`, ...; see [`journal_file_kind`]),
+/// not a regular file.
 pub fn journal_not_regular(path: &str, what: &str) -> String {
     format!("{path} is {what}; the journal must be a regular file")
 }
+
+/// What a journal file that is not a regular file is, in
+/// [`journal_not_regular`]: `a FIFO`, `a device`, or `not a regular file`.
+pub fn journal_file_kind(kind: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    }
+}
+
+// Journal texts: what `log`, `events` and the status files say of the
+// journal itself.
+
+/// The text of the record noting that `bytes` written after a device's
+/// message were ignored.
+pub fn bytes_ignored(bytes: usize) -> String {
+    format!("{bytes} bytes written after the message were ignored (one message per open)")
+}
+
+/// The journal file's health while its writes fail with `error`.
+pub fn journal_file_failing(error: &str) -> String {
+    format!("failing ({error})")
+}
+
+/// The text of the `lost` record: `count` records could not be written to
+/// the journal file; `named` names the first few (`event id (outcome)`),
+/// `more` counts the others.
+pub fn journal_records_lost(count: usize, named: &str, more: usize) -> String {
+    let text = if more > 0 {
+        format!("{named} and {more} more")
+    } else {
+        named.to_string()
+    };
+    format!("{count} record(s) could not be written to the journal file: {text}")
+}
+
+/// Why a record's write has no outcome: the journal's writer thread is gone.
+pub const JOURNAL_WRITER_STOPPED: &str = "the journal writer stopped";
 
 /// `path` is writable by others than its owner (`mode` has `g+w` or
 /// `o+w`): they could forge or erase the record of decisions.
@@ -443,6 +604,437 @@ pub fn journal_owned_by_another_user(path: &str, owner: u32, euid: u32) -> Strin
 /// `path` quoted for a POSIX shell, for a command a text suggests.
 fn shell_quoted(path: &str) -> String {
     format!("'{}'", path.replace('\'', "'\\''"))
+}
+
+// What the `xdev` command prints besides a device's answer (its help, man
+// page and completions are the argument definitions in `bin/xdev.rs`).
+
+/// The line `xdev mount` prints once the mount at `dir` answers.
+pub fn mounted(dir: &Path) -> String {
+    format!("xdev: mounted {}", dir.display())
+}
+
+/// `xdev mount` with neither a directory nor an instance.
+pub const MOUNT_NEEDS_A_PLACE: &str = "xdev mount needs DIR or --instance NAME";
+
+/// `xdev stage`, after an apply failed: it keeps waiting.
+pub const STAGE_APPLY_FAILED: &str = "xdev: apply failed; the preview is pending again, waiting";
+
+/// `xdev stage`, after its `--on-reject` command failed: it keeps waiting.
+pub const STAGE_REJECT_FAILED: &str =
+    "xdev: --on-reject failed; the preview stays pending, waiting";
+
+/// `xdev stage`, when the mount went away before the applied command's
+/// result could be reported.
+pub const STAGE_APPLIED_UNREPORTED: &str =
+    "xdev: the command ran and succeeded; the mount went away before its result could be reported";
+
+/// `xdev stage`, when its deadline passed.
+pub const STAGE_DEADLINE_PASSED: &str = "xdev: deadline passed; the preview was withdrawn";
+
+/// `xdev man` could not render the page.
+pub const CANNOT_RENDER_MAN_PAGE: &str = "cannot render the man page";
+
+/// `xdev resolve`, `reject` or `propose` could not read the message from stdin.
+pub const CANNOT_READ_MESSAGE: &str = "cannot read the message from stdin";
+
+/// A command could not print what it answers.
+pub const CANNOT_WRITE_STDOUT: &str = "cannot write to stdout";
+
+/// `xdev hook` could not read its input (`error`); it prints nothing.
+pub fn hook_cannot_read_stdin(error: impl std::fmt::Display) -> String {
+    format!("xdev hook: cannot read stdin: {error}; printing nothing")
+}
+
+// Daemon texts: what `xdev mount` and `xdev run` fail with, and what they
+// tell a service manager.
+
+/// A directory (a mount point, or what holds an instance's) could not be
+/// created.
+pub fn cannot_create(dir: &Path) -> String {
+    format!("cannot create {}", dir.display())
+}
+
+/// `xdev run` could not make a private mount point.
+pub const CANNOT_CREATE_TEMPORARY_MOUNT_POINT: &str = "cannot create a temporary mount point";
+
+/// The plan directory given could not be made absolute.
+pub fn cannot_use_plan_dir(path: &Path) -> String {
+    format!("cannot use plan directory {}", path.display())
+}
+
+/// The mount at `dir` was made but a lookup through it failed.
+pub fn mount_does_not_answer(dir: &Path) -> String {
+    format!("mount at {} does not answer", dir.display())
+}
+
+/// An instance name that is empty or longer than `max` bytes.
+pub fn instance_name_length(max: usize) -> String {
+    format!("an instance name is 1 to {max} characters long")
+}
+
+/// An instance name with a character it may not hold.
+pub fn not_an_instance_name(name: &str) -> String {
+    format!("{name:?} is not an instance name: use A-Z a-z 0-9 _ . : - (not starting with a dot)")
+}
+
+/// The daemon's runtime could not start.
+pub const CANNOT_START: &str = "cannot start";
+
+/// The daemon could not catch the signals it handles.
+pub const CANNOT_CATCH_SIGNALS: &str = "cannot catch signals";
+
+/// `xdev mount` could not unmount `dir` when it stopped.
+pub fn unmount_failed(dir: &Path) -> String {
+    format!("unmount of {} failed", dir.display())
+}
+
+/// `xdev run` (or `xdev stage`) was given no command.
+pub const NO_COMMAND_TO_RUN: &str = "no command to run";
+
+/// A command's end could not be waited for.
+pub const CANNOT_WAIT_FOR_COMMAND: &str = "cannot wait for the command";
+
+/// `xdev run` could not unmount after its command exited with `exit`.
+pub fn unmount_after_command_failed(exit: i32) -> String {
+    format!("unmount after the command (exit {exit}) failed")
+}
+
+/// Why a notification did not reach the service manager: the datagram
+/// was cut short.
+pub const NOTIFICATION_CUT_SHORT: &str = "the notification was cut short";
+
+/// Why a notification did not reach the service manager: `variable` holds
+/// `value`, which names no socket.
+pub fn not_a_notify_socket(variable: &str, value: &str) -> String {
+    format!("{variable}={value} is neither a socket path nor an @abstract socket")
+}
+
+/// What a service manager shows while the daemon serves `dir`.
+pub fn serving(dir: &str) -> String {
+    format!("Serving {dir}")
+}
+
+/// What a service manager shows once the daemon stops on `signal`.
+pub fn stopping_on(signal: &str) -> String {
+    format!("Stopping on {signal}")
+}
+
+// Client texts: what a command that talks to a mount fails with.
+
+/// `dir` is not a live xdev mount (it is `found`); `env` is the variable
+/// that names the mount.
+pub fn no_xdev_mount(dir: &str, found: impl std::fmt::Display, env: &str) -> String {
+    format!("no xdev mount at {dir}: {found} (use --mount DIR or set {env}, or start one with `xdev mount DIR`)")
+}
+
+/// `dir` is an xdev mount whose daemon is gone.
+pub fn stale_mount(dir: &str) -> String {
+    format!("ENOTCONN: the xdev mount at {dir} is stale (its daemon is gone); run `xdev mount {dir}` to clear it and serve again")
+}
+
+/// `dir` is another user's xdev mount, which lets only its owner in.
+pub fn closed_mount(dir: &str) -> String {
+    format!("EACCES: the xdev mount at {dir} lets only its owner in: it was mounted without --allow-other; its owner can start it with `xdev mount --allow-other` (and --share-journal to let others read its files)")
+}
+
+/// `xdev wait`: the daemon `pid` exited before `dir` was mounted.
+pub fn daemon_exited(pid: i32, dir: &str) -> String {
+    format!("the xdev daemon (pid {pid}) exited before {dir} was mounted; its own error says why")
+}
+
+/// `xdev wait`: `dir` did not answer within `waited`.
+pub fn not_mounted_in_time(dir: &str, waited: impl std::fmt::Display) -> String {
+    format!("{dir} was not mounted within {waited}")
+}
+
+/// The plan directory `path` is missing, or not a directory.
+pub fn bad_plan_dir(path: &str, missing: bool) -> String {
+    let what = if missing {
+        "does not exist"
+    } else {
+        "is not a directory"
+    };
+    format!("plan directory {path} {what}")
+}
+
+/// `xdev stage`: the command to run on apply, `program`, cannot be run
+/// (`why`: [`COMMAND_NOT_EXECUTABLE`], ...); nothing was staged.
+pub fn command_not_found(program: &str, why: &str) -> String {
+    format!("cannot stage: command {program} {why}; nothing was staged")
+}
+
+/// Why a command named by a path cannot be run: it is no executable file.
+pub const COMMAND_NOT_EXECUTABLE: &str = "is not an executable file";
+/// Why a command named by a path cannot be run: nothing is there.
+pub const COMMAND_MISSING: &str = "does not exist";
+/// Why a command named bare cannot be run.
+pub const COMMAND_NOT_ON_PATH: &str = "not found on PATH";
+
+/// The mount at `dir` went away while preview `id` waited.
+pub fn mount_gone(dir: &str, id: &str) -> String {
+    format!("the xdev mount at {dir} went away while {id} waited for a decision; its command did not run")
+}
+
+/// `program` could not be started (`why` is what the system said).
+pub fn cannot_run(program: &str, why: &str) -> String {
+    format!("cannot run {program}: {why}")
+}
+
+/// A file of a mount could not be opened.
+pub fn cannot_open(path: &Path) -> String {
+    format!("cannot open {}", path.display())
+}
+
+/// A preview's device could not be opened: another writer is deciding it.
+pub fn item_busy(path: &Path) -> String {
+    format!(
+        "another writer is deciding this preview right now; cannot open {}",
+        path.display()
+    )
+}
+
+/// A file could not be opened because `mount` is no mount (`env` names
+/// the mount).
+pub fn no_mount_to_open(mount: &Path, env: &str, path: &Path) -> String {
+    format!(
+        "no xdev mount at {} (use --mount DIR or set {env}); cannot open {}",
+        mount.display(),
+        path.display()
+    )
+}
+
+/// A file of `plan/` could not be opened: the mount has no plan desk.
+pub fn no_plan_desk_to_open(path: &Path) -> String {
+    format!(
+        "this mount has no plan desk (mount it with --plan-dir); cannot open {}",
+        path.display()
+    )
+}
+
+/// A file of `pending/<id>/` could not be opened: no such preview.
+pub fn no_item_to_open(path: &Path) -> String {
+    format!(
+        "no such pending preview (already decided or withdrawn?); cannot open {}",
+        path.display()
+    )
+}
+
+/// A file of a mount could not be read.
+pub fn cannot_read(path: &Path) -> String {
+    format!("cannot read {}", path.display())
+}
+
+/// A file of a mount could not be written.
+pub fn cannot_write(path: &Path) -> String {
+    format!("cannot write {}", path.display())
+}
+
+/// A device's answer could not be read back.
+pub fn cannot_read_answer(path: &Path) -> String {
+    format!("cannot read the answer from {}", path.display())
+}
+
+/// A write took only `count` of `len` bytes.
+pub fn short_write(path: &Path, count: usize, len: usize) -> String {
+    format!("short write to {}: {count} of {len} bytes", path.display())
+}
+
+/// The stage file answered `got` where the staged id was due.
+pub fn expected_staged_id(path: &Path, got: impl std::fmt::Debug) -> String {
+    format!(
+        "expected the staged id from {}, got {got:?}",
+        path.display()
+    )
+}
+
+/// The stage file ended before it staged the preview.
+pub fn ended_before_staging(path: &Path) -> String {
+    format!("{} ended before staging the preview", path.display())
+}
+
+/// The stage file staged a second preview on one descriptor.
+pub fn staged_twice(path: &Path) -> String {
+    format!("{} staged a second time on one descriptor", path.display())
+}
+
+/// The stage file sent `message` where none was due.
+pub fn unexpected_message(path: &Path, message: impl std::fmt::Debug) -> String {
+    format!("unexpected message from {}: {message:?}", path.display())
+}
+
+/// The stage file sent a line that does not parse (`error`).
+pub fn unexpected_line(path: &Path, line: &str, error: impl std::fmt::Display) -> String {
+    format!("unexpected line from {}: {line} ({error})", path.display())
+}
+
+/// The stage file refused `line` (`why` is what the system said).
+pub fn line_refused(path: &Path, line: &str, why: &str) -> String {
+    format!("{} refused {line}: {why}", path.display())
+}
+
+/// `xdev stage` was given no command to run on apply.
+pub const NO_COMMAND_ON_APPLY: &str = "no command to run on apply";
+
+/// How a command that failed ended: it exited with `code`.
+pub fn exit_status(code: i32) -> String {
+    format!("exit status {code}")
+}
+
+/// How a command that failed ended: `signal` killed it.
+pub fn killed_by_signal(signal: i32) -> String {
+    format!("killed by signal {signal}")
+}
+
+/// How a command that failed ended, when the system does not say.
+pub const EXIT_STATUS_UNKNOWN: &str = "exit status unknown";
+
+// Mount point texts: what a directory is, when it is not the xdev mount a
+// command looked for, and why FUSE cannot be used.
+
+/// A live xdev mount.
+pub const MOUNT_POINT_XDEV: &str = "it is a live xdev mount";
+/// A FUSE mount whose server is gone.
+pub const MOUNT_POINT_STALE: &str = "it is a stale FUSE mount";
+/// Nothing there.
+pub const MOUNT_POINT_MISSING: &str = "it does not exist";
+/// A file, not a directory.
+pub const MOUNT_POINT_NOT_A_DIRECTORY: &str = "it is not a directory";
+/// A directory that no FUSE file system is mounted on.
+pub const MOUNT_POINT_NOT_FUSE: &str = "it is not a FUSE mount";
+/// Another user's xdev mount, which lets only its owner in.
+pub const MOUNT_POINT_CLOSED: &str =
+    "it is another user's xdev mount, which lets only its owner in";
+
+/// Another FUSE file system (`fstype`, mounted from `source`).
+pub fn mount_point_other_fuse(fstype: &str, source: &str) -> String {
+    format!("it is a {fstype} mount of {source}, not an xdev one")
+}
+
+/// A directory that could not be looked at (`why` is what the system said).
+pub fn mount_point_unreadable(why: &str) -> String {
+    format!("it cannot be looked at: {why}")
+}
+
+/// What is at the FUSE device's path is not the FUSE device.
+pub const NOT_THE_FUSE_DEVICE: &str = "it is not the FUSE character device (10, 229)";
+
+/// The FUSE device `path` is missing.
+pub fn fuse_device_missing(path: &str) -> String {
+    format!("FUSE is not available: {path} is missing (load the module with `modprobe fuse`; in a container, pass the device in, e.g. `--device /dev/fuse`)")
+}
+
+/// The FUSE device `path` may not be opened (`why` is what the system said).
+pub fn fuse_device_not_accessible(path: &str, why: &str) -> String {
+    format!("FUSE is not available: {path} is not accessible: {why}")
+}
+
+/// The FUSE device `path` cannot be used (`why` is what the system said).
+pub fn fuse_device_unusable(path: &str, why: &str) -> String {
+    format!("FUSE is not available: {path}: {why}")
+}
+
+/// What follows a FUSE device problem (`what`) for a user other than root.
+pub fn fuse_device_for_users(what: &str, path: &str) -> String {
+    format!("{what}; as a user other than root, xdev needs fusermount3 (package fuse3) and a {path} that everyone may read and write (crw-rw-rw-)")
+}
+
+// Hook texts: what `xdev hook` says on stderr, and what it tells an agent.
+
+/// The hook input is not JSON (`error` says where).
+pub fn hook_input_not_json(error: &str) -> String {
+    format!("stdin is not JSON ({error})")
+}
+
+/// The hook input is JSON, but no object.
+pub const HOOK_INPUT_NOT_AN_OBJECT: &str = "the hook input is not a JSON object";
+
+/// The hook input lacks `field` (or has it of the wrong type).
+pub fn hook_input_missing(field: &str) -> String {
+    format!("the hook input has no {field}")
+}
+
+/// The hook input is an event `xdev hook` does not decide.
+pub fn hook_event_unsupported(name: &str) -> String {
+    format!("hook_event_name {name:?} is not one xdev hook decides (PreToolUse, PermissionRequest)")
+}
+
+/// The `detail` of a tool call whose input (`bytes` of JSON) is too large
+/// even with its strings cut.
+pub fn tool_input_too_large(bytes: usize) -> String {
+    format!("the tool input ({bytes} bytes of JSON) is too large to show")
+}
+
+/// A long string of a tool call's input, cut to `kept`, `more` bytes gone.
+pub fn string_cut(kept: &str, more: usize) -> String {
+    format!("{kept}… [{more} more bytes]")
+}
+
+/// The summary of a `Write` call in its label: `path` and its line count.
+pub fn write_summary(path: &str, lines: usize) -> String {
+    let unit = if lines == 1 { "line" } else { "lines" };
+    format!("{path} ({lines} {unit})")
+}
+
+/// The summary of a `MultiEdit` call in its label.
+pub fn multi_edit_summary(path: &str, edits: usize) -> String {
+    format!("{path} ({edits} edits)")
+}
+
+/// `xdev hook` got an input it cannot decide (`error`); the agent decides.
+pub fn hook_bad_input(error: impl std::fmt::Display) -> String {
+    format!("xdev hook: bad hook input: {error}; printing nothing, so the agent decides as usual")
+}
+
+/// `xdev hook` waited `waited` for nothing; the agent asks as usual.
+pub fn hook_timed_out_asking(waited: impl std::fmt::Display) -> String {
+    format!("xdev hook: no decision within {waited}; the preview was withdrawn and the agent asks as usual")
+}
+
+/// `xdev hook --on-timeout deny` waited `waited` for nothing.
+pub fn hook_timed_out_denying(waited: impl std::fmt::Display) -> String {
+    format!("xdev hook: no decision within {waited}; the preview was withdrawn and the call denied (--on-timeout deny)")
+}
+
+/// `xdev hook --strict`: what the agent is told when the mount cannot be
+/// asked (`error`).
+pub fn hook_could_not_ask(error: impl std::fmt::Display) -> String {
+    format!("xdev could not ask for a decision: {error}")
+}
+
+/// `xdev hook --strict`: what it says on stderr when the mount cannot be
+/// asked.
+pub fn hook_denying_strict(error: impl std::fmt::Display) -> String {
+    format!("xdev hook: {error}; denying (--strict)")
+}
+
+/// `xdev hook`: the mount cannot be asked (`error`); the agent asks as usual.
+pub fn hook_asks_as_usual(error: impl std::fmt::Display) -> String {
+    format!("xdev hook: {error}; printing nothing, so the agent asks as usual")
+}
+
+/// `xdev hook`'s decision was lost with the thread that waited for it.
+pub const DECISION_LOST: &str = "the decision was lost (the worker stopped)";
+
+/// A file of the mount that does not hold what it should (`error`).
+pub fn unexpected_content(path: &Path, error: impl std::fmt::Display) -> String {
+    format!("unexpected {}: {error}", path.display())
+}
+
+/// `xdev hook` could not write the plan to `path`.
+pub fn cannot_write_plan(path: &Path) -> String {
+    format!("cannot write the plan to {}", path.display())
+}
+
+/// `xdev hook` found no free scratch name beside a plan file.
+pub const NO_SCRATCH_NAME: &str = "every scratch name tried beside it was taken";
+
+/// `xdev hook`: the plan desk went away while a plan waited.
+pub const PLAN_DESK_WENT_AWAY: &str = "the plan desk went away";
+
+/// `xdev hook`: the plan desk decided something it does not know.
+pub fn unexpected_plan_decision(decision: &str) -> String {
+    format!("unexpected plan decision: {decision}")
 }
 
 #[cfg(test)]

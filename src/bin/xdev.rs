@@ -12,6 +12,7 @@ use tracing_subscriber::EnvFilter;
 use xdev::client::{self, ClientError, StageNotice};
 use xdev::daemon::{self, DaemonOptions, PlanOptions};
 use xdev::plan_command::PlanCommand;
+use xdev::texts;
 use xdev::{MountOptions, PlanHandlerKind};
 
 // Beside this file, not in src/bin/ (where cargo would take it for a
@@ -484,17 +485,14 @@ fn execute(command: Command) -> Result<u8, ClientError> {
                 (None, None) => Cli::command()
                     .error(
                         clap::error::ErrorKind::MissingRequiredArgument,
-                        "xdev mount needs DIR or --instance NAME",
+                        texts::MOUNT_NEEDS_A_PLACE,
                     )
                     .exit(),
             };
             let mut options = DaemonOptions::from(serve);
             options.mount.create_dir = true;
             daemon::serve(&dir, &options, || {
-                announce(
-                    std::io::stdout(),
-                    &format!("xdev: mounted {}", dir.display()),
-                );
+                announce(std::io::stdout(), &texts::mounted(&dir));
             })?;
             Ok(0)
         }
@@ -534,29 +532,17 @@ fn execute(command: Command) -> Result<u8, ClientError> {
             let outcome = client::stage(&target.dir()?, &options, |notice| match notice {
                 StageNotice::Staged(id) => announce(std::io::stdout(), &id),
                 StageNotice::ApplyFailed(_) => {
-                    announce(
-                        std::io::stderr(),
-                        "xdev: apply failed; the preview is pending again, waiting",
-                    );
+                    announce(std::io::stderr(), texts::STAGE_APPLY_FAILED);
                 }
                 StageNotice::RejectFailed(_) => {
-                    announce(
-                        std::io::stderr(),
-                        "xdev: --on-reject failed; the preview stays pending, waiting",
-                    );
+                    announce(std::io::stderr(), texts::STAGE_REJECT_FAILED);
                 }
                 StageNotice::AppliedUnreported => {
-                    announce(
-                        std::io::stderr(),
-                        "xdev: the command ran and succeeded; the mount went away before its result could be reported",
-                    );
+                    announce(std::io::stderr(), texts::STAGE_APPLIED_UNREPORTED);
                 }
             })?;
             if outcome == client::StageOutcome::DeadlinePassed {
-                announce(
-                    std::io::stderr(),
-                    "xdev: deadline passed; the preview was withdrawn",
-                );
+                announce(std::io::stderr(), texts::STAGE_DEADLINE_PASSED);
             }
             Ok(outcome.exit_code())
         }
@@ -621,7 +607,7 @@ fn execute(command: Command) -> Result<u8, ClientError> {
         Command::Man => {
             let mut page = Vec::new();
             man::render(Cli::command(), &mut page).map_err(|source| ClientError::Io {
-                what: "cannot render the man page".into(),
+                what: texts::CANNOT_RENDER_MAN_PAGE.into(),
                 source,
             })?;
             print_bytes(&page)
@@ -643,7 +629,7 @@ fn create_instance_parent(dir: &std::path::Path) -> Result<(), ClientError> {
         .mode(0o755)
         .create(parent)
         .map_err(|source| ClientError::Io {
-            what: format!("cannot create {}", parent.display()),
+            what: texts::cannot_create(parent),
             source,
         })
 }
@@ -657,9 +643,7 @@ fn hook(options: &xdev::hook::HookOptions) -> Result<u8, ClientError> {
         Ok(_) => xdev::hook::run(options, &stdin),
         Err(error) => xdev::hook::HookRun {
             stdout: None,
-            stderr: vec![format!(
-                "xdev hook: cannot read stdin: {error}; printing nothing"
-            )],
+            stderr: vec![texts::hook_cannot_read_stdin(error)],
         },
     };
     for line in &run.stderr {
@@ -692,7 +676,7 @@ fn message(words: &[String]) -> Result<Vec<u8>, ClientError> {
     std::io::stdin()
         .read_to_end(&mut stdin)
         .map_err(|source| ClientError::Io {
-            what: "cannot read the message from stdin".into(),
+            what: texts::CANNOT_READ_MESSAGE.into(),
             source,
         })?;
     Ok(stdin)
@@ -724,7 +708,7 @@ fn print_bytes(bytes: &[u8]) -> Result<u8, ClientError> {
     out.write_all(bytes)
         .and_then(|()| out.flush())
         .map_err(|source| ClientError::Io {
-            what: "cannot write to stdout".into(),
+            what: texts::CANNOT_WRITE_STDOUT.into(),
             source,
         })?;
     Ok(0)

@@ -10,6 +10,7 @@ use super::{write_device, ClientError, EXIT_ERROR};
 use crate::device::MAX_MESSAGE;
 use crate::plan_command::PlanCommand;
 use crate::supervised::supervise;
+use crate::texts;
 
 /// How many lines of a failed command's stderr become the failure message.
 pub const TAIL_LINES: usize = 20;
@@ -69,9 +70,9 @@ impl CommandOutput {
 /// `exit status N`, or `killed by signal N`.
 pub fn describe_status(status: ExitStatus) -> String {
     match (status.code(), status.signal()) {
-        (Some(code), _) => format!("exit status {code}"),
-        (None, Some(signal)) => format!("killed by signal {signal}"),
-        (None, None) => "exit status unknown".to_string(),
+        (Some(code), _) => texts::exit_status(code),
+        (None, Some(signal)) => texts::killed_by_signal(signal),
+        (None, None) => texts::EXIT_STATUS_UNKNOWN.to_string(),
     }
 }
 
@@ -235,7 +236,7 @@ pub fn run_command(mut command: Command) -> Result<CommandOutput, ClientError> {
     }
     let status = child
         .wait()
-        .map_err(|err| ClientError::io("cannot wait for the command", err))?;
+        .map_err(|err| ClientError::io(texts::CANNOT_WAIT_FOR_COMMAND, err))?;
     supervisor.done();
     let kept = tee.join().unwrap_or_default();
     Ok(CommandOutput {

@@ -13,6 +13,7 @@ use crate::error::{describe, errno_name};
 use crate::mount::MountError;
 use crate::mount_point::{probe_mount_point, MountPointState};
 use crate::session::DEFAULT_MOUNT_DIR;
+use crate::texts;
 
 /// The mount a client command talks to: `explicit` (`--mount`), else
 /// `$XDEV_DIR` when set and not empty, else `/xdev`.
@@ -71,7 +72,7 @@ pub enum ClientError {
     #[error(transparent)]
     Mount(#[from] MountError),
     /// The directory is not a live xdev mount; nothing in it was opened.
-    #[error("no xdev mount at {dir}: {found} (use --mount DIR or set {MOUNT_ENV}, or start one with `xdev mount DIR`)")]
+    #[error("{}", texts::no_xdev_mount(.dir, .found, MOUNT_ENV))]
     NotAMount {
         /// The directory given.
         dir: String,
@@ -79,20 +80,20 @@ pub enum ClientError {
         found: MountPointState,
     },
     /// The directory is an xdev mount whose daemon is gone.
-    #[error("ENOTCONN: the xdev mount at {dir} is stale (its daemon is gone); run `xdev mount {dir}` to clear it and serve again")]
+    #[error("{}", texts::stale_mount(.dir))]
     StaleMount {
         /// The mount point.
         dir: String,
     },
     /// The directory is another user's xdev mount, which lets only its
     /// owner in (the kernel refuses everyone else, root included).
-    #[error("EACCES: the xdev mount at {dir} lets only its owner in: it was mounted without --allow-other; its owner can start it with `xdev mount --allow-other` (and --share-journal to let others read its files)")]
+    #[error("{}", texts::closed_mount(.dir))]
     ClosedMount {
         /// The mount point.
         dir: String,
     },
     /// `xdev wait`: the daemon that should serve the mount has exited.
-    #[error("the xdev daemon (pid {pid}) exited before {dir} was mounted; its own error says why")]
+    #[error("{}", texts::daemon_exited(*.pid, .dir))]
     DaemonExited {
         /// The daemon's process id.
         pid: i32,
@@ -100,7 +101,7 @@ pub enum ClientError {
         dir: String,
     },
     /// `xdev wait`: the mount did not answer in time.
-    #[error("{dir} was not mounted within {}", humantime::format_duration(*waited))]
+    #[error("{}", texts::not_mounted_in_time(.dir, humantime::format_duration(*.waited)))]
     NotMountedInTime {
         /// The mount point.
         dir: String,
@@ -108,7 +109,7 @@ pub enum ClientError {
         waited: std::time::Duration,
     },
     /// The plan directory (`--plan-dir`) is missing or not a directory.
-    #[error("plan directory {path} {}", if *missing { "does not exist" } else { "is not a directory" })]
+    #[error("{}", texts::bad_plan_dir(.path, *.missing))]
     PlanDir {
         /// The plan directory given.
         path: String,
@@ -116,16 +117,17 @@ pub enum ClientError {
         missing: bool,
     },
     /// The command to run on apply cannot be found; nothing was staged.
-    #[error("cannot stage: command {program} {why}; nothing was staged")]
+    #[error("{}", texts::command_not_found(.program, .why))]
     CommandNotFound {
         /// The program named.
         program: String,
-        /// `not found on PATH`, `does not exist`, `is not executable`.
+        /// [`texts::COMMAND_NOT_ON_PATH`], [`texts::COMMAND_MISSING`] or
+        /// [`texts::COMMAND_NOT_EXECUTABLE`].
         why: &'static str,
     },
     /// The mount went away (stopped, killed) while `xdev stage` waited for
     /// a decision; its command did not run.
-    #[error("the xdev mount at {dir} went away while {id} waited for a decision; its command did not run")]
+    #[error("{}", texts::mount_gone(.dir, .id))]
     MountGone {
         /// The mount point.
         dir: String,
@@ -133,7 +135,7 @@ pub enum ClientError {
         id: String,
     },
     /// The command to run could not be started.
-    #[error("cannot run {program}: {}", describe(source))]
+    #[error("{}", texts::cannot_run(.program, &describe(.source)))]
     Spawn {
         /// The program named.
         program: String,
@@ -167,27 +169,18 @@ impl ClientError {
     /// plan desk, or a preview id that is not pending; and of a busy one: a
     /// preview another writer is deciding.
     pub(crate) fn open(path: &Path, source: io::Error) -> Self {
-        let shown = path.display();
-        let mut what = format!("cannot open {shown}");
+        let mut what = texts::cannot_open(path);
         if source.raw_os_error() == Some(libc::EBUSY) && locate(path).1 == Place::Item {
-            what =
-                format!("another writer is deciding this preview right now; cannot open {shown}");
+            what = texts::item_busy(path);
         }
         if source.kind() == io::ErrorKind::NotFound {
             let (mount, place) = locate(path);
             if !mount.join("status").exists() {
-                what = format!(
-                    "no xdev mount at {} (use --mount DIR or set {MOUNT_ENV}); cannot open {shown}",
-                    mount.display()
-                );
+                what = texts::no_mount_to_open(mount, MOUNT_ENV, path);
             } else if place == Place::Plan {
-                what = format!(
-                    "this mount has no plan desk (mount it with --plan-dir); cannot open {shown}"
-                );
+                what = texts::no_plan_desk_to_open(path);
             } else if place == Place::Item {
-                what = format!(
-                    "no such pending preview (already decided or withdrawn?); cannot open {shown}"
-                );
+                what = texts::no_item_to_open(path);
             }
         }
         ClientError::io(what, source)
@@ -284,18 +277,14 @@ pub fn write_device(path: &Path, message: &[u8]) -> Result<String, ClientError> 
     let answer = read_all(&file);
     match written {
         Ok(count) if count == body.len() => {
-            let answer = answer.map_err(|err| {
-                ClientError::io(
-                    format!("cannot read the answer from {}", path.display()),
-                    err,
-                )
-            })?;
+            let answer =
+                answer.map_err(|err| ClientError::io(texts::cannot_read_answer(path), err))?;
             Ok(trim_newline(&answer).to_string())
         }
-        Ok(count) => Err(ClientError::Protocol(format!(
-            "short write to {}: {count} of {} bytes",
-            path.display(),
-            body.len()
+        Ok(count) => Err(ClientError::Protocol(texts::short_write(
+            path,
+            count,
+            body.len(),
         ))),
         Err(err) => match err.raw_os_error() {
             Some(errno) => {
@@ -306,10 +295,7 @@ pub fn write_device(path: &Path, message: &[u8]) -> Result<String, ClientError> 
                     .unwrap_or_else(|| describe(&err));
                 Err(ClientError::Refused { errno, text })
             }
-            None => Err(ClientError::io(
-                format!("cannot write {}", path.display()),
-                err,
-            )),
+            None => Err(ClientError::io(texts::cannot_write(path), err)),
         },
     }
 }
@@ -333,7 +319,7 @@ fn open_device(path: &Path) -> Result<File, ClientError> {
 /// Reads a file of the mount (`status`, `status.json`, `plan/status`, ...).
 pub fn read_text(path: &Path) -> Result<String, ClientError> {
     let file = File::open(path).map_err(|err| ClientError::open(path, err))?;
-    read_all(&file).map_err(|err| ClientError::io(format!("cannot read {}", path.display()), err))
+    read_all(&file).map_err(|err| ClientError::io(texts::cannot_read(path), err))
 }
 
 fn read_all(mut file: &File) -> io::Result<String> {

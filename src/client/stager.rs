@@ -136,15 +136,14 @@ impl StagedPreview {
         staged.id = match staged.next()? {
             Some(ProducerMessage::Staged { id }) => id,
             Some(other) => {
-                return Err(ClientError::Protocol(format!(
-                    "expected the staged id from {}, got {other:?}",
-                    staged.path.display()
+                return Err(ClientError::Protocol(texts::expected_staged_id(
+                    &staged.path,
+                    other,
                 )))
             }
             None => {
-                return Err(ClientError::Protocol(format!(
-                    "{} ended before staging the preview",
-                    staged.path.display()
+                return Err(ClientError::Protocol(texts::ended_before_staging(
+                    &staged.path,
                 )))
             }
         };
@@ -179,14 +178,10 @@ impl StagedPreview {
             ProducerMessage::Withdrawn { why } => {
                 ClientError::Protocol(texts::preview_withdrawn(&self.id, why))
             }
-            ProducerMessage::Staged { .. } => ClientError::Protocol(format!(
-                "{} staged a second time on one descriptor",
-                self.path.display()
-            )),
-            other => ClientError::Protocol(format!(
-                "unexpected message from {}: {other:?}",
-                self.path.display()
-            )),
+            ProducerMessage::Staged { .. } => {
+                ClientError::Protocol(texts::staged_twice(&self.path))
+            }
+            other => ClientError::Protocol(texts::unexpected_message(&self.path, other)),
         }
     }
 
@@ -207,25 +202,17 @@ impl StagedPreview {
     fn send(&self, line: &str) -> Result<(), ClientError> {
         match self.reader.get_ref().write(line.as_bytes()) {
             Ok(count) if count == line.len() => Ok(()),
-            Ok(count) => Err(ClientError::Protocol(format!(
-                "short write to {}: {count} of {} bytes",
-                self.path.display(),
-                line.len()
+            Ok(count) => Err(ClientError::Protocol(texts::short_write(
+                &self.path,
+                count,
+                line.len(),
             ))),
             Err(err) => match err.raw_os_error() {
                 Some(errno) => Err(ClientError::Refused {
                     errno,
-                    text: format!(
-                        "{} refused {}: {}",
-                        self.path.display(),
-                        line.trim(),
-                        describe(&err)
-                    ),
+                    text: texts::line_refused(&self.path, line.trim(), &describe(&err)),
                 }),
-                None => Err(ClientError::io(
-                    format!("cannot write {}", self.path.display()),
-                    err,
-                )),
+                None => Err(ClientError::io(texts::cannot_write(&self.path), err)),
             },
         }
     }
@@ -251,9 +238,10 @@ impl StagedPreview {
         let mut line = String::new();
         loop {
             line.clear();
-            let read = self.reader.read_line(&mut line).map_err(|err| {
-                ClientError::io(format!("cannot read {}", self.path.display()), err)
-            })?;
+            let read = self
+                .reader
+                .read_line(&mut line)
+                .map_err(|err| ClientError::io(texts::cannot_read(&self.path), err))?;
             if read == 0 {
                 return Ok(None);
             }
@@ -262,11 +250,7 @@ impl StagedPreview {
             }
         }
         serde_json::from_str(line.trim()).map(Some).map_err(|err| {
-            ClientError::Protocol(format!(
-                "unexpected line from {}: {} ({err})",
-                self.path.display(),
-                line.trim()
-            ))
+            ClientError::Protocol(texts::unexpected_line(&self.path, line.trim(), err))
         })
     }
 }
@@ -337,8 +321,8 @@ fn require_program(program: &OsString) -> Result<(), ClientError> {
     if program.as_encoded_bytes().contains(&b'/') {
         return match std::fs::metadata(path) {
             Ok(metadata) if is_executable(&metadata) => Ok(()),
-            Ok(_) => Err(not_found("is not an executable file")),
-            Err(_) => Err(not_found("does not exist")),
+            Ok(_) => Err(not_found(texts::COMMAND_NOT_EXECUTABLE)),
+            Err(_) => Err(not_found(texts::COMMAND_MISSING)),
         };
     }
     let search = std::env::var_os("PATH").unwrap_or_default();
@@ -348,7 +332,7 @@ fn require_program(program: &OsString) -> Result<(), ClientError> {
     if found {
         Ok(())
     } else {
-        Err(not_found("not found on PATH"))
+        Err(not_found(texts::COMMAND_NOT_ON_PATH))
     }
 }
 
@@ -372,7 +356,7 @@ pub fn stage(
     mut notice: impl FnMut(StageNotice),
 ) -> Result<StageOutcome, ClientError> {
     let Some(program) = options.command.first() else {
-        return Err(ClientError::Protocol("no command to run on apply".into()));
+        return Err(ClientError::Protocol(texts::NO_COMMAND_ON_APPLY.into()));
     };
     require_program(program)?;
     let mut staged = StagedPreview::stage(mount, &options.preview)?;

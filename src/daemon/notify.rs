@@ -39,7 +39,7 @@ pub fn notify_to(socket: &OsStr, state: &str) -> io::Result<()> {
         // would read half a message.
         return Err(io::Error::new(
             io::ErrorKind::WriteZero,
-            "the notification was cut short",
+            crate::texts::NOTIFICATION_CUT_SHORT,
         ));
     }
     Ok(())
@@ -52,10 +52,7 @@ fn socket_address(socket: &OsStr) -> io::Result<SocketAddr> {
         [b'/', ..] => SocketAddr::from_pathname(socket),
         _ => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!(
-                "{NOTIFY_SOCKET}={} is neither a socket path nor an @abstract socket",
-                socket.to_string_lossy()
-            ),
+            crate::texts::not_a_notify_socket(NOTIFY_SOCKET, &socket.to_string_lossy()),
         )),
     }
 }

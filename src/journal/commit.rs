@@ -16,6 +16,7 @@ use tokio::sync::oneshot;
 
 use super::file::JournalFile;
 use super::{now, Inner, Record};
+use crate::texts;
 
 /// Whether a queued record is on disk: `Ok` once it is synced, the error
 /// once the file could not take it. Ready at once where there is no
@@ -70,7 +71,7 @@ impl Future for Commit {
 
 /// The error of a record whose writer went away before telling its fate.
 fn stopped() -> io::Error {
-    io::Error::other("the journal writer stopped")
+    io::Error::other(texts::JOURNAL_WRITER_STOPPED)
 }
 
 /// A copy of `error` for each record it failed (`io::Error` is not `Clone`).
@@ -313,12 +314,7 @@ impl Losses {
             return None;
         }
         let more = self.count - self.named.len();
-        let named = self.named.join(", ");
-        let text = if more > 0 {
-            format!("{named} and {more} more")
-        } else {
-            named
-        };
+        let text = texts::journal_records_lost(self.count, &self.named.join(", "), more);
         Some(Record {
             time: now(),
             event: "lost".to_string(),
@@ -328,10 +324,7 @@ impl Losses {
             device: None,
             reason: self.failing.clone(),
             outcome: "error".to_string(),
-            text: Some(format!(
-                "{} record(s) could not be written to the journal file: {text}",
-                self.count
-            )),
+            text: Some(text),
             errno: None,
             origin: None,
             who: None,

@@ -4,7 +4,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::texts;
@@ -57,14 +57,10 @@ impl JournalFile {
         let metadata = file.metadata()?;
         let kind = metadata.file_type();
         if !kind.is_file() {
-            let what = if kind.is_fifo() {
-                "a FIFO"
-            } else if kind.is_char_device() || kind.is_block_device() {
-                "a device"
-            } else {
-                "not a regular file"
-            };
-            return Err(refused(texts::journal_not_regular(&shown, what)));
+            return Err(refused(texts::journal_not_regular(
+                &shown,
+                texts::journal_file_kind(kind),
+            )));
         }
         // The journal is the record of who decided what: a file another user
         // may write could be forged or emptied behind the daemon's back.

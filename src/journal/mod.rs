@@ -143,9 +143,7 @@ impl Record {
             device: Some(device.to_string()),
             reason: None,
             outcome: "ok".to_string(),
-            text: Some(format!(
-                "{bytes} bytes written after the message were ignored (one message per open)"
-            )),
+            text: Some(crate::texts::bytes_ignored(bytes)),
             errno: None,
             origin: None,
             who,
@@ -510,7 +508,7 @@ impl Journal {
         let queue = self.inner.queue()?;
         Some(match queue.failing() {
             None => "ok".to_string(),
-            Some(error) => format!("failing ({error})"),
+            Some(error) => crate::texts::journal_file_failing(&error),
         })
     }
 

@@ -164,9 +164,10 @@ fn plan_event(
     Event {
         kind,
         id: String::new(),
-        label: plan
-            .as_ref()
-            .map_or_else(|| "plan mode".to_string(), |plan| plan.title.clone()),
+        label: plan.as_ref().map_or_else(
+            || crate::texts::PLAN_MODE_LABEL.to_string(),
+            |plan| plan.title.clone(),
+        ),
         source_tool: "plan".to_string(),
         reason: None,
         text: text.map(str::to_string),
