@@ -132,7 +132,7 @@ pub fn instance_mount_point(name: &str) -> Result<PathBuf, String> {
         return Err(texts::not_an_instance_name(name));
     }
     if name == DEFAULT_INSTANCE {
-        return Ok(PathBuf::from(crate::DEFAULT_MOUNT_DIR));
+        return Ok(PathBuf::from(crate::session::DEFAULT_MOUNT_DIR));
     }
     Ok(Path::new(INSTANCE_DIR).join(name))
 }

@@ -19,6 +19,9 @@ use crate::mount_point::{self, check_fuse_device, fuse_device_problem, CreatedDi
 use crate::plan_desk::PlanDesk;
 use crate::session::Session;
 
+// The mount point checks a caller may run before mounting.
+pub use crate::mount_point::{is_stale_mount, probe_mount_point, MountPointState};
+
 /// How a mount is set up.
 #[derive(Clone)]
 pub struct MountOptions {

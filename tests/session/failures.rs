@@ -26,16 +26,16 @@ async fn apply_failure_requeues_the_same_id_at_the_head_before_returning() {
             (EventKind::Requeued, id.clone())
         ]
     );
-    assert_eq!(answer.text, "Apply failed: disk full");
+    assert_eq!(answer.text(), "Apply failed: disk full");
     assert_eq!(answer.errno(), libc::EIO);
     assert_eq!(
-        answer.error,
-        Some(Error::CallbackFailed("Apply failed: disk full".into()))
+        answer.error(),
+        Some(&Error::CallbackFailed("Apply failed: disk full".into()))
     );
 
     // A later resolve retries the same invoker.
     let retry = dispatch(&session, Device::Resolve, "retry").await;
-    assert_eq!(retry.text, "applied on attempt 2");
+    assert_eq!(retry.text(), "applied on attempt 2");
     assert_eq!(calls.applied(), 2);
     assert_eq!(pending_ids(&session), [&*other]);
 }
@@ -46,8 +46,10 @@ async fn apply_failure_of_a_lower_preview_moves_it_to_the_head() {
     let (low, _calls) =
         stage_failing_first(&session, "low", 1, CallbackError::Failed("locked".into()));
     let high = stage_echoing(&session, "high", "edit");
-    let answer = run_resolve_invocation(&session, &low, ResolveRequest::apply("by id")).await;
-    assert_eq!(answer.text, "Apply failed: locked");
+    let answer = Dispatch::by_id(&low, ResolveRequest::apply("by id"))
+        .run(&session)
+        .await;
+    assert_eq!(answer.text(), "Apply failed: locked");
     assert_eq!(pending_ids(&session), [&*low, &*high]);
 }
 
@@ -61,11 +63,11 @@ async fn apply_failure_then_reject_discards() {
         CallbackError::Failed("boom".into()),
     );
     assert_eq!(
-        dispatch(&session, Device::Resolve, "x").await.text,
+        dispatch(&session, Device::Resolve, "x").await.text(),
         "Apply failed: boom"
     );
     let answer = dispatch(&session, Device::Reject, "give up").await;
-    assert_eq!(answer.text, discarded("edit a.rs", "give up"));
+    assert_eq!(answer.text(), discarded("edit a.rs", "give up"));
     assert!(!session.is_pending(&id));
     assert_eq!(calls.applied(), 1);
 }
@@ -80,14 +82,14 @@ async fn tool_errors_pass_unchanged_and_other_failures_are_wrapped() {
         CallbackError::Tool("Edit conflict: a.rs changed on disk".into()),
     );
     let answer = dispatch(&session, Device::Resolve, "x").await;
-    assert_eq!(answer.text, "Edit conflict: a.rs changed on disk");
+    assert_eq!(answer.text(), "Edit conflict: a.rs changed on disk");
     assert_eq!(answer.errno(), libc::EIO);
 
     let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "read-only file");
     let from_io: CallbackError = io.into();
     stage_failing_first(&session, "io", 1, from_io);
     let answer = dispatch(&session, Device::Resolve, "x").await;
-    assert_eq!(answer.text, "Apply failed: read-only file");
+    assert_eq!(answer.text(), "Apply failed: read-only file");
 }
 
 #[tokio::test]
@@ -106,16 +108,16 @@ async fn an_apply_that_returns_an_error_result_consumes_the_preview() {
     let mut events = session.subscribe();
     let answer = dispatch(&session, Device::Resolve, "apply").await;
     assert!(!answer.is_ok());
-    assert_eq!(answer.text, "Preview is stale: a.rs changed");
+    assert_eq!(answer.text(), "Preview is stale: a.rs changed");
     assert_eq!(answer.errno(), libc::EIO);
     assert_eq!(
-        answer.error,
-        Some(Error::ErrorResult("Preview is stale: a.rs changed".into()))
+        answer.error(),
+        Some(&Error::ErrorResult("Preview is stale: a.rs changed".into()))
     );
     assert_eq!(
         answer
-            .details
-            .and_then(|details| details.source_result_details),
+            .details()
+            .and_then(|details| details.source_result_details.clone()),
         Some(json!({"stale": true}))
     );
     assert!(!session.is_pending(&id));
@@ -148,7 +150,7 @@ async fn a_failing_reject_leaves_the_preview_pending_where_it_was() {
     let mut events = session.subscribe();
     let answer = dispatch(&session, Device::Reject, "no").await;
     assert!(!answer.is_ok());
-    assert_eq!(answer.text, "Could not restore a.rs");
+    assert_eq!(answer.text(), "Could not restore a.rs");
     assert_eq!(answer.errno(), libc::EIO);
     assert_eq!(pending_ids(&session), [&*id, &*below]);
     assert_eq!(session.in_progress_count(), 0);
@@ -159,7 +161,7 @@ async fn a_failing_reject_leaves_the_preview_pending_where_it_was() {
 
     // Still there: a second reject discards it, a resolve would apply it.
     let answer = dispatch(&session, Device::Reject, "no").await;
-    assert_eq!(answer.text, discarded("edit a.rs", "no"));
+    assert_eq!(answer.text(), discarded("edit a.rs", "no"));
     assert_eq!(pending_ids(&session), [&*below]);
 }
 
@@ -172,7 +174,8 @@ async fn a_reject_failure_propagates_as_the_callbacks_own_error_with_eio() {
     .await;
     assert_eq!(answer.errno(), libc::EIO);
     assert_eq!(
-        answer.text, "backup missing",
+        answer.text(),
+        "backup missing",
         "a reject failure propagates as the callback's own error"
     );
     assert!(session.is_pending(&id));
@@ -184,21 +187,23 @@ async fn discard_text_defaults_unless_the_reject_callback_answers() {
     // No reject callback.
     session.queue_resolve_handler("edit a.rs", "edit", echo_apply("a"), None);
     let answer = dispatch(&session, Device::Reject, "  not needed \n").await;
-    assert_eq!(answer.text, discarded("edit a.rs", "not needed"));
+    assert_eq!(answer.text(), discarded("edit a.rs", "not needed"));
     // A reject callback that returns nothing.
     let nothing = reject_fn(|_reason, _extra| async { Ok(None) });
     stage_echoing_with_reject(&session, "edit b.rs", nothing);
     let answer = dispatch(&session, Device::Reject, "dup").await;
-    assert_eq!(answer.text, discarded("edit b.rs", "dup"));
+    assert_eq!(answer.text(), discarded("edit b.rs", "dup"));
     // A reject callback with its own answer.
     let restores = reject_fn(|reason, _extra| async move {
         Ok(Some(ToolResult::ok(format!("restored c.rs ({reason})"))))
     });
     stage_echoing_with_reject(&session, "edit c.rs", restores);
     let answer = dispatch(&session, Device::Reject, "dup").await;
-    assert_eq!(answer.text, "restored c.rs (dup)");
+    assert_eq!(answer.text(), "restored c.rs (dup)");
     // The resolve tool's discard uses the same default.
     session.queue_resolve_handler("edit d.rs", "edit", echo_apply("d"), None);
-    let answer = run_resolve_tool(&session, ResolveRequest::discard("wrong")).await;
-    assert_eq!(answer.text, discarded("edit d.rs", "wrong"));
+    let answer = Dispatch::resolve_tool(ResolveRequest::discard("wrong"))
+        .run(&session)
+        .await;
+    assert_eq!(answer.text(), discarded("edit d.rs", "wrong"));
 }

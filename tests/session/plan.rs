@@ -7,10 +7,10 @@ async fn nothing_pending_texts_carry_the_propose_hint_only_in_plan_mode() {
     let session = Session::new();
     session.set_mount_dir("/mnt/agent");
     let resolve = dispatch(&session, Device::Resolve, "x").await;
-    assert_eq!(resolve.text, nothing_to_resolve());
+    assert_eq!(resolve.text(), nothing_to_resolve());
     assert_eq!(resolve.errno(), libc::ENOENT);
     let reject = dispatch(&session, Device::Reject, "x").await;
-    assert_eq!(reject.text, nothing_to_reject());
+    assert_eq!(reject.text(), nothing_to_reject());
     assert!(reject.is_ok());
 
     session.set_plan_proposal_handler(plan_handler(|_proposal| async {
@@ -19,13 +19,13 @@ async fn nothing_pending_texts_carry_the_propose_hint_only_in_plan_mode() {
     assert!(session.plan_mode());
     let resolve = dispatch(&session, Device::Resolve, "x").await;
     assert_eq!(
-        resolve.text,
+        resolve.text(),
         nothing_to_resolve() + &expected("plan-hint", "/mnt/agent")
     );
     assert_eq!(resolve.errno(), libc::ENOENT);
     let reject = dispatch(&session, Device::Reject, "x").await;
     assert_eq!(
-        reject.text,
+        reject.text(),
         nothing_to_reject() + &expected("plan-hint", "/mnt/agent")
     );
     assert!(reject.is_ok());
@@ -33,11 +33,11 @@ async fn nothing_pending_texts_carry_the_propose_hint_only_in_plan_mode() {
     session.clear_plan_proposal_handler();
     assert!(!session.plan_mode());
     assert_eq!(
-        dispatch(&session, Device::Resolve, "x").await.text,
+        dispatch(&session, Device::Resolve, "x").await.text(),
         nothing_to_resolve()
     );
     assert_eq!(
-        dispatch(&session, Device::Reject, "x").await.text,
+        dispatch(&session, Device::Reject, "x").await.text(),
         nothing_to_reject()
     );
 }
@@ -46,11 +46,11 @@ async fn nothing_pending_texts_carry_the_propose_hint_only_in_plan_mode() {
 async fn propose_outside_plan_mode_is_eperm_with_the_exact_text() {
     let session = Session::new();
     let answer = dispatch(&session, Device::Propose, "auth-refactor").await;
-    assert_eq!(answer.text, expected("no-plan", "/xdev"));
+    assert_eq!(answer.text(), expected("no-plan", "/xdev"));
     assert_eq!(answer.errno(), libc::EPERM);
     session.set_mount_dir("/run/xd");
     let answer = dispatch(&session, Device::Propose, "auth-refactor").await;
-    assert_eq!(answer.text, expected("no-plan", "/run/xd"));
+    assert_eq!(answer.text(), expected("no-plan", "/run/xd"));
 }
 
 fn recording_plan_handler(session: &Session) -> Arc<Mutex<Vec<PlanProposal>>> {
@@ -79,14 +79,14 @@ async fn propose_normalizes_the_title_before_calling_the_handler() {
     let answer = dispatch(&session, Device::Propose, "  plan: v1.0 (draft)\n").await;
     assert!(answer.is_ok(), "{answer:?}");
     assert_eq!(
-        answer.text,
+        answer.text(),
         "Plan plan-v10-draft submitted (plan-v10-draft-plan.md)"
     );
     let answer = dispatch(&session, Device::Propose, "auth-plan.md").await;
-    assert_eq!(answer.text, "Plan auth submitted (auth-plan.md)");
+    assert_eq!(answer.text(), "Plan auth submitted (auth-plan.md)");
     let answer = dispatch(&session, Device::Propose, "auth-refactor").await;
     assert_eq!(
-        answer.text,
+        answer.text(),
         "Plan auth-refactor submitted (auth-refactor-plan.md)"
     );
     assert_eq!(
@@ -130,14 +130,17 @@ async fn propose_refuses_bad_titles_with_einval_before_the_handler() {
         ),
     ] {
         let answer = dispatch(&session, Device::Propose, body).await;
-        assert_eq!(answer.text, text, "{body:?}");
+        assert_eq!(answer.text(), text, "{body:?}");
         assert_eq!(answer.errno(), libc::EINVAL, "{body:?}");
     }
     assert!(seen.lock().is_empty(), "handler must not see bad titles");
 
     // An empty body reaches the handler without a title; this one insists.
     let answer = dispatch(&session, Device::Propose, " \n").await;
-    assert_eq!(answer.text, "Plan title is required and must not be empty.");
+    assert_eq!(
+        answer.text(),
+        "Plan title is required and must not be empty."
+    );
     assert_eq!(answer.errno(), libc::EINVAL);
     assert_eq!(seen.lock().clone(), [PlanProposal { title: None }]);
 }
@@ -157,12 +160,12 @@ async fn propose_passes_the_handlers_errors_through() {
         }
     }));
     let busy = dispatch(&session, Device::Propose, "busy").await;
-    assert_eq!(busy.text, "Another plan is under review.");
+    assert_eq!(busy.text(), "Another plan is under review.");
     assert_eq!(busy.errno(), libc::EBUSY);
     let missing = dispatch(&session, Device::Propose, "missing").await;
     assert_eq!(missing.errno(), libc::ENOENT);
     let rejected = dispatch(&session, Device::Propose, "other").await;
-    assert_eq!(rejected.text, "Plan rejected by reviewer.");
+    assert_eq!(rejected.text(), "Plan rejected by reviewer.");
     assert_eq!(rejected.errno(), libc::EIO);
     assert!(session.plan_proposal_handler().is_some());
 }
@@ -171,24 +174,19 @@ async fn propose_passes_the_handlers_errors_through() {
 async fn propose_returns_the_plan_handlers_details_and_reports_them_in_an_event() {
     let session = Session::new();
     let mut events = session.subscribe();
-    let details = xdev::PlanApprovalDetails {
+    let details = xdev::session::PlanApprovalDetails {
         title: "auth".into(),
         plan_path: "/plans/auth-plan.md".into(),
-        outcome: xdev::PlanOutcome::Approved,
+        outcome: xdev::session::PlanOutcome::Approved,
     };
     let given = details.clone();
-    session.set_plan_proposal_handler(xdev::plan_reply_handler(move |_proposal| {
+    session.set_plan_proposal_handler(xdev::session::plan_handler(move |_proposal| {
         let details = given.clone();
-        async move {
-            Ok(xdev::PlanReply::new(
-                ToolResult::ok("Plan approved."),
-                details,
-            ))
-        }
+        async move { Ok(ToolResult::ok("Plan approved.").with_plan(details)) }
     }));
     let answer = dispatch(&session, Device::Propose, "auth").await;
-    assert_eq!(answer.text, "Plan approved.");
-    assert_eq!(answer.plan, Some(details.clone()));
+    assert_eq!(answer.text(), "Plan approved.");
+    assert_eq!(answer.plan(), Some(&details));
 
     let event = next_event(&mut events, EventKind::Proposed).await;
     assert_eq!(event.plan, Some(details));
