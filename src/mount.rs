@@ -13,7 +13,7 @@ use nix::mount::{umount2, MntFlags};
 use thiserror::Error;
 
 use crate::error::describe;
-use crate::fs::{Control, Owner, XdevFs};
+use crate::fs::{Control, Owner, XdevFs, XdevFuse};
 use crate::journal::Journal;
 use crate::mount_point::{self, check_fuse_device, fuse_device_problem, CreatedDir};
 use crate::plan_desk::PlanDesk;
@@ -238,7 +238,8 @@ pub fn mount(
         Owner::current(options.share_journal),
     );
     let control = fs.control();
-    let background = fuser::spawn_mount(fs, dir, &fuse_config(&options)).map_err(io_error)?;
+    let background =
+        fuser::spawn_mount(XdevFuse::new(fs), dir, &fuse_config(&options)).map_err(io_error)?;
     control
         .start_forgetting(background.notifier())
         .map_err(io_error)?;

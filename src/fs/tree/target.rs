@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use crate::device::Device;
 use crate::dispatch::{decide_pending_with, dispatch_device_in, DispatchHooks, Resolution};
-use crate::error::Error;
 use crate::plan_command::PlanCommand;
 use crate::plan_desk::{Decision, PlanDesk};
 use crate::session::plan::PlanApprovalDetails;
@@ -94,7 +93,14 @@ impl Target {
                 };
                 decide_pending_with(session, id, request, hooks).await
             }
-            Target::PlanCtl => plan_control(plan, text),
+            Target::PlanCtl => {
+                // `plan/ctl` has an inode only on a mount with a plan desk
+                // (see `Inodes::new`), and only its node makes this target.
+                let Some(desk) = plan else {
+                    unreachable!("plan/ctl exists only with a plan desk")
+                };
+                plan_control(desk, text)
+            }
         }
     }
 }
@@ -109,11 +115,7 @@ pub(crate) fn action_file(action: Action) -> &'static str {
 
 /// Runs one `plan/ctl` command: `enter`, `exit`, `approve [feedback]`,
 /// `refine <feedback>`.
-fn plan_control(plan: Option<&PlanDesk>, text: &str) -> Resolution {
-    let Some(desk) = plan else {
-        let error = Error::NotInPlanMode(texts::NO_PLAN_DESK.into());
-        return Resolution::failed(error, None);
-    };
+fn plan_control(desk: &PlanDesk, text: &str) -> Resolution {
     let outcome = text.parse().and_then(|command| match command {
         PlanCommand::Enter => {
             desk.enter();
