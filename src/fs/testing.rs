@@ -73,6 +73,11 @@ mod tests {
     const GONE: INodeNo = INodeNo(9_999_999);
     const NOT_OPEN: FileHandle = FileHandle(9_999_999);
 
+    /// The errno a decision refused with (`None`: it was allowed).
+    fn errno<T>(decided: Result<T, Refusal>) -> Option<Errno> {
+        decided.err().map(|refusal| refusal.errno)
+    }
+
     fn owner() -> Caller {
         Caller {
             uid: OWNER_UID,
@@ -93,29 +98,11 @@ mod tests {
         let mount = Mount::new();
         let fs = &mount.fs;
         let missing = fs.lookup(INodeNo::ROOT, OsStr::new("nope"), OWNER_UID, 1);
-        assert!(matches!(
-            missing,
-            Err(Refusal {
-                errno: Errno::ENOENT,
-                ..
-            })
-        ));
+        assert_eq!(errno(missing), Some(Errno::ENOENT));
         let bad = OsStr::from_bytes(b"\xff");
         let bad = fs.lookup(INodeNo::ROOT, bad, OWNER_UID, 1);
-        assert!(matches!(
-            bad,
-            Err(Refusal {
-                errno: Errno::ENOENT,
-                ..
-            })
-        ));
-        assert!(matches!(
-            fs.getattr(GONE, (0, 1)),
-            Err(Refusal {
-                errno: Errno::ENOENT,
-                ..
-            })
-        ));
+        assert_eq!(errno(bad), Some(Errno::ENOENT));
+        assert_eq!(errno(fs.getattr(GONE, (0, 1))), Some(Errno::ENOENT));
         let status = ino_of(fs, "status");
         assert!(fs.getattr(status, (0, 1)).is_ok());
     }
@@ -128,51 +115,24 @@ mod tests {
         let (attr, _) = fs.setattr(resolve, &truncate(0), None).expect("to 0");
         assert_eq!(attr.size, 0);
         let refused = fs.setattr(resolve, &truncate(3), None);
-        assert!(matches!(
-            refused,
-            Err(Refusal {
-                errno: Errno::EINVAL,
-                ..
-            })
-        ));
+        assert_eq!(errno(refused), Some(Errno::EINVAL));
         let status = ino_of(fs, "status");
         let refused = fs.setattr(status, &truncate(0), None);
-        assert!(matches!(
-            refused,
-            Err(Refusal {
-                errno: Errno::EPERM,
-                ..
-            })
-        ));
+        assert_eq!(errno(refused), Some(Errno::EPERM));
         let refused = fs.setattr(GONE, &truncate(0), None);
-        assert!(matches!(
-            refused,
-            Err(Refusal {
-                errno: Errno::ENOENT,
-                ..
-            })
-        ));
+        assert_eq!(errno(refused), Some(Errno::ENOENT));
     }
 
     #[test]
     fn reads_and_writes_of_unknown_descriptors_are_ebadf() {
         let mount = Mount::new();
         let fs = &mount.fs;
-        assert!(matches!(
-            fs.read(NOT_OPEN, 0, 10, false, 0),
-            Err(Refusal {
-                errno: Errno::EBADF,
-                ..
-            })
-        ));
+        assert_eq!(
+            errno(fs.read(NOT_OPEN, 0, 10, false, 0)),
+            Some(Errno::EBADF)
+        );
         let written = fs.write(NOT_OPEN, 0, b"x", OWNER_UID, 1);
-        assert!(matches!(
-            written,
-            Err(Refusal {
-                errno: Errno::EBADF,
-                ..
-            })
-        ));
+        assert_eq!(errno(written), Some(Errno::EBADF));
     }
 
     #[test]
@@ -182,13 +142,7 @@ mod tests {
         let events = ino_of(fs, "events");
         let opened = fs.open(events, OWNER_UID, 1, fuser::OpenFlags(libc::O_RDONLY));
         let fh = fs.handles.insert(opened.expect("events opens").handle);
-        assert!(matches!(
-            fs.read(fh, 0, 10, true, 0),
-            Err(Refusal {
-                errno: Errno::EAGAIN,
-                ..
-            })
-        ));
+        assert_eq!(errno(fs.read(fh, 0, 10, true, 0)), Some(Errno::EAGAIN));
         assert!(matches!(fs.read(fh, 0, 10, false, 0), Ok(Read::Wait(_))));
     }
 
@@ -214,20 +168,8 @@ mod tests {
         let fs = &mount.fs;
         assert!(fs.opendir(INodeNo::ROOT).is_ok());
         let status = ino_of(fs, "status");
-        assert!(matches!(
-            fs.opendir(status),
-            Err(Refusal {
-                errno: Errno::ENOTDIR,
-                ..
-            })
-        ));
-        assert!(matches!(
-            fs.opendir(GONE),
-            Err(Refusal {
-                errno: Errno::ENOENT,
-                ..
-            })
-        ));
+        assert_eq!(errno(fs.opendir(status)), Some(Errno::ENOTDIR));
+        assert_eq!(errno(fs.opendir(GONE)), Some(Errno::ENOENT));
     }
 
     #[test]
@@ -240,47 +182,17 @@ mod tests {
             ..owner()
         };
         let refused = fs.create(other, INodeNo::ROOT, name, 0o100644, 0o022, 0);
-        assert!(matches!(
-            refused,
-            Err(Refusal {
-                errno: Errno::EACCES,
-                ..
-            })
-        ));
+        assert_eq!(errno(refused), Some(Errno::EACCES));
         let bad = OsStr::from_bytes(b"\xff");
         let refused = fs.create(owner(), INodeNo::ROOT, bad, 0o100644, 0o022, 0);
-        assert!(matches!(
-            refused,
-            Err(Refusal {
-                errno: Errno::EINVAL,
-                ..
-            })
-        ));
+        assert_eq!(errno(refused), Some(Errno::EINVAL));
         let refused = fs.create(owner(), GONE, name, 0o100644, 0o022, 0);
-        assert!(matches!(
-            refused,
-            Err(Refusal {
-                errno: Errno::ENOENT,
-                ..
-            })
-        ));
+        assert_eq!(errno(refused), Some(Errno::ENOENT));
         let pending = ino_of(fs, "pending");
         let refused = fs.create(owner(), pending, name, 0o100644, 0o022, 0);
-        assert!(matches!(
-            refused,
-            Err(Refusal {
-                errno: Errno::EPERM,
-                ..
-            })
-        ));
+        assert_eq!(errno(refused), Some(Errno::EPERM));
         let reserved = fs.create(owner(), INodeNo::ROOT, OsStr::new("status"), 0o100644, 0, 0);
-        assert!(matches!(
-            reserved,
-            Err(Refusal {
-                errno: Errno::EPERM,
-                ..
-            })
-        ));
+        assert_eq!(errno(reserved), Some(Errno::EPERM));
         let (attr, _) = fs
             .create(owner(), INodeNo::ROOT, name, 0o100666, 0o022, 0)
             .expect("the owner's draft");
@@ -293,39 +205,47 @@ mod tests {
         let fs = &mount.fs;
         let root = INodeNo::ROOT;
         let unlinked = fs.unlink(OWNER_UID, root, OsStr::new("status"));
-        assert!(matches!(
-            unlinked,
-            Err(Refusal {
-                errno: Errno::EPERM,
-                ..
-            })
-        ));
+        assert_eq!(errno(unlinked), Some(Errno::EPERM));
         let unlinked = fs.unlink(OWNER_UID, root, OsStr::new("nope"));
-        assert!(matches!(
-            unlinked,
-            Err(Refusal {
-                errno: Errno::ENOENT,
-                ..
-            })
-        ));
+        assert_eq!(errno(unlinked), Some(Errno::ENOENT));
         let from = (root, OsStr::new("status"));
         let to = (root, OsStr::new("other"));
         let renamed = fs.rename(OWNER_UID, from, to, RenameFlags::empty());
-        assert!(matches!(
-            renamed,
-            Err(Refusal {
-                errno: Errno::EPERM,
-                ..
-            })
-        ));
+        assert_eq!(errno(renamed), Some(Errno::EPERM));
         let renamed = fs.rename(OWNER_UID, (GONE, OsStr::new("a")), to, RenameFlags::empty());
-        assert!(matches!(
-            renamed,
-            Err(Refusal {
-                errno: Errno::ENOENT,
-                ..
-            })
-        ));
+        assert_eq!(errno(renamed), Some(Errno::ENOENT));
+    }
+
+    #[test]
+    fn a_refusal_names_the_rule_that_fired() {
+        let mount = Mount::new();
+        let fs = &mount.fs;
+        let root = INodeNo::ROOT;
+        let why = |refused: Option<Refusal>| refused.map(|refusal| refusal.why);
+        let unlinked = fs.unlink(OWNER_UID, root, OsStr::new("status"));
+        assert_eq!(
+            why(unlinked.err()),
+            Some("the mount's own files are never removed")
+        );
+        let unlinked = fs.unlink(OWNER_UID, root, OsStr::new("nope"));
+        assert_eq!(why(unlinked.err()), Some("no such draft"));
+        let to = (root, OsStr::new("other"));
+        let renamed = fs.rename(
+            OWNER_UID,
+            (root, OsStr::new("status")),
+            to,
+            RenameFlags::empty(),
+        );
+        assert_eq!(
+            why(renamed.err()),
+            Some("the mount's own files are never renamed")
+        );
+        let pending = ino_of(fs, "pending");
+        let created = fs.create(owner(), pending, OsStr::new("d"), 0o100644, 0, 0);
+        assert_eq!(
+            why(created.err()),
+            Some("the mount keeps this name for its own files")
+        );
     }
 
     #[test]

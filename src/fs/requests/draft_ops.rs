@@ -47,8 +47,9 @@ pub(crate) struct Caller {
     pub(crate) tid: u32,
 }
 
-/// A draft may not take a name of the mount's own.
-const RESERVED: Refusal = refuse!(EPERM, "a draft cannot take one of the mount's own names");
+/// A draft may not take a name the mount keeps for its own files (in
+/// `pending/` and `sessions/`, every name).
+const RESERVED: Refusal = refuse!(EPERM, "the mount keeps this name for its own files");
 
 /// The caller has no draft of that name.
 const NO_DRAFT: Refusal = refuse!(ENOENT, "no such draft");
