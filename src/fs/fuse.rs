@@ -402,8 +402,8 @@ impl Filesystem for XdevFuse {
         _rdev: u32,
         reply: ReplyEntry,
     ) {
-        let why = refuse!(EPERM, "no node is made here but a draft, by create");
-        reply.error(refused("mknod", parent, req, why));
+        let refusal = refuse!(EPERM, "no node is made here but a draft, by create");
+        reply.error(refused("mknod", parent, req, refusal));
     }
 
     fn mkdir(
@@ -415,13 +415,13 @@ impl Filesystem for XdevFuse {
         _umask: u32,
         reply: ReplyEntry,
     ) {
-        let why = refuse!(EPERM, "no directory is made here");
-        reply.error(refused("mkdir", parent, req, why));
+        let refusal = refuse!(EPERM, "no directory is made here");
+        reply.error(refused("mkdir", parent, req, refusal));
     }
 
     fn rmdir(&self, req: &Request, parent: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
-        let why = refuse!(EPERM, "the mount's directories are never removed");
-        reply.error(refused("rmdir", parent, req, why));
+        let refusal = refuse!(EPERM, "the mount's directories are never removed");
+        reply.error(refused("rmdir", parent, req, refusal));
     }
 
     fn symlink(
@@ -432,8 +432,8 @@ impl Filesystem for XdevFuse {
         _target: &Path,
         reply: ReplyEntry,
     ) {
-        let why = refuse!(EPERM, "no link is made here");
-        reply.error(refused("symlink", parent, req, why));
+        let refusal = refuse!(EPERM, "no link is made here");
+        reply.error(refused("symlink", parent, req, refusal));
     }
 
     fn link(
@@ -444,8 +444,8 @@ impl Filesystem for XdevFuse {
         _newname: &OsStr,
         reply: ReplyEntry,
     ) {
-        let why = refuse!(EPERM, "no link is made here");
-        reply.error(refused("link", ino, req, why));
+        let refusal = refuse!(EPERM, "no link is made here");
+        reply.error(refused("link", ino, req, refusal));
     }
 
     fn setxattr(
@@ -458,29 +458,29 @@ impl Filesystem for XdevFuse {
         _position: u32,
         reply: ReplyEmpty,
     ) {
-        let why = refuse!(EPERM, "no extended attribute is kept");
-        reply.error(refused("setxattr", ino, req, why));
+        let refusal = refuse!(EPERM, "no extended attribute is kept");
+        reply.error(refused("setxattr", ino, req, refusal));
     }
 
     fn removexattr(&self, req: &Request, ino: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
-        let why = refuse!(EPERM, "no extended attribute is kept");
-        reply.error(refused("removexattr", ino, req, why));
+        let refusal = refuse!(EPERM, "no extended attribute is kept");
+        reply.error(refused("removexattr", ino, req, refusal));
     }
 
     fn getxattr(&self, req: &Request, ino: INodeNo, _name: &OsStr, _size: u32, reply: ReplyXattr) {
-        let why = refuse!(
+        let refusal = refuse!(
             ENOSYS,
             "no extended attribute is kept: the kernel stops asking"
         );
-        reply.error(refused("getxattr", ino, req, why));
+        reply.error(refused("getxattr", ino, req, refusal));
     }
 
     fn listxattr(&self, req: &Request, ino: INodeNo, _size: u32, reply: ReplyXattr) {
-        let why = refuse!(
+        let refusal = refuse!(
             ENOSYS,
             "no extended attribute is kept: the kernel stops asking"
         );
-        reply.error(refused("listxattr", ino, req, why));
+        reply.error(refused("listxattr", ino, req, refusal));
     }
 
     fn fallocate(
@@ -493,7 +493,7 @@ impl Filesystem for XdevFuse {
         _mode: i32,
         reply: ReplyEmpty,
     ) {
-        let why = refuse!(EOPNOTSUPP, "nothing is allocated here");
-        reply.error(refused("fallocate", ino, req, why));
+        let refusal = refuse!(EOPNOTSUPP, "nothing is allocated here");
+        reply.error(refused("fallocate", ino, req, refusal));
     }
 }
