@@ -60,6 +60,16 @@ fn refused(op: &'static str, ino: INodeNo, req: &Request, refusal: Refusal) -> E
     refusal.errno
 }
 
+/// Setting or removing an extended attribute: none is kept.
+const NO_XATTR: Refusal = refuse!(EPERM, "no extended attribute is kept");
+
+/// Reading extended attributes: `ENOSYS` tells the kernel to stop asking
+/// (one round trip, once).
+const NO_XATTR_TO_READ: Refusal = refuse!(ENOSYS, "no extended attribute is kept: ask no more");
+
+/// A hard or symbolic link.
+const NO_LINK: Refusal = refuse!(EPERM, "no link is made here");
+
 /// Answers a readdir from `offset` with as much of `listing` as fits.
 fn fill_directory(listing: &Listing, offset: u64, mut reply: ReplyDirectory) {
     let start = usize::try_from(offset).unwrap_or(usize::MAX);
@@ -432,8 +442,7 @@ impl Filesystem for XdevFuse {
         _target: &Path,
         reply: ReplyEntry,
     ) {
-        let refusal = refuse!(EPERM, "no link is made here");
-        reply.error(refused("symlink", parent, req, refusal));
+        reply.error(refused("symlink", parent, req, NO_LINK));
     }
 
     fn link(
@@ -444,8 +453,7 @@ impl Filesystem for XdevFuse {
         _newname: &OsStr,
         reply: ReplyEntry,
     ) {
-        let refusal = refuse!(EPERM, "no link is made here");
-        reply.error(refused("link", ino, req, refusal));
+        reply.error(refused("link", ino, req, NO_LINK));
     }
 
     fn setxattr(
@@ -458,29 +466,19 @@ impl Filesystem for XdevFuse {
         _position: u32,
         reply: ReplyEmpty,
     ) {
-        let refusal = refuse!(EPERM, "no extended attribute is kept");
-        reply.error(refused("setxattr", ino, req, refusal));
+        reply.error(refused("setxattr", ino, req, NO_XATTR));
     }
 
     fn removexattr(&self, req: &Request, ino: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
-        let refusal = refuse!(EPERM, "no extended attribute is kept");
-        reply.error(refused("removexattr", ino, req, refusal));
+        reply.error(refused("removexattr", ino, req, NO_XATTR));
     }
 
     fn getxattr(&self, req: &Request, ino: INodeNo, _name: &OsStr, _size: u32, reply: ReplyXattr) {
-        let refusal = refuse!(
-            ENOSYS,
-            "no extended attribute is kept: the kernel stops asking"
-        );
-        reply.error(refused("getxattr", ino, req, refusal));
+        reply.error(refused("getxattr", ino, req, NO_XATTR_TO_READ));
     }
 
     fn listxattr(&self, req: &Request, ino: INodeNo, _size: u32, reply: ReplyXattr) {
-        let refusal = refuse!(
-            ENOSYS,
-            "no extended attribute is kept: the kernel stops asking"
-        );
-        reply.error(refused("listxattr", ino, req, refusal));
+        reply.error(refused("listxattr", ino, req, NO_XATTR_TO_READ));
     }
 
     fn fallocate(
