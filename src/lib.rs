@@ -125,9 +125,9 @@ pub use dispatch::{
 };
 pub use error::{errno_name, CallbackError, Error};
 #[cfg(feature = "mount")]
-pub use mount::{mount, use_one_heap, Mount, MountOptions, DEFAULT_THREADS};
+pub use mount::{mount, use_one_heap, Mount, MountError, MountOptions, DEFAULT_THREADS};
 #[cfg(feature = "mount")]
-pub use mount_point::{is_stale_mount, probe_mount_point, MountError, MountPointState};
+pub use mount_point::{is_stale_mount, probe_mount_point, MountPointState};
 pub use plan_desk::{
     ContinueMode, PlanDesk, PlanHandlerKind, PlanStatus, PlanUnderReview, UnknownPlanHandler,
 };

@@ -10,9 +10,12 @@ use fuser::{Config, MountOption, SessionACL};
 
 use crate::fs::{Control, Owner, XdevFs, XdevFuse};
 use crate::journal::Journal;
-use crate::mount_point::{self, check_fuse_device, unmount_dir, CreatedDir, MountError};
+use crate::mount_point::{self, check_fuse_device, unmount_dir, CreatedDir};
 use crate::plan_desk::PlanDesk;
 use crate::session::Session;
+
+// What `mount()` fails with: the mount point's checks find most of it.
+pub use crate::mount_point::MountError;
 
 /// How a mount is set up.
 #[derive(Clone)]

@@ -10,7 +10,7 @@ use thiserror::Error;
 
 use super::{EXIT_CANNOT_RUN, EXIT_ERROR, EXIT_MOUNT_GONE, EXIT_NOT_FOUND, MOUNT_ENV};
 use crate::error::{describe, errno_name};
-use crate::mount_point::MountError;
+use crate::mount::MountError;
 use crate::mount_point::{probe_mount_point, MountPointState};
 use crate::session::DEFAULT_MOUNT_DIR;
 
