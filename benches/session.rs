@@ -22,7 +22,8 @@ use std::time::{Duration, Instant};
 use criterion::Criterion;
 use parking_lot::Mutex;
 use tokio::runtime::Runtime;
-use xdev::{apply_fn, dispatch_resolution_device, ApplyFn, Device, Session, ToolResult};
+use xdev::dispatch::dispatch_resolution_device;
+use xdev::{apply_fn, ApplyFn, Device, Session, ToolResult};
 
 /// Counts the bytes currently allocated by the whole process.
 struct Counting;

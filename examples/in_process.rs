@@ -5,9 +5,8 @@
 //!
 //! Run it with `cargo run --example in_process`.
 
-use xdev::{
-    apply_fn, dispatch_resolution_device, errno_name, reject_fn, Device, Session, ToolResult,
-};
+use xdev::error::errno_name;
+use xdev::{apply_fn, reject_fn, Device, Dispatch, Session, StageOptions, ToolResult};
 
 // A current-thread runtime is enough: every callback runs as a task on it.
 #[tokio::main(flavor = "current_thread")]
@@ -17,7 +16,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // An agent's edit tool stages two previews. The stack is newest first,
     // so the second one staged is the first one decided.
     for file in ["src/lib.rs", "src/main.rs"] {
-        let id = session.queue_resolve_handler(
+        let id = session.stage(
             format!("edit {file}"),
             "edit",
             // Apply: make the edit for real. The text becomes the result of
@@ -34,24 +33,32 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     "left {file} as it was ({reason})"
                 ))))
             })),
+            // Extras (an explicit id, the agent call it answers): none here.
+            StageOptions::default(),
         );
         println!("staged  {id}");
     }
     println!("pending {}", session.pending_count());
 
     // What `echo "tests pass" > /xdev/resolve` does: apply the newest.
-    let answer = dispatch_resolution_device(&session, Device::Resolve, "tests pass\n").await;
-    println!("resolve -> {}", answer.text);
+    let answer = Dispatch::device(Device::Resolve, "tests pass\n")
+        .run(&session)
+        .await;
+    println!("resolve -> {}", answer.text());
 
     // What `echo "not needed" > /xdev/reject` does: discard the next one.
-    let answer = dispatch_resolution_device(&session, Device::Reject, "not needed\n").await;
-    println!("reject  -> {}", answer.text);
+    let answer = Dispatch::device(Device::Reject, "not needed\n")
+        .run(&session)
+        .await;
+    println!("reject  -> {}", answer.text());
 
     // Nothing is left: a write to `resolve` would fail with this errno.
-    let answer = dispatch_resolution_device(&session, Device::Resolve, "again").await;
+    let answer = Dispatch::device(Device::Resolve, "again")
+        .run(&session)
+        .await;
     println!(
         "resolve -> {} ({})",
-        answer.text,
+        answer.text(),
         errno_name(answer.errno())
     );
 

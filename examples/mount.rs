@@ -9,7 +9,8 @@
 use std::fs;
 use std::process::ExitCode;
 
-use xdev::{apply_fn, errno_name, mount, MountOptions, Session, ToolResult};
+use xdev::error::errno_name;
+use xdev::{apply_fn, mount, MountOptions, Session, StageOptions, ToolResult};
 
 fn main() -> ExitCode {
     // Without FUSE this fails loudly: the reason, and a non-zero exit.
@@ -24,13 +25,14 @@ fn main() -> ExitCode {
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let session = Session::new();
-    let id = session.queue_resolve_handler(
+    let id = session.stage(
         "edit src/main.rs",
         "edit",
         apply_fn(|reason, _extra| async move {
             Ok(ToolResult::ok(format!("applied the edit ({reason})")))
         }),
         None,
+        StageOptions::default(),
     );
     println!("staged {id}");
 

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use xdev::{dispatch_resolution_device, Device, PlanDesk, PlanHandlerKind, Session};
+use xdev::{Device, Dispatch, PlanDesk, PlanHandlerKind, Session};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -34,7 +34,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // blocks until a reviewer decides.
     let agent = tokio::spawn({
         let session = session.clone();
-        async move { dispatch_resolution_device(&session, Device::Propose, "auth\n").await }
+        async move {
+            Dispatch::device(Device::Propose, "auth\n")
+                .run(&session)
+                .await
+        }
     });
 
     // The reviewer watches the desk (what `plan/status` shows on a mount)
@@ -50,7 +54,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // The agent's `propose` returns the decision, and plan mode is over.
     let answer = agent.await?;
-    println!("propose -> {}", answer.text);
+    println!("propose -> {}", answer.text());
     println!("plan mode: {}", session.plan_mode());
 
     if !answer.is_ok() || session.plan_mode() {

@@ -154,7 +154,7 @@ pub fn instance_mount_point(name: &str) -> Result<PathBuf, String> {
         ));
     }
     if name == DEFAULT_INSTANCE {
-        return Ok(PathBuf::from(crate::DEFAULT_MOUNT_DIR));
+        return Ok(PathBuf::from(crate::session::DEFAULT_MOUNT_DIR));
     }
     Ok(Path::new(INSTANCE_DIR).join(name))
 }

@@ -1,6 +1,11 @@
 //! Finalizing previews: the three devices, per-item decisions and the
 //! resolve tool, each raced against the session's abort signal.
 //!
+//! A [`Dispatch`] says what to decide (a device message, one pending
+//! preview by id, or the resolve tool's request) and what the decision is
+//! raced against; [`Dispatch::run`] decides it and answers one
+//! [`Decision`].
+//!
 //! Every callback runs in its own tokio task, so a caller that stops
 //! waiting (an abort, a writer's signal) never cancels it: the preview's
 //! eventual outcome (consumed, or requeued after a failure) is still recorded.
@@ -14,15 +19,16 @@ use serde_json::Value;
 
 use crate::device::Device;
 use crate::error::{CallbackError, Error};
+use crate::session::answer::{PlanApprovalDetails, ToolResult};
 use crate::session::directives::QueueInvoker;
 use crate::session::events::EventKind;
-use crate::session::plan::{proposal_from_body, PlanApprovalDetails};
-use crate::session::preview::{BoxFuture, Preview, ToolResult};
+use crate::session::plan::proposal_from_body;
+use crate::session::preview::{BoxFuture, Origin, Preview};
 use crate::session::request::{Action, ResolveRequest};
 use crate::session::{Next, Scope, Session};
 use crate::texts;
 
-/// The details every result carries.
+/// The details every decision of a preview or handler carries.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Details {
@@ -43,45 +49,103 @@ pub struct Details {
     /// The agent call the preview answers, for the journal only: it is not
     /// one of the result details a caller sees, so it is not serialized.
     #[serde(skip)]
-    pub origin: Option<crate::session::preview::Origin>,
+    pub origin: Option<Origin>,
 }
 
-/// The answer to a dispatch: its text, its details, and the error if it failed.
+/// What a dispatch decided: the text the writer reads back, the error when
+/// it failed, the preview it decided (its id and [`Details`]) and the plan
+/// it was about. A dispatch builds it complete; [`Decision::result`] reads
+/// it as a `Result`, so `?` works on it.
+///
+/// ```
+/// use xdev::{Device, Dispatch, Error, Session};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let session = Session::new();
+/// let decision = Dispatch::device(Device::Resolve, "tests pass").run(&session).await;
+/// assert!(matches!(decision.result(), Err(Error::NothingToResolve(_))));
+/// assert_eq!(decision.errno(), libc::ENOENT);
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
-pub struct Resolution {
-    /// What the user sees (the error's message when it failed).
-    pub text: String,
-    /// The details of the decided preview, when one was decided.
-    pub details: Option<Details>,
-    /// Why it failed; `None` on success.
-    pub error: Option<Error>,
-    /// The id of the preview this dispatch decided (or tried to), if any.
-    pub id: Option<String>,
-    /// The plan a `propose` was about, when its handler named it.
-    pub plan: Option<PlanApprovalDetails>,
+pub struct Decision {
+    text: String,
+    error: Option<Error>,
+    details: Option<Details>,
+    id: Option<Arc<str>>,
+    plan: Option<PlanApprovalDetails>,
 }
 
-impl Resolution {
-    /// A success with this text.
-    pub fn ok(text: impl Into<String>, details: Option<Details>) -> Self {
-        Resolution {
-            text: text.into(),
+impl Decision {
+    /// A handler's `answer`, for the preview `id` (with its `details`)
+    /// when one was decided. An error result fails with
+    /// [`Error::ErrorResult`]; the answer's plan is kept either way.
+    pub(crate) fn answered(
+        answer: Result<ToolResult, Error>,
+        id: Option<Arc<str>>,
+        details: Option<Details>,
+    ) -> Self {
+        match answer {
+            Ok(ToolResult {
+                text,
+                is_error,
+                plan,
+                ..
+            }) => Decision {
+                error: is_error.then(|| Error::ErrorResult(text.clone())),
+                text,
+                details,
+                id,
+                plan,
+            },
+            Err(error) => Decision::failed(error, id, details),
+        }
+    }
+
+    /// A failure, for the preview `id` (with its `details`) when one was
+    /// concerned; its text is the error's message.
+    pub(crate) fn failed(error: Error, id: Option<Arc<str>>, details: Option<Details>) -> Self {
+        Decision {
+            text: error.to_string(),
+            error: Some(error),
             details,
+            id,
+            plan: None,
+        }
+    }
+
+    /// A success that decided nothing (nothing was pending to reject).
+    fn nothing(text: impl Into<String>) -> Self {
+        Decision {
+            text: text.into(),
             error: None,
+            details: None,
             id: None,
             plan: None,
         }
     }
 
-    /// A failure; its text is the error's message.
-    pub fn failed(error: Error, details: Option<Details>) -> Self {
-        Resolution {
-            text: error.to_string(),
-            details,
-            error: Some(error),
-            id: None,
-            plan: None,
+    /// The text on success, else the error: `decision.result()?`.
+    pub fn result(&self) -> Result<&str, &Error> {
+        match &self.error {
+            None => Ok(&self.text),
+            Some(error) => Err(error),
         }
+    }
+
+    /// [`Decision::result`], owned: the text on success, else the error.
+    pub fn into_result(self) -> Result<String, Error> {
+        match self.error {
+            None => Ok(self.text),
+            Some(error) => Err(error),
+        }
+    }
+
+    /// What the writer reads back: the handler's text, or the error's
+    /// message when it failed.
+    pub fn text(&self) -> &str {
+        &self.text
     }
 
     /// Whether the handler succeeded.
@@ -89,19 +153,30 @@ impl Resolution {
         self.error.is_none()
     }
 
+    /// Why it failed; `None` on success.
+    pub fn error(&self) -> Option<&Error> {
+        self.error.as_ref()
+    }
+
     /// 0 on success, else the errno the device write fails with.
     pub fn errno(&self) -> i32 {
         self.error.as_ref().map_or(0, Error::errno)
     }
 
-    fn from_handler(result: Result<ToolResult, Error>, details: Option<Details>) -> Self {
-        match result {
-            Ok(result) if result.is_error => {
-                Resolution::failed(Error::ErrorResult(result.text), details)
-            }
-            Ok(result) => Resolution::ok(result.text, details),
-            Err(error) => Resolution::failed(error, details),
-        }
+    /// The id of the preview this dispatch decided (or tried to), if any.
+    pub fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+
+    /// The details of the decided preview or handler, when one was decided.
+    pub fn details(&self) -> Option<&Details> {
+        self.details.as_ref()
+    }
+
+    /// The plan a `propose` or a reviewer's decision was about, when its
+    /// handler named it.
+    pub fn plan(&self) -> Option<&PlanApprovalDetails> {
+        self.plan.as_ref()
     }
 }
 
@@ -143,14 +218,6 @@ impl std::fmt::Debug for DispatchHooks {
 }
 
 impl DispatchHooks {
-    /// Only a cancel signal.
-    pub fn cancel(cancel: Option<Cancel>) -> Self {
-        DispatchHooks {
-            cancel,
-            ..DispatchHooks::default()
-        }
-    }
-
     /// The error of a cancel that has fired already. Checked before a
     /// dispatch takes anything (a claim, a queue invoker), so a caller that
     /// gave up before it began uses up nothing and holds nobody up.
@@ -160,11 +227,165 @@ impl DispatchHooks {
     }
 }
 
+/// One decision to make: what to decide, and what it is raced against.
+/// Build it with [`Dispatch::device`], [`Dispatch::device_in`],
+/// [`Dispatch::by_id`] or [`Dispatch::resolve_tool`], add a
+/// [`Dispatch::cancel`] or [`Dispatch::hooks`] if needed, then
+/// [`Dispatch::run`] it on a session.
+///
+/// ```
+/// use xdev::{apply_fn, Device, Dispatch, ResolveRequest, Session, ToolResult};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), xdev::Error> {
+/// let session = Session::new();
+/// let apply = apply_fn(|reason, _extra| async move { Ok(ToolResult::ok(format!("applied: {reason}"))) });
+/// let older = session.queue_resolve_handler("edit a.rs", "edit", apply.clone(), None);
+/// session.queue_resolve_handler("edit b.rs", "edit", apply, None);
+///
+/// // The head, as `echo "tests pass" > /xdev/resolve` decides it:
+/// let text = Dispatch::device(Device::Resolve, "tests pass\n").run(&session).await.into_result()?;
+/// assert_eq!(text, "applied: tests pass");
+/// // One preview by id, head or not, as `pending/<id>/resolve` decides it:
+/// let decision = Dispatch::by_id(&older, ResolveRequest::apply("by id")).run(&session).await;
+/// assert_eq!(decision.id(), Some(older.as_str()));
+/// assert_eq!(decision.result(), Ok("applied: by id"));
+/// # Ok(())
+/// # }
+/// ```
+#[must_use = "a dispatch decides nothing until it is run"]
+pub struct Dispatch<'a> {
+    what: What<'a>,
+    hooks: DispatchHooks,
+}
+
+/// What a [`Dispatch`] decides.
+enum What<'a> {
+    /// A message written to a device, within a scope.
+    Device {
+        scope: Scope<'a>,
+        device: Device,
+        text: &'a str,
+    },
+    /// One pending preview, by id.
+    ById {
+        id: &'a str,
+        request: ResolveRequest,
+    },
+    /// The resolve tool's request.
+    ResolveTool(ResolveRequest),
+}
+
+impl std::fmt::Debug for Dispatch<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut f = f.debug_struct("Dispatch");
+        match &self.what {
+            What::Device {
+                scope,
+                device,
+                text,
+            } => f
+                .field("scope", scope)
+                .field("device", device)
+                .field("text", text),
+            What::ById { id, request } => f.field("id", id).field("request", request),
+            What::ResolveTool(request) => f.field("resolve_tool", request),
+        };
+        f.field("hooks", &self.hooks).finish()
+    }
+}
+
+impl<'a> Dispatch<'a> {
+    /// `text` written to one of the mount's root devices: resolve and
+    /// reject consult the queue invoker, then the head of the pending stack
+    /// (never the standing handler); propose consults only the plan
+    /// proposal handler. The text is trimmed (so `echo`'s newline goes).
+    pub fn device(device: Device, text: &'a str) -> Self {
+        Dispatch::device_in(Scope::Mount, device, text)
+    }
+
+    /// [`Dispatch::device`] within `scope`: the root devices
+    /// ([`Scope::Mount`]) or one agent session's `sessions/<id>/` devices,
+    /// which decide that session's newest preview under the same rules and
+    /// texts. The root `resolve` and `reject` refuse with [`Error::Busy`]
+    /// while previews of more than one agent session wait (previews of no
+    /// session count as one more), so that one agent's message never
+    /// decides another agent's call. `propose` is the same in every scope.
+    pub fn device_in(scope: Scope<'a>, device: Device, text: &'a str) -> Self {
+        Dispatch::new(What::Device {
+            scope,
+            device,
+            text,
+        })
+    }
+
+    /// Decides one pending preview by id, head or not. `ENOENT` if the id
+    /// is not pending (already decided, or being decided right now).
+    pub fn by_id(id: &'a str, request: ResolveRequest) -> Self {
+        Dispatch::new(What::ById { id, request })
+    }
+
+    /// The resolve tool: the queue invoker, then the head of the pending
+    /// stack, then the standing resolve handler.
+    pub fn resolve_tool(request: ResolveRequest) -> Self {
+        Dispatch::new(What::ResolveTool(request))
+    }
+
+    fn new(what: What<'a>) -> Self {
+        Dispatch {
+            what,
+            hooks: DispatchHooks::default(),
+        }
+    }
+
+    /// Also gives up when `cancel` fires (a harness passes its turn's abort
+    /// signal here). A cancel that has fired already starts nothing.
+    pub fn cancel(mut self, cancel: Cancel) -> Self {
+        self.hooks.cancel = Some(cancel);
+        self
+    }
+
+    /// Runs with these hooks, replacing any set before (a
+    /// [`Dispatch::cancel`] included).
+    pub fn hooks(mut self, hooks: DispatchHooks) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// Decides, raced against the session's abort signal and the cancel.
+    pub async fn run(self, session: &Session) -> Decision {
+        let Dispatch { what, mut hooks } = self;
+        if let Some(error) = hooks.fired() {
+            let id = match what {
+                What::ById { id, .. } => Some(Arc::from(id)),
+                _ => None,
+            };
+            return Decision::failed(error, id, None);
+        }
+        match what {
+            What::Device {
+                scope,
+                device,
+                text,
+            } => device_in(session, scope, device, text, hooks).await,
+            What::ById { id, request } => by_id(session, id, request, hooks).await,
+            What::ResolveTool(request) => resolve_tool(session, request, hooks).await,
+        }
+    }
+}
+
+/// The seed runtime's name for a device write, kept on purpose (agent
+/// runtimes ported to xdev call it, and the product contract names it):
+/// `Dispatch::device(device, text).run(session)`.
+pub async fn dispatch_resolution_device(session: &Session, device: Device, text: &str) -> Decision {
+    Dispatch::device(device, text).run(session).await
+}
+
 /// What a dispatch runs: the handler's future, the preview it decides and
 /// how (if any), and whether it must finish even when nobody waits for it
 /// any more.
 struct Work {
-    future: BoxFuture<Resolution>,
+    future: BoxFuture<Decision>,
     decides: Option<(Arc<Preview>, Arc<ResolveRequest>)>,
     must_finish: bool,
 }
@@ -187,7 +408,7 @@ impl Work {
 
     /// A handler with no preview behind it (a queue invoker, the standing
     /// handler): it also runs to the end.
-    fn handler(future: BoxFuture<Resolution>) -> Self {
+    fn handler(future: BoxFuture<Decision>) -> Self {
         Work {
             future,
             decides: None,
@@ -197,7 +418,7 @@ impl Work {
 
     /// A plan proposal: nothing is staged, so a writer that gives up
     /// withdraws it (dropping the handler's future cancels a review).
-    fn proposal(future: BoxFuture<Resolution>) -> Self {
+    fn proposal(future: BoxFuture<Decision>) -> Self {
         Work {
             future,
             decides: None,
@@ -211,7 +432,7 @@ impl Work {
 /// the tokio runtime to finish there, its preview marked abandoned so that
 /// its outcome is reported; other work is dropped with it.
 struct Detached<'a> {
-    work: Option<BoxFuture<Resolution>>,
+    work: Option<BoxFuture<Decision>>,
     must_finish: bool,
     session: &'a Session,
     preview: Option<&'a Preview>,
@@ -245,7 +466,7 @@ impl Drop for Detached<'_> {
 /// stays pending. Polling `work` here (rather than
 /// spawning it up front) lets a callback that finishes at once answer with
 /// no thread hop.
-async fn race(session: &Session, work: Work, hooks: DispatchHooks) -> Resolution {
+async fn race(session: &Session, work: Work, hooks: DispatchHooks) -> Decision {
     let Work {
         future,
         decides,
@@ -254,18 +475,16 @@ async fn race(session: &Session, work: Work, hooks: DispatchHooks) -> Resolution
     let mut cancel = hooks
         .cancel
         .unwrap_or_else(|| Box::pin(std::future::pending()));
-    // The callers checked the cancel before taking anything; one that fired
-    // since (while the claim was made) still runs nothing, and the claimed
-    // preview goes back unrun.
+    // `Dispatch::run` checked the cancel before taking anything; one that
+    // fired since (while the claim was made) still runs nothing, and the
+    // claimed preview goes back unrun.
     if let Some(error) = futures::FutureExt::now_or_never(cancel.as_mut()) {
         drop(future);
         let Some((preview, request)) = decides else {
-            return Resolution::failed(error, None);
+            return Decision::failed(error, None, None);
         };
         session.release_claim(&preview);
-        let mut resolution = Resolution::failed(error, Some(details_for(&preview, &request, None)));
-        resolution.id = Some(preview.id.to_string());
-        return resolution;
+        return failed(&preview, &request, error);
     }
     if let (Some((preview, request)), Some(before)) = (&decides, hooks.before_decision) {
         // The callback has not been polled yet: refusing drops it unrun.
@@ -280,9 +499,7 @@ async fn race(session: &Session, work: Work, hooks: DispatchHooks) -> Resolution
         claim.keep();
         if let Err(refused) = checked {
             session.release_claim(preview);
-            let mut resolution = Resolution::failed(refused, Some(details));
-            resolution.id = Some(preview.id.to_string());
-            return resolution;
+            return Decision::failed(refused, Some(Arc::clone(&preview.id)), Some(details));
         }
     }
     if let (Some((preview, _)), Some(on_claim)) = (&decides, hooks.on_claim) {
@@ -297,17 +514,15 @@ async fn race(session: &Session, work: Work, hooks: DispatchHooks) -> Resolution
     };
     // A caller that stops waiting still learns which preview it was
     // deciding, and how.
-    let unfinished = |error: Error| {
-        let details = decides
-            .as_ref()
-            .map(|(preview, request)| details_for(preview, request, None));
-        Resolution::failed(error, details)
+    let unfinished = |error: Error| match &decides {
+        Some((preview, request)) => failed(preview, request, error),
+        None => Decision::failed(error, None, None),
     };
-    let mut resolution = std::future::poll_fn(|cx| {
+    let decision = std::future::poll_fn(|cx| {
         if let Some(future) = running.work.as_mut() {
-            if let Poll::Ready(resolution) = future.as_mut().poll(cx) {
+            if let Poll::Ready(decision) = future.as_mut().poll(cx) {
                 running.work = None;
-                return Poll::Ready(resolution);
+                return Poll::Ready(decision);
             }
         }
         if let Poll::Ready(why) = aborted.as_mut().poll(cx) {
@@ -320,9 +535,7 @@ async fn race(session: &Session, work: Work, hooks: DispatchHooks) -> Resolution
     })
     .await;
     drop(running);
-    let id = decides.map(|(preview, _)| preview.id.to_string());
-    resolution.id = resolution.id.or(id);
-    resolution
+    decision
 }
 
 /// A claim made for a decision that has not started: released if dropped
@@ -383,11 +596,7 @@ fn callback_error(error: CallbackError) -> Error {
 /// outcome in the session: consumed on success or on a returned error
 /// result; requeued at the head (before returning) after a failed apply;
 /// left where it was after a failed reject.
-async fn invoke(
-    session: Session,
-    preview: Arc<Preview>,
-    request: Arc<ResolveRequest>,
-) -> Resolution {
+async fn invoke(session: Session, preview: Arc<Preview>, request: Arc<ResolveRequest>) -> Decision {
     match request.action {
         Action::Apply => apply(&session, &preview, &request).await,
         Action::Discard => discard(&session, &preview, &request).await,
@@ -414,18 +623,20 @@ async fn catch_panic<T>(
         })
 }
 
-/// The result a callback answered with, for `preview` decided by `request`.
-fn answered(preview: &Preview, request: &ResolveRequest, result: ToolResult) -> Resolution {
-    let details = details_for(preview, request, result.details.clone());
-    Resolution::from_handler(Ok(result), Some(details))
+/// The decision a callback answered, for `preview` decided by `request`.
+fn answered(preview: &Preview, request: &ResolveRequest, mut result: ToolResult) -> Decision {
+    let details = details_for(preview, request, result.details.take());
+    let id = Some(Arc::clone(&preview.id));
+    Decision::answered(Ok(result), id, Some(details))
 }
 
-/// A callback that failed, for `preview` decided by `request`.
-fn failed(preview: &Preview, request: &ResolveRequest, error: Error) -> Resolution {
-    Resolution::failed(error, Some(details_for(preview, request, None)))
+/// A decision that failed, for `preview` decided by `request`.
+fn failed(preview: &Preview, request: &ResolveRequest, error: Error) -> Decision {
+    let details = details_for(preview, request, None);
+    Decision::failed(error, Some(Arc::clone(&preview.id)), Some(details))
 }
 
-async fn apply(session: &Session, preview: &Preview, request: &ResolveRequest) -> Resolution {
+async fn apply(session: &Session, preview: &Preview, request: &ResolveRequest) -> Decision {
     let reason = &request.reason;
     let applying = async { (preview.apply)(reason.clone(), request.extra.clone()).await };
     match catch_panic(applying).await {
@@ -442,7 +653,7 @@ async fn apply(session: &Session, preview: &Preview, request: &ResolveRequest) -
     }
 }
 
-async fn discard(session: &Session, preview: &Preview, request: &ResolveRequest) -> Resolution {
+async fn discard(session: &Session, preview: &Preview, request: &ResolveRequest) -> Decision {
     let reason = &request.reason;
     let outcome = match &preview.reject {
         Some(reject) => {
@@ -477,7 +688,7 @@ fn invoke_queue(
     invoker: QueueInvoker,
     tool_name: String,
     request: ResolveRequest,
-) -> BoxFuture<Resolution> {
+) -> BoxFuture<Decision> {
     Box::pin(async move {
         let details = Details {
             action: request.action,
@@ -488,38 +699,39 @@ fn invoke_queue(
             source_result_details: None,
             origin: None,
         };
-        let result = invoker(request).await;
+        let mut result = invoker(request).await;
         // A handler may name itself; otherwise it goes by its tool's name.
-        let details = match &result {
+        let details = match &mut result {
             Ok(result) => Details {
-                source_result_details: result.details.clone(),
-                label: result.label.clone().unwrap_or(details.label),
+                source_result_details: result.details.take(),
+                label: result.label.take().unwrap_or(details.label),
                 source_tool_name: result
                     .source_tool_name
-                    .clone()
+                    .take()
                     .unwrap_or(details.source_tool_name),
                 ..details
             },
             Err(_) => details,
         };
-        Resolution::from_handler(result, Some(details))
+        Decision::answered(result, None, Some(details))
     })
 }
 
-/// The work for a resolve/reject: queue invoker first, then the head of the
-/// pending stack. `None` when neither can dispatch.
-fn queue_or_pending(session: &Session, request: ResolveRequest) -> Option<Work> {
-    Some(match session.take_next()? {
+/// The work for what a resolve or reject took (see [`Session::take_next`]).
+fn work_for(session: &Session, next: Next, request: ResolveRequest) -> Work {
+    match next {
         Next::Invoker(invoker, tool_name) => {
             Work::handler(invoke_queue(invoker, tool_name, request))
         }
         Next::Preview(preview) => Work::preview(session, preview, request),
-    })
+    }
 }
 
-/// [`queue_or_pending`] within `scope`: the root devices refuse with
-/// `EBUSY` while previews of several agent sessions wait (see
-/// [`Session::take_next_in`]), naming them and where to decide each.
+/// The work for a resolve/reject within `scope`: queue invoker first, then
+/// the head of the pending stack; `None` when neither can dispatch. The
+/// root devices refuse with `EBUSY` while previews of several agent
+/// sessions wait (see [`Session::take_next_in`]), naming them and where to
+/// decide each.
 fn queue_or_pending_in(
     session: &Session,
     scope: Scope<'_>,
@@ -535,28 +747,24 @@ fn queue_or_pending_in(
         );
         Error::Busy(text)
     })?;
-    Ok(next.map(|next| match next {
-        Next::Invoker(invoker, tool_name) => {
-            Work::handler(invoke_queue(invoker, tool_name, request))
-        }
-        Next::Preview(preview) => Work::preview(session, preview, request),
-    }))
+    Ok(next.map(|next| work_for(session, next, request)))
 }
 
 /// The "nothing pending" answer of a device, with the propose hint while
 /// a plan handler is set.
-fn nothing_pending(session: &Session, device: Device) -> Resolution {
+fn nothing_pending(session: &Session, device: Device) -> Decision {
     let hint = if session.plan_mode() {
         texts::propose_hint(&session.mount_dir())
     } else {
         String::new()
     };
     match device {
-        Device::Resolve => Resolution::failed(
+        Device::Resolve => Decision::failed(
             Error::NothingToResolve(format!("{}{hint}", texts::NOTHING_TO_RESOLVE)),
             None,
+            None,
         ),
-        _ => Resolution::ok(format!("{}{hint}", texts::NOTHING_TO_REJECT), None),
+        _ => Decision::nothing(format!("{}{hint}", texts::NOTHING_TO_REJECT)),
     }
 }
 
@@ -570,68 +778,25 @@ fn propose(session: &Session, body: &str) -> Result<Work, Error> {
     let proposal = proposal_from_body(body)?;
     let (session, body) = (session.clone(), body.to_string());
     Ok(Work::proposal(Box::pin(async move {
-        let reply = handler(proposal).await;
-        let plan = reply.as_ref().ok().and_then(|reply| reply.details.clone());
-        let mut resolution = Resolution::from_handler(reply.map(|reply| reply.result), None);
-        resolution.plan = plan;
+        let decision = Decision::answered(handler(proposal).await, None, None);
         session.proposed(
             &body,
-            &resolution.text,
-            resolution.is_ok(),
-            resolution.plan.clone(),
+            decision.text(),
+            decision.is_ok(),
+            decision.plan().cloned(),
         );
-        resolution
+        decision
     })))
 }
 
-/// Writes `text` to a device: resolve/reject consult the queue invoker, then
-/// the head of the pending stack (never the standing handler); propose
-/// consults only the plan proposal handler.
-pub async fn dispatch_resolution_device(
-    session: &Session,
-    device: Device,
-    text: &str,
-) -> Resolution {
-    dispatch_resolution_device_until(session, device, text, None).await
-}
-
-/// [`dispatch_resolution_device`], also giving up when `cancel` fires.
-pub async fn dispatch_resolution_device_until(
-    session: &Session,
-    device: Device,
-    text: &str,
-    cancel: Option<Cancel>,
-) -> Resolution {
-    dispatch_device_with(session, device, text, DispatchHooks::cancel(cancel)).await
-}
-
-/// [`dispatch_resolution_device`] with `hooks`.
-pub async fn dispatch_device_with(
-    session: &Session,
-    device: Device,
-    text: &str,
-    hooks: DispatchHooks,
-) -> Resolution {
-    dispatch_device_in(session, Scope::Mount, device, text, hooks).await
-}
-
-/// [`dispatch_device_with`] within `scope`: the root devices
-/// ([`Scope::Mount`]) or one agent session's `sessions/<id>/` devices,
-/// which decide that session's newest preview under the same rules and
-/// texts. The root `resolve` and `reject` refuse with [`Error::Busy`]
-/// while previews of more than one agent session wait (previews of no
-/// session count as one more), so that one agent's message never decides
-/// another agent's call. `propose` is the same in every scope.
-pub async fn dispatch_device_in(
+/// A device message: see [`Dispatch::device_in`].
+async fn device_in(
     session: &Session,
     scope: Scope<'_>,
     device: Device,
     text: &str,
-    mut hooks: DispatchHooks,
-) -> Resolution {
-    if let Some(error) = hooks.fired() {
-        return Resolution::failed(error, None);
-    }
+    hooks: DispatchHooks,
+) -> Decision {
     let reason = text.trim();
     let taken = match device {
         Device::Resolve => {
@@ -642,123 +807,78 @@ pub async fn dispatch_device_in(
         }
         Device::Propose => propose(session, reason).map(Some),
     };
-    let work = match taken {
-        Ok(work) => work,
-        Err(refused) => return Resolution::failed(refused, None),
-    };
-    match work {
-        Some(work) => race(session, work, hooks).await,
-        None => nothing_pending(session, device),
+    match taken {
+        Ok(Some(work)) => race(session, work, hooks).await,
+        Ok(None) => nothing_pending(session, device),
+        Err(refused) => Decision::failed(refused, None, None),
     }
 }
 
-/// Decides one pending preview by id, head or not. `ENOENT` if the id is
-/// not pending (already decided, or being decided right now).
-pub async fn decide_pending(
+/// One preview by id: see [`Dispatch::by_id`].
+async fn by_id(
     session: &Session,
     id: &str,
     request: ResolveRequest,
-    cancel: Option<Cancel>,
-) -> Resolution {
-    decide_pending_with(session, id, request, DispatchHooks::cancel(cancel)).await
-}
-
-/// [`decide_pending`] with `hooks`.
-pub async fn decide_pending_with(
-    session: &Session,
-    id: &str,
-    request: ResolveRequest,
-    mut hooks: DispatchHooks,
-) -> Resolution {
-    if let Some(error) = hooks.fired() {
-        let mut resolution = Resolution::failed(error, None);
-        resolution.id = Some(id.to_string());
-        return resolution;
-    }
+    hooks: DispatchHooks,
+) -> Decision {
     let Some(preview) = session.claim(id) else {
         let text = texts::no_pending_action_with_id(id);
-        let mut resolution = Resolution::failed(Error::NothingToResolve(text), None);
-        resolution.id = Some(id.to_string());
-        return resolution;
+        return Decision::failed(Error::NothingToResolve(text), Some(Arc::from(id)), None);
     };
     let work = Work::preview(session, preview, request);
     race(session, work, hooks).await
 }
 
-/// The resolve tool: queue invoker, then the head of the pending stack,
-/// then the standing resolve handler.
-pub async fn run_resolve_tool(session: &Session, request: ResolveRequest) -> Resolution {
-    run_resolve_tool_until(session, request, None).await
-}
-
-/// [`run_resolve_tool`], also giving up when `cancel` fires (a harness
-/// passes its turn's abort signal here). A cancel that has fired already
-/// starts nothing.
-pub async fn run_resolve_tool_until(
+/// The resolve tool: see [`Dispatch::resolve_tool`].
+async fn resolve_tool(
     session: &Session,
     request: ResolveRequest,
-    cancel: Option<Cancel>,
-) -> Resolution {
-    let action = request.action;
-    let mut hooks = DispatchHooks::cancel(cancel);
-    if let Some(error) = hooks.fired() {
-        return Resolution::failed(error, None);
-    }
-    if let Some(work) = queue_or_pending(session, request.clone()) {
-        return race(session, work, hooks).await;
-    }
-    if let Some(handler) = session.standing_handler() {
-        let work = Work::handler(invoke_queue(handler, "resolve".to_string(), request));
-        return race(session, work, hooks).await;
-    }
-    match action {
-        Action::Apply => Resolution::failed(
-            Error::NothingToResolve(texts::NOTHING_TO_RESOLVE.into()),
-            None,
-        ),
-        Action::Discard => Resolution::ok(texts::NOTHING_TO_DISCARD, None),
-    }
+    hooks: DispatchHooks,
+) -> Decision {
+    let work = match (session.take_next(), request.action) {
+        (Some(next), _) => work_for(session, next, request),
+        (None, action) => match session.standing_handler() {
+            Some(handler) => Work::handler(invoke_queue(handler, "resolve".to_string(), request)),
+            None if action == Action::Apply => {
+                let nothing = Error::NothingToResolve(texts::NOTHING_TO_RESOLVE.into());
+                return Decision::failed(nothing, None, None);
+            }
+            None => return Decision::nothing(texts::NOTHING_TO_DISCARD),
+        },
+    };
+    race(session, work, hooks).await
 }
 
-/// Runs one pending preview's invoker with this request (the core of every
-/// dispatch): claims it, runs its callback, and records the outcome. Same as
-/// [`decide_pending`] without a cancel signal.
-pub async fn run_resolve_invocation(
-    session: &Session,
-    id: &str,
-    request: ResolveRequest,
-) -> Resolution {
-    decide_pending(session, id, request, None).await
-}
-
-/// The most recent device result, as the status files show it.
+/// The most recent device result, as the status files show it: the device
+/// written and its [`Decision`], seen from outside.
+#[cfg(any(test, feature = "mount"))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DeviceResult {
+pub(crate) struct DeviceResult {
     /// Which device was written (`resolve`, `reject`, `propose`, or a
     /// per-item path).
-    pub device: String,
+    pub(crate) device: String,
     /// Whether the handler succeeded.
-    pub ok: bool,
+    pub(crate) ok: bool,
     /// The result text.
-    pub text: String,
+    pub(crate) text: String,
     /// The errno name on failure (`ENOENT`), else `None`.
-    pub errno: Option<String>,
+    pub(crate) errno: Option<String>,
     /// The plan a `propose` was about, when its handler named it (what a
     /// review UI reading `status.json` needs).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub plan: Option<PlanApprovalDetails>,
+    pub(crate) plan: Option<PlanApprovalDetails>,
 }
 
+#[cfg(any(test, feature = "mount"))]
 impl DeviceResult {
-    /// The result of `resolution` on `device`.
-    #[cfg(any(test, feature = "mount"))]
-    pub(crate) fn new(device: String, resolution: &Resolution) -> Self {
+    /// The result of `decision` on `device`.
+    pub(crate) fn new(device: String, decision: &Decision) -> Self {
         DeviceResult {
             device,
-            ok: resolution.is_ok(),
-            text: resolution.text.clone(),
-            errno: (!resolution.is_ok()).then(|| crate::error::errno_name(resolution.errno())),
-            plan: resolution.plan.clone(),
+            ok: decision.is_ok(),
+            text: decision.text.clone(),
+            errno: decision.error.as_ref().map(Error::errno_name),
+            plan: decision.plan.clone(),
         }
     }
 }
@@ -766,17 +886,18 @@ impl DeviceResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::plan::PlanOutcome;
+    use crate::session::answer::PlanOutcome;
 
     #[test]
     fn a_device_result_shows_the_plan_of_a_propose() {
-        let mut resolution = Resolution::ok("Plan ready for review.", None);
-        resolution.plan = Some(PlanApprovalDetails {
+        let plan = PlanApprovalDetails {
             title: "auth".into(),
             plan_path: "/plans/auth-plan.md".into(),
             outcome: PlanOutcome::PendingReview,
-        });
-        let last = DeviceResult::new("propose".into(), &resolution);
+        };
+        let answer = ToolResult::ok("Plan ready for review.").with_plan(plan);
+        let decision = Decision::answered(Ok(answer), None, None);
+        let last = DeviceResult::new("propose".into(), &decision);
         assert_eq!(
             serde_json::to_value(&last).ok(),
             Some(serde_json::json!({
@@ -787,7 +908,7 @@ mod tests {
                 "plan": {"title": "auth", "planPath": "/plans/auth-plan.md", "outcome": "pending-review"},
             }))
         );
-        let plain = DeviceResult::new("resolve".into(), &Resolution::ok("done", None));
+        let plain = DeviceResult::new("resolve".into(), &Decision::nothing("done"));
         let plain = serde_json::to_value(&plain).ok();
         assert_eq!(plain.and_then(|value| value.get("plan").cloned()), None);
     }

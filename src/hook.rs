@@ -1118,7 +1118,7 @@ mod tests {
             plan_dir: "/p".into(),
             under_review: None,
             last_decision: Some(format!("{} at /p/{slug}-plan.md.", texts::PLAN_APPROVED)),
-            last_decided: Some(crate::PlanUnderReview {
+            last_decided: Some(crate::plan_desk::PlanUnderReview {
                 slug: slug.into(),
                 path: format!("/p/{slug}-plan.md"),
             }),

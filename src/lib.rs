@@ -8,18 +8,45 @@
 //! `write(2)`: its byte count, or an errno (`ENOENT` when nothing is
 //! pending, `EIO` when the apply failed, ...).
 //!
-//! ## Embedding: mount a session
+//! ## The names at the crate root, in the order an embedder meets them
+//!
+//! 1. **The session.** A [`Session`] is one agent session's queue: a stack
+//!    of pending previews, newest first. Cheap to clone, usable from any
+//!    thread.
+//! 2. **Staging.** [`Session::stage`] puts a preview at the head: a label,
+//!    the tool that made it, an [`ApplyFn`] that makes the change and an
+//!    optional [`RejectFn`] that throws it away (wrap async closures with
+//!    [`apply_fn`] and [`reject_fn`]), and [`StageOptions`] for the rest
+//!    (an explicit id, the agent call it answers, its detail). A callback
+//!    answers a [`ToolResult`], or fails with a [`CallbackError`].
+//! 3. **Deciding.** A [`Dispatch`] decides: a message written to a
+//!    [`Device`] (`resolve`, `reject`, `propose`), one preview by id with a
+//!    [`ResolveRequest`], or the resolve tool's request. It answers a
+//!    [`Decision`]: the text the writer reads back, and the [`Error`] when
+//!    it failed (`decision.result()?` works).
+//! 4. **Mounting.** [`mount()`] serves a session's devices at a directory
+//!    with [`MountOptions`], until the returned [`Mount`] is unmounted or
+//!    dropped; a mount point it cannot use is a [`MountError`].
+//! 5. **Plan review.** A [`PlanDesk`] owns plan mode for a session: a
+//!    `propose` write finds the plan file and a [`PlanHandlerKind`]
+//!    (`yolo`, `review`, `async`) decides it.
+//! 6. **Errors.** [`Error`] is every failure a user can see, with the errno
+//!    its `write(2)` fails with ([`Error::errno`]); [`CallbackError`] is how
+//!    a callback fails.
+//!
+//! ### Mount a session
 //!
 //! ```no_run
-//! use xdev::{apply_fn, mount, MountOptions, Session, ToolResult};
+//! use xdev::{apply_fn, mount, MountOptions, Session, StageOptions, ToolResult};
 //!
 //! fn main() -> Result<(), Box<dyn std::error::Error>> {
 //!     let session = Session::new();
-//!     session.queue_resolve_handler(
+//!     session.stage(
 //!         "edit src/main.rs",
 //!         "edit",
 //!         apply_fn(|reason, _extra| async move { Ok(ToolResult::ok(format!("applied: {reason}"))) }),
 //!         None,
+//!         StageOptions::default(),
 //!     );
 //!     // Serves in the background until unmounted or dropped.
 //!     let devices = mount(&session, "/xdev", MountOptions::default())?;
@@ -31,27 +58,38 @@
 //! }
 //! ```
 //!
+//! ### Decide in process
+//!
 //! The session queue works without FUSE, which is how the core is tested:
 //!
 //! ```
-//! use xdev::{apply_fn, dispatch_resolution_device, Device, Session, ToolResult};
+//! use xdev::{apply_fn, Device, Dispatch, Session, StageOptions, ToolResult};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() {
+//! # async fn main() -> Result<(), xdev::Error> {
 //! let session = Session::new();
-//! let id = session.queue_resolve_handler(
+//! let id = session.stage(
 //!     "edit src/main.rs",
 //!     "edit",
 //!     apply_fn(|reason, _extra| async move { Ok(ToolResult::ok(format!("applied: {reason}"))) }),
 //!     None,
+//!     StageOptions::default(),
 //! );
 //! assert_eq!(id.rsplit_once(':').map(|(kind, _)| kind), Some("pending-action:edit"));
 //!
-//! let answer = dispatch_resolution_device(&session, Device::Resolve, "tests pass\n").await;
-//! assert_eq!(answer.text, "applied: tests pass");
+//! // What `echo "tests pass" > /xdev/resolve` does:
+//! let decision = Dispatch::device(Device::Resolve, "tests pass\n").run(&session).await;
+//! assert_eq!(decision.id(), Some(id.as_str()));
+//! assert_eq!(decision.into_result()?, "applied: tests pass");
 //! assert_eq!(session.pending_count(), 0);
+//! # Ok(())
 //! # }
 //! ```
+//!
+//! The plan desk's own example is in [`plan_desk`]. The seed runtime's
+//! names stay for code ported from it, as thin wrappers that say so:
+//! [`Session::queue_resolve_handler`], [`Session::push_pending_action`] and
+//! [`dispatch::dispatch_resolution_device`].
 //!
 //! ## Features
 //!
@@ -59,55 +97,51 @@
 //! session core (every layer below the journal in the table that follows)
 //! on tokio, parking_lot, thiserror, serde and serde_json.
 //!
-//! - `mount`: `mount()`, `Mount` and the mount point checks, the FUSE
+//! - `mount`: [`mount()`], [`Mount`] and the mount point checks, the FUSE
 //!   adapter, the `journal` and `who` modules (fuser, nix).
 //! - `cli`: the `xdev` binary and the `client`, `daemon` and `hook` modules
 //!   (clap, tracing-subscriber, humantime, tempfile); implies `mount`.
 //!
-//! ## The layers, bottom up
+//! ## The modules, bottom up
 //!
-//! Each layer imports only from the layers below it.
+//! Each layer imports only from the layers below it. Everything beyond the
+//! root names lives in a public module named for what it holds.
 //!
 //! | layer | modules | what lives there |
 //! |---|---|---|
-//! | texts and rules | `texts`, `error`, `safe_text`, `device` | every user-facing text; the one error type and its errno; what a label or source tool may hold; the three devices and a message's rules (64 KiB of UTF-8) |
-//! | session core | `session/` | the pending stack, claims, requests, plan proposal handler slot, directives, events, abort; no FUSE, no files |
-//! | decisions | `dispatch`, `soft_requirement` | resolve / reject / propose and the resolve tool, raced against cancels; the soft requirement a harness enforces on the model |
-//! | plan review, producers | `plan_desk`, `stage_protocol`, `producer`, `plan_command` | the daemon's plan desk (yolo / review / async); the stage protocol's messages and the session side of an external producer; `plan/ctl` commands |
-//! | journal | `journal/`, `who` | the JSON Lines record of every staging and decision, and who wrote |
+//! | texts and rules | [`texts`], [`error`], [`safe_text`], [`device`] | every user-facing text; the one error type and its errno ([`error::errno_name`]); what a label or source tool may hold; the three devices and a message's rules ([`device::MAX_MESSAGE`], [`device::message_text`]) |
+//! | session core | [`session`] | the pending stack, claims, requests, the plan proposal handler slot ([`session::plan_handler`]), directives, events ([`session::Event`]), abort; no FUSE, no files |
+//! | decisions | [`dispatch`], [`harness`] | resolve / reject / propose and the resolve tool, raced against cancels ([`dispatch::DispatchHooks`], the details of a decision); the hard directives and the soft requirement a harness enforces on the model |
+//! | plan review, producers | [`plan_desk`], [`stage_protocol`], [`producer`], [`plan_command`] | the daemon's plan desk (yolo / review / async) and its status; the stage protocol's messages and the session side of an external producer; `plan/ctl` commands |
+//! | journal | `journal`, `who` | the JSON Lines record of every staging and decision, and who wrote |
 //! | FUSE adapter | `fs/` (private) | inodes, handles, and one decision function per file operation; knows nothing of how previews are applied |
-//! | mount lifecycle | `mount`, `mount_point` | mounting, stale-mount recovery, unmounting with a grace period |
-//! | programs | `daemon`, `client/`, `hook`, `bin/xdev.rs` | the `xdev` daemon; the client side (device I/O, commands, the stager); `xdev hook` for Claude Code and Codex; the thin CLI |
-//!
-//! The embedding API (session, dispatch, plan handlers, mount) is
-//! re-exported here at the crate root; the modules of the programs
-//! ([`producer`], [`stage_protocol`], [`plan_command`], [`texts`],
-//! [`safe_text`]; with `mount` also `journal` and `who`, with `cli` also
-//! `client`, `daemon` and `hook`) are public under their own names.
+//! | mount lifecycle | `mount` | mounting, stale-mount recovery, unmounting with a grace period; the mount point checks and request threads |
+//! | programs | `daemon`, `client`, `hook`, `bin/xdev.rs` | the `xdev` daemon; the client side (device I/O, commands, the stager); `xdev hook` for Claude Code and Codex; the thin CLI |
 
 #[cfg(feature = "cli")]
 pub mod client;
 #[cfg(feature = "cli")]
 pub mod daemon;
-mod device;
-mod dispatch;
-mod error;
+pub mod device;
+pub mod dispatch;
+pub mod error;
 #[cfg(feature = "mount")]
 mod fs;
+pub mod harness;
 #[cfg(feature = "cli")]
 pub mod hook;
 #[cfg(feature = "mount")]
 pub mod journal;
 mod maps;
 #[cfg(feature = "mount")]
-mod mount;
+pub mod mount;
 #[cfg(feature = "mount")]
 mod mount_point;
 pub mod plan_command;
-mod plan_desk;
+pub mod plan_desk;
 pub mod producer;
 pub mod safe_text;
-mod session;
+pub mod session;
 mod soft_requirement;
 pub mod stage_protocol;
 #[cfg(feature = "cli")]
@@ -116,42 +150,19 @@ pub mod texts;
 #[cfg(feature = "mount")]
 pub mod who;
 
-pub use device::{message_text, Device, MAX_MESSAGE};
-pub use dispatch::{
-    decide_pending, decide_pending_with, dispatch_device_in, dispatch_device_with,
-    dispatch_resolution_device, dispatch_resolution_device_until, run_resolve_invocation,
-    run_resolve_tool, run_resolve_tool_until, BeforeDecision, Cancel, Details, DeviceResult,
-    DispatchHooks, OnClaim, Resolution,
-};
-pub use error::{errno_name, CallbackError, Error};
+// The session and staging.
+pub use session::{apply_fn, reject_fn, ApplyFn, RejectFn, Session, StageOptions, ToolResult};
+// Deciding.
+pub use device::Device;
+pub use dispatch::{Decision, Dispatch};
+pub use session::ResolveRequest;
+// Mounting the devices.
 #[cfg(feature = "mount")]
-pub use mount::{mount, use_one_heap, Mount, MountError, MountOptions, DEFAULT_THREADS};
-#[cfg(feature = "mount")]
-pub use mount_point::{is_stale_mount, probe_mount_point, MountPointState};
-pub use plan_desk::{
-    ContinueMode, PlanDesk, PlanHandlerKind, PlanStatus, PlanUnderReview, UnknownPlanHandler,
-};
-pub use session::directives::{
-    queue_invoker, Directive, DirectiveId, QueueInvoker, RejectAction, RejectReason, ToolChoice,
-    TurnEnd,
-};
-pub use session::events::{Event, EventKind, EventStream};
-pub use session::plan::{
-    plan_handler, plan_reply_handler, PlanApprovalDetails, PlanHandler, PlanOutcome, PlanProposal,
-    PlanReply, PlanTitle,
-};
-pub use session::preview::{
-    apply_fn, reject_fn, ApplyFn, BoxFuture, Origin, PreviewExtras, PreviewInfo, RejectFn,
-    ToolResult, CUSTOM_TOOL,
-};
-pub use session::request::{Action, ResolveRequest};
-pub use session::{
-    Scope, Session, SessionSummary, SeveralSessions, StandingHandler, DEFAULT_MOUNT_DIR,
-};
-pub use soft_requirement::{
-    ModelCallPlan, SoftRequirement, SoftRequirementTracker, ToolCall, ToolChoiceDirective,
-    TurnVerdict, MAX_FORCED_TURNS,
-};
+pub use mount::{mount, Mount, MountError, MountOptions};
+// Plan review.
+pub use plan_desk::{PlanDesk, PlanHandlerKind};
+// Errors.
+pub use error::{CallbackError, Error};
 
 // The Rust code of the README and of every page under docs/ is compiled
 // and run as doctests, so what they show stays true.

@@ -14,6 +14,9 @@ use crate::mount_point::{self, check_fuse_device, unmount_dir, CreatedDir};
 use crate::plan_desk::PlanDesk;
 use crate::session::Session;
 
+// The mount point checks a caller may run before mounting.
+pub use crate::mount_point::{is_stale_mount, probe_mount_point, MountPointState};
+
 // What `mount()` fails with: the mount point's checks find most of it.
 pub use crate::mount_point::MountError;
 

@@ -15,7 +15,7 @@
 //! directory is ever removed; without a runtime directory nothing is
 //! remembered across a SIGKILL.
 //!
-//! [`MountOptions::create_dir`]: crate::MountOptions::create_dir
+//! [`MountOptions::create_dir`]: crate::mount::MountOptions::create_dir
 
 use std::fmt;
 use std::io;

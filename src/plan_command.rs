@@ -5,7 +5,7 @@
 //! ```
 //! use xdev::plan_command::PlanCommand;
 //!
-//! use xdev::ContinueMode;
+//! use xdev::plan_desk::ContinueMode;
 //!
 //! let command: PlanCommand = "approve  looks good ".parse().expect("a command");
 //! assert_eq!(command, PlanCommand::Approve { feedback: Some("looks good".into()), mode: None });

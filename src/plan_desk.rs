@@ -15,7 +15,7 @@
 //! This is pure library code: the mount and the CLI only forward to it.
 //!
 //! ```
-//! use xdev::{dispatch_resolution_device, Device, PlanDesk, PlanHandlerKind, Session};
+//! use xdev::{Device, Dispatch, PlanDesk, PlanHandlerKind, Session};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> std::io::Result<()> {
@@ -26,8 +26,8 @@
 //! let session = Session::new();
 //! let desk = PlanDesk::new(session.clone(), plans.clone(), PlanHandlerKind::Yolo, None);
 //! desk.enter();
-//! let answer = dispatch_resolution_device(&session, Device::Propose, "auth").await;
-//! assert_eq!(answer.text, "Plan approved. Implementing now with the current agent.");
+//! let decision = Dispatch::device(Device::Propose, "auth").run(&session).await;
+//! assert_eq!(decision.text(), "Plan approved. Implementing now with the current agent.");
 //! assert!(!session.plan_mode());
 //! # std::fs::remove_dir_all(&plans)?;
 //! # Ok(())
@@ -45,10 +45,8 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
 use crate::error::Error;
-use crate::session::plan::{
-    plan_reply_handler, PlanApprovalDetails, PlanHandler, PlanOutcome, PlanProposal, PlanReply,
-};
-use crate::session::preview::ToolResult;
+use crate::session::answer::{PlanApprovalDetails, PlanOutcome, ToolResult};
+use crate::session::plan::{plan_handler, PlanHandler, PlanProposal};
 use crate::session::{Session, WeakSession};
 use crate::texts;
 
@@ -234,16 +232,13 @@ impl PlanFile {
     }
 }
 
-/// A reviewer's decision as the waiting `review` write gets it.
-pub(crate) type Decision = (String, PlanApprovalDetails);
-
 /// The plan in the review slot.
 struct Review {
     /// Tells the review's guard apart from a later review's.
     id: u64,
     plan: PlanFile,
     /// The waiting `review` write; `None` for an `async` review.
-    decide: Option<oneshot::Sender<Decision>>,
+    decide: Option<oneshot::Sender<ToolResult>>,
 }
 
 /// Everything behind the desk's lock.
@@ -366,22 +361,24 @@ impl PlanDesk {
     /// implementation.`, plus a blank line and `Reviewer feedback: <text>`
     /// when non-empty feedback is given. `ENOENT` if no plan is under review.
     pub fn approve(&self, feedback: Option<&str>) -> Result<String, Error> {
-        self.approve_plan(feedback, None).map(|(text, _)| text)
+        self.approve_plan(feedback, None)
+            .map(|decided| decided.text)
     }
 
     /// [`PlanDesk::approve`], saying which mode the agent continues in
     /// (`plan/status` shows it as `continueIn`; `xdev hook` passes it on).
     pub fn approve_in(&self, feedback: Option<&str>, mode: ContinueMode) -> Result<String, Error> {
         self.approve_plan(feedback, Some(mode))
-            .map(|(text, _)| text)
+            .map(|decided| decided.text)
     }
 
-    /// [`PlanDesk::approve`], also naming the plan decided.
+    /// [`PlanDesk::approve`], answered as the waiting write gets it: the
+    /// text, naming the plan decided.
     pub(crate) fn approve_plan(
         &self,
         feedback: Option<&str>,
         mode: Option<ContinueMode>,
-    ) -> Result<Decision, Error> {
+    ) -> Result<ToolResult, Error> {
         let mut state = self.inner.state.lock();
         let review = take_review(&mut state)?;
         let mut text = texts::plan_approved_at(&review.plan.path.display().to_string());
@@ -406,11 +403,12 @@ impl PlanDesk {
     /// <slug> to <dir>/propose again when ready.` followed by a newline and
     /// the feedback (when non-empty). `ENOENT` if no plan is under review.
     pub fn refine(&self, feedback: &str) -> Result<String, Error> {
-        self.refine_plan(feedback).map(|(text, _)| text)
+        self.refine_plan(feedback).map(|decided| decided.text)
     }
 
-    /// [`PlanDesk::refine`], also naming the plan decided.
-    pub(crate) fn refine_plan(&self, feedback: &str) -> Result<Decision, Error> {
+    /// [`PlanDesk::refine`], answered as the waiting write gets it: the
+    /// text, naming the plan decided.
+    pub(crate) fn refine_plan(&self, feedback: &str) -> Result<ToolResult, Error> {
         let mut state = self.inner.state.lock();
         let review = take_review(&mut state)?;
         let mut text =
@@ -458,7 +456,7 @@ impl PlanDesk {
         let desk = Arc::downgrade(&self.inner);
         let session = self.inner.session.downgrade();
         let mount_dir = self.inner.session.mount_dir();
-        plan_reply_handler(move |proposal| {
+        plan_handler(move |proposal| {
             let gone = Gone {
                 session: session.clone(),
                 mount_dir: mount_dir.clone(),
@@ -485,19 +483,19 @@ fn decide(
     review: Review,
     text: String,
     (outcome, continue_in): (PlanOutcome, Option<ContinueMode>),
-) -> Decision {
+) -> ToolResult {
     state.decided(&text, &review.plan, continue_in);
-    let decision = (text, review.plan.details(outcome));
+    let plan = review.plan.details(outcome);
     match review.decide {
         // The writer may be gone already; the decision stands either way.
         Some(waiting) => {
-            let _ = waiting.send(decision.clone());
+            let _ = waiting.send(ToolResult::ok(text.clone()).with_plan(plan.clone()));
         }
         // Nobody waits (an `async` proposal answered at once): the
         // decision is an event of its own.
-        None => session.plan_decided(&decision.0, decision.1.clone()),
+        None => session.plan_decided(&text, plan.clone()),
     }
-    decision
+    ToolResult::ok(text).with_plan(plan)
 }
 
 impl Inner {
@@ -621,9 +619,9 @@ impl Drop for ReviewGuard {
 /// What a `propose` leads to once the plan file is found.
 enum Proposed {
     /// Answered at once (`yolo`, `async`).
-    Answered(Decision),
+    Answered(ToolResult),
     /// A `review` write waiting for the reviewer.
-    Waiting(oneshot::Receiver<Decision>, ReviewGuard),
+    Waiting(oneshot::Receiver<ToolResult>, ReviewGuard),
 }
 
 /// Where a handler whose desk is gone finds the mount point its refusal
@@ -649,7 +647,7 @@ async fn propose(
     desk: Weak<Inner>,
     gone: Gone,
     proposal: PlanProposal,
-) -> Result<PlanReply, Error> {
+) -> Result<ToolResult, Error> {
     let Some(desk) = desk.upgrade() else {
         return Err(gone.not_in_plan_mode());
     };
@@ -659,26 +657,25 @@ async fn propose(
     let proposed = submit(&desk, found)?;
     // Not held while the review waits: the desk goes with its owners.
     drop(desk);
-    let (text, details) = match proposed {
-        Proposed::Answered(decision) => decision,
+    match proposed {
+        Proposed::Answered(decision) => Ok(decision),
         Proposed::Waiting(decision, guard) => {
             let decision = decision.await;
             let desk_gone = guard.desk.strong_count() == 0;
             drop(guard);
             match decision {
-                Ok(decision) => decision,
+                Ok(decision) => Ok(decision),
                 Err(_) if desk_gone => {
                     // Every owner let the desk go: plan mode ended with it.
                     if let Some(session) = gone.session.upgrade() {
                         session.forget_gone_plan_handler();
                     }
-                    return Err(Error::Aborted(texts::REVIEW_DESK_GONE.into()));
+                    Err(Error::Aborted(texts::REVIEW_DESK_GONE.into()))
                 }
-                Err(_) => return Err(Error::Aborted(texts::REVIEW_CANCELLED.into())),
+                Err(_) => Err(Error::Aborted(texts::REVIEW_CANCELLED.into())),
             }
         }
-    };
-    Ok(PlanReply::new(ToolResult::ok(text), details))
+    }
 }
 
 /// Checks plan mode and the review slot, then takes the plan file `found`
@@ -708,15 +705,15 @@ fn submit(desk: &Arc<Inner>, found: Result<PlanFile, Error>) -> Result<Proposed,
             let text = texts::plan_approved_at_once(target);
             desk.leave_plan_mode(&mut state);
             state.decided(&text, &plan, None);
-            Ok(Proposed::Answered((
-                text,
-                plan.details(PlanOutcome::Approved),
-            )))
+            let approved = plan.details(PlanOutcome::Approved);
+            Ok(Proposed::Answered(ToolResult::ok(text).with_plan(approved)))
         }
         PlanHandlerKind::Async => {
             let details = plan.details(PlanOutcome::PendingReview);
             file_review(&mut state, plan, None);
-            Ok(Proposed::Answered((texts::PLAN_READY.into(), details)))
+            Ok(Proposed::Answered(
+                ToolResult::ok(texts::PLAN_READY).with_plan(details),
+            ))
         }
         PlanHandlerKind::Review => {
             let (decide, decision) = oneshot::channel();
@@ -734,7 +731,7 @@ fn submit(desk: &Arc<Inner>, found: Result<PlanFile, Error>) -> Result<Proposed,
 fn file_review(
     state: &mut DeskState,
     plan: PlanFile,
-    decide: Option<oneshot::Sender<Decision>>,
+    decide: Option<oneshot::Sender<ToolResult>>,
 ) -> u64 {
     let id = state.next_review;
     state.next_review += 1;
@@ -859,8 +856,9 @@ mod tests {
     async fn a_handler_outliving_its_desk_refuses_with_eperm() {
         let (session, desk) = entered_desk(PlanHandlerKind::Yolo);
         drop(desk);
-        let answer =
-            crate::dispatch_resolution_device(&session, crate::Device::Propose, "auth").await;
+        let answer = crate::Dispatch::device(crate::Device::Propose, "auth")
+            .run(&session)
+            .await;
         assert_eq!(answer.errno(), libc::EPERM);
     }
 }

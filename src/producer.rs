@@ -13,8 +13,9 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::{CallbackError, Error};
-use crate::session::preview::{apply_fn, reject_fn, ToolResult};
-use crate::session::Session;
+use crate::session::answer::ToolResult;
+use crate::session::preview::{apply_fn, reject_fn};
+use crate::session::{Session, StageOptions};
 use crate::stage_protocol::{ProducerMessage, ProducerReport, StageRequest, WithdrawReason};
 use crate::texts;
 
@@ -184,15 +185,18 @@ impl Producer {
         });
         link.send(ProducerMessage::Staged { id: id.clone() });
         let (on_apply, on_discard) = (Arc::clone(&link), Arc::clone(&link));
-        session.register_pending_with(
-            &id,
+        let options = StageOptions {
+            id: Some(id),
+            ..request.stage_options()
+        };
+        session.stage(
             request.label.clone(),
-            request.source_tool().to_string(),
+            request.source_tool(),
             apply_fn(move |reason, extra| Arc::clone(&on_apply).apply(reason, extra)),
             Some(reject_fn(move |reason, _| {
                 Arc::clone(&on_discard).discard(reason)
             })),
-            request.extras(),
+            options,
         );
         if let Some(deadline) = request.deadline_ms {
             let weak = Arc::downgrade(&link);
@@ -270,7 +274,7 @@ impl Drop for Producer {
 mod tests {
     use super::*;
     use crate::device::Device;
-    use crate::dispatch::dispatch_resolution_device;
+    use crate::dispatch::{Decision, Dispatch};
 
     fn request(label: &str) -> StageRequest {
         StageRequest::parse(&format!("{{\"label\": \"{label}\"}}\n")).expect("valid request")
@@ -281,9 +285,9 @@ mod tests {
         session: &Session,
         device: Device,
         body: &'static str,
-    ) -> tokio::task::JoinHandle<crate::dispatch::Resolution> {
+    ) -> tokio::task::JoinHandle<Decision> {
         let session = session.clone();
-        tokio::spawn(async move { dispatch_resolution_device(&session, device, body).await })
+        tokio::spawn(async move { Dispatch::device(device, body).run(&session).await })
     }
 
     /// The producer reports its result.
@@ -313,9 +317,9 @@ mod tests {
             "{\"event\":\"apply\",\"reason\":\"ship it\"}\n"
         );
         report(&producer, true, "done");
-        let resolution = resolver.await.expect("resolver");
-        assert_eq!(resolution.text, "done");
-        assert!(resolution.is_ok());
+        let decision = resolver.await.expect("resolver");
+        assert_eq!(decision.text(), "done");
+        assert!(decision.is_ok());
         assert_eq!(read_line(&producer).await, "", "end of file once finished");
         assert_eq!(session.pending_count(), 0);
     }
@@ -328,9 +332,9 @@ mod tests {
         let failing = writing(&session, Device::Resolve, "go");
         read_line(&producer).await;
         report(&producer, false, "tests failed");
-        let resolution = failing.await.expect("resolver");
-        assert_eq!(resolution.text, "Apply failed: tests failed");
-        assert_eq!(resolution.errno(), libc::EIO);
+        let decision = failing.await.expect("resolver");
+        assert_eq!(decision.text(), "Apply failed: tests failed");
+        assert_eq!(decision.errno(), libc::EIO);
         assert_eq!(
             session.pending_head().map(|head| head.id),
             Some(producer.id().to_string())
@@ -341,8 +345,8 @@ mod tests {
             "{\"event\":\"discard\",\"reason\":\"never mind\"}\n"
         );
         drop(producer);
-        let resolution = rejecting.await.expect("rejecter");
-        assert_eq!(resolution.text, "Discarded: edit. Reason: never mind");
+        let decision = rejecting.await.expect("rejecter");
+        assert_eq!(decision.text(), "Discarded: edit. Reason: never mind");
     }
 
     #[tokio::test]
@@ -357,9 +361,9 @@ mod tests {
         let resolver = writing(&session, Device::Resolve, "go");
         read_line(&producer).await;
         drop(producer);
-        let resolution = resolver.await.expect("resolver");
-        assert_eq!(resolution.text, texts::PRODUCER_DIED);
-        assert_eq!(resolution.errno(), libc::EIO);
+        let decision = resolver.await.expect("resolver");
+        assert_eq!(decision.text(), texts::PRODUCER_DIED);
+        assert_eq!(decision.errno(), libc::EIO);
         assert_eq!(
             session.pending_count(),
             0,
@@ -376,8 +380,8 @@ mod tests {
         let rejecting = writing(&session, Device::Reject, "no");
         read_line(&producer).await;
         report(&producer, false, "cannot revert");
-        let resolution = rejecting.await.expect("rejecter");
-        assert_eq!(resolution.text, "cannot revert");
+        let decision = rejecting.await.expect("rejecter");
+        assert_eq!(decision.text(), "cannot revert");
         assert_eq!(session.pending_count(), 1);
         let resolver = writing(&session, Device::Resolve, "then apply");
         assert_eq!(
@@ -385,7 +389,7 @@ mod tests {
             "{\"event\":\"apply\",\"reason\":\"then apply\"}\n"
         );
         report(&producer, true, "applied");
-        assert_eq!(resolver.await.expect("resolver").text, "applied");
+        assert_eq!(resolver.await.expect("resolver").text(), "applied");
     }
 
     #[tokio::test(start_paused = true)]

@@ -34,7 +34,7 @@ use crate::error::Error;
 use crate::safe_text::{
     describe_char, is_source_tool_char, is_unprintable, MAX_LABEL_BYTES, MAX_SOURCE_TOOL,
 };
-use crate::session::preview::{Origin, PreviewExtras};
+use crate::session::preview::{Origin, StageOptions};
 use crate::texts;
 
 /// The source tool of an external producer that names none.
@@ -132,13 +132,15 @@ impl StageRequest {
         json_line(self)
     }
 
-    /// The detail and origin the staged preview carries.
-    pub fn extras(&self) -> PreviewExtras {
+    /// How the preview is staged: with its detail and the agent call it
+    /// answers, under a fresh id.
+    pub fn stage_options(&self) -> StageOptions {
         let origin = Origin {
             session_id: self.session_id.clone(),
             tool_use_id: self.tool_use_id.clone(),
         };
-        PreviewExtras {
+        StageOptions {
+            id: None,
             detail: self.detail.as_ref().map(render_detail),
             origin: (!origin.is_empty()).then_some(origin),
         }
@@ -517,15 +519,15 @@ mod tests {
         let line = serde_json::json!({"label": "Bash: ls", "detail": {"command": "ls"},
             "sessionId": "s-1", "toolUseId": "toolu_1"})
         .to_string();
-        let extras = StageRequest::parse(&line).expect("request").extras();
+        let options = StageRequest::parse(&line).expect("request").stage_options();
         assert_eq!(
-            extras.detail.as_deref(),
+            options.detail.as_deref(),
             Some("{\n  \"command\": \"ls\"\n}\n")
         );
-        let origin = extras.origin.expect("origin");
+        let origin = options.origin.expect("origin");
         assert_eq!(origin.session_id.as_deref(), Some("s-1"));
         assert_eq!(origin.tool_use_id.as_deref(), Some("toolu_1"));
-        assert!(request("x").extras().is_empty());
+        assert_eq!(request("x").stage_options(), StageOptions::default());
 
         let big = "x".repeat(MAX_DETAIL_BYTES);
         assert_eq!(

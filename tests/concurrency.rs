@@ -6,9 +6,11 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use xdev::dispatch::dispatch_resolution_device;
+use xdev::session::EventKind;
 use xdev::{
-    apply_fn, dispatch_resolution_device, reject_fn, run_resolve_tool, CallbackError, Device,
-    Error, EventKind, ResolveRequest, Session, ToolResult,
+    apply_fn, reject_fn, CallbackError, Device, Dispatch, Error, ResolveRequest, Session,
+    ToolResult,
 };
 
 const PREVIEWS: usize = 10_000;
@@ -68,10 +70,10 @@ async fn eight_tasks_apply_ten_thousand_previews_exactly_once() {
                 loop {
                     let answer =
                         dispatch_resolution_device(&session, Device::Resolve, "concurrent").await;
-                    match answer.error {
+                    match answer.error() {
                         None => applied.push(
                             answer
-                                .text
+                                .text()
                                 .parse::<usize>()
                                 .expect("apply answers its index"),
                         ),
@@ -164,19 +166,23 @@ async fn mixed_resolves_rejects_and_failures_finalize_each_preview_once() {
                     turn += 1;
                     let answer = match (worker + turn) % 4 {
                         0 => dispatch_resolution_device(&session, Device::Reject, "no").await,
-                        1 => run_resolve_tool(&session, ResolveRequest::apply("tool")).await,
+                        1 => {
+                            Dispatch::resolve_tool(ResolveRequest::apply("tool"))
+                                .run(&session)
+                                .await
+                        }
                         _ => dispatch_resolution_device(&session, Device::Resolve, "yes").await,
                     };
-                    match &answer.error {
-                        None if answer.text.starts_with("Nothing to reject") => {}
-                        None => finalized.push(answer.text),
-                        Some(Error::CallbackFailed(text)) => {
+                    match answer.result() {
+                        Ok(text) if text.starts_with("Nothing to reject") => {}
+                        Ok(text) => finalized.push(text.to_string()),
+                        Err(Error::CallbackFailed(text)) => {
                             assert_eq!(text, "Apply failed: first try fails");
                         }
-                        Some(Error::NothingToResolve(text)) => {
+                        Err(Error::NothingToResolve(text)) => {
                             assert_eq!(text, NOTHING_TO_RESOLVE);
                         }
-                        Some(other) => panic!("unexpected error {other:?}"),
+                        Err(other) => panic!("unexpected error {other:?}"),
                     }
                     // A failed apply may still be on its way back; stop only
                     // when nothing is pending or being decided.

@@ -128,7 +128,7 @@ fn leave_stale_mount(dir: &Path) {
     killed.0.kill().expect("SIGKILL");
     killed.0.wait().expect("reap");
     assert!(
-        eventually(PATIENCE, || xdev::is_stale_mount(dir)),
+        eventually(PATIENCE, || xdev::mount::is_stale_mount(dir)),
         "left stale"
     );
 }

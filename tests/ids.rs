@@ -26,7 +26,7 @@ fn seq_starts_at_zero_and_is_shared_by_every_session_and_tool() {
         ]
     );
     // Clearing a session never rewinds the counter.
-    one.new_session();
+    one.clear();
     other.clear_pending();
     assert_eq!(
         one.queue_resolve_handler("e", "edit", apply(), None),

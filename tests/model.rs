@@ -9,10 +9,11 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use proptest::prelude::*;
+use xdev::dispatch::dispatch_resolution_device;
+use xdev::session::{EventKind, EventStream};
 use xdev::{
-    apply_fn, dispatch_resolution_device, reject_fn, run_resolve_invocation, run_resolve_tool,
-    ApplyFn, CallbackError, Device, EventKind, EventStream, RejectFn, Resolution, ResolveRequest,
-    Session, ToolResult,
+    apply_fn, reject_fn, ApplyFn, CallbackError, Decision, Device, Dispatch, RejectFn,
+    ResolveRequest, Session, ToolResult,
 };
 
 const NOTHING_TO_RESOLVE: &str = "No pending action to resolve. Nothing to apply or discard.";
@@ -55,7 +56,7 @@ enum Op {
     Restage(usize),
     Withdraw(usize),
     Clear,
-    Boundary(u8),
+    Boundary,
 }
 
 /// What the callbacks do when called; the test sets it before each step.
@@ -233,11 +234,11 @@ impl Model {
     }
 }
 
-fn outcome(resolution: &Resolution) -> (bool, String, i32) {
+fn outcome(decision: &Decision) -> (bool, String, i32) {
     (
-        resolution.is_ok(),
-        resolution.text.clone(),
-        resolution.errno(),
+        decision.is_ok(),
+        decision.text().to_string(),
+        decision.errno(),
     )
 }
 
@@ -309,7 +310,9 @@ async fn run(ops: Vec<Op>) {
             }
             Op::ToolApply(mode) => {
                 set(mode, false);
-                let answer = run_resolve_tool(&session, ResolveRequest::apply(&reason)).await;
+                let answer = Dispatch::resolve_tool(ResolveRequest::apply(&reason))
+                    .run(&session)
+                    .await;
                 let expected = match model.stack.len() {
                     0 => Expected::err(NOTHING_TO_RESOLVE, libc::ENOENT, vec![]),
                     len => model.apply(len - 1, mode, &reason),
@@ -326,7 +329,9 @@ async fn run(ops: Vec<Op>) {
             }
             Op::ToolDiscard { fails } => {
                 set(ApplyMode::Ok, fails);
-                let answer = run_resolve_tool(&session, ResolveRequest::discard(&reason)).await;
+                let answer = Dispatch::resolve_tool(ResolveRequest::discard(&reason))
+                    .run(&session)
+                    .await;
                 let expected = model
                     .discard(fails, &reason)
                     .unwrap_or_else(|| Expected::ok(NOTHING_TO_DISCARD, vec![]));
@@ -337,17 +342,17 @@ async fn run(ops: Vec<Op>) {
                 match model.index(pick) {
                     Some(index) => {
                         let id = model.stack[index].id.clone();
-                        let answer =
-                            run_resolve_invocation(&session, &id, ResolveRequest::apply(&reason))
-                                .await;
+                        let answer = Dispatch::by_id(&id, ResolveRequest::apply(&reason))
+                            .run(&session)
+                            .await;
                         (outcome(&answer), model.apply(index, mode, &reason))
                     }
                     None => {
-                        let answer = run_resolve_invocation(
-                            &session,
+                        let answer = Dispatch::by_id(
                             "pending-action:edit:gone",
                             ResolveRequest::apply(&reason),
                         )
+                        .run(&session)
                         .await;
                         let (ok, _, errno) = outcome(&answer);
                         // The text names the id; only its kind is modelled.
@@ -387,12 +392,8 @@ async fn run(ops: Vec<Op>) {
                 session.clear_pending();
                 ((true, String::new(), 0), Expected::ok("", model.clear()))
             }
-            Op::Boundary(kind) => {
-                match kind % 3 {
-                    0 => session.new_session(),
-                    1 => session.switch_session(),
-                    _ => session.branch_session(),
-                }
+            Op::Boundary => {
+                session.clear();
                 ((true, String::new(), 0), Expected::ok("", model.clear()))
             }
         };
@@ -454,7 +455,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => any::<usize>().prop_map(Op::Restage),
         1 => any::<usize>().prop_map(Op::Withdraw),
         1 => Just(Op::Clear),
-        1 => any::<u8>().prop_map(Op::Boundary),
+        1 => Just(Op::Boundary),
     ]
 }
 

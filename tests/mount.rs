@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::*;
-use xdev::{apply_fn, plan_handler, reject_fn, CallbackError, Error, ToolResult};
+use xdev::session::plan_handler;
+use xdev::{apply_fn, reject_fn, CallbackError, Error, StageOptions, ToolResult};
 
 /// `last` after a resolve with nothing pending (SPEC section 3).
 fn nothing_to_resolve(fx: &Fixture) -> String {
@@ -463,7 +464,7 @@ fn unmount_lets_a_running_decision_finish_and_refuses_new_ones() {
     assert_eq!(writer.join().expect("writer"), Ok(2), "the real outcome");
     assert_eq!(slow.applied(), 1);
     unmounting.join().expect("unmount").expect("unmounted");
-    assert!(!xdev::is_stale_mount(&fx.dir));
+    assert!(!xdev::mount::is_stale_mount(&fx.dir));
     let journal = std::fs::read_to_string(&journal_file).expect("journal file");
     let refused: Vec<serde_json::Value> = journal
         .lines()
@@ -496,7 +497,7 @@ fn unmount_cancels_writers_still_blocked_after_the_grace_period() {
         .expect("unmount");
     // Well before the apply's 5 s: the grace period ended it.
     assert_eq!(writer.join().expect("writer"), Err(libc::ECANCELED));
-    assert!(!xdev::is_stale_mount(&fx.dir));
+    assert!(!xdev::mount::is_stale_mount(&fx.dir));
 }
 
 extern "C" fn ignore_signal(_: i32) {}
@@ -1150,13 +1151,13 @@ fn fill_with_secrets(fx: &Fixture, desk: &xdev::PlanDesk, plans: &std::path::Pat
         async move { Ok(ToolResult::ok(answer)) }
     });
     assert!(write_once(&fx.path("resolve"), b"go").is_ok());
-    fx.session.register_pending_with(
-        "pending-action:write:secret",
+    fx.session.stage(
         format!("write .env ({secret})"),
         "write",
         apply_fn(|_, _| async { Ok(ToolResult::ok("written")) }),
         None,
-        xdev::PreviewExtras {
+        StageOptions {
+            id: Some("pending-action:write:secret".to_string()),
             detail: Some(format!("{{\"content\": \"{secret}\"}}")),
             origin: None,
         },

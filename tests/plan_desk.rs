@@ -10,11 +10,10 @@ use serde_json::json;
 use tempfile::TempDir;
 use tokio::task::JoinHandle;
 use tokio::time::{sleep, timeout, Instant};
-use xdev::{
-    dispatch_resolution_device, dispatch_resolution_device_until, Cancel, Device, Error,
-    PlanApprovalDetails, PlanDesk, PlanHandlerKind, PlanOutcome, PlanProposal, PlanTitle,
-    PlanUnderReview, Resolution, Session,
-};
+use xdev::dispatch::{dispatch_resolution_device, Cancel};
+use xdev::plan_desk::PlanUnderReview;
+use xdev::session::{PlanApprovalDetails, PlanOutcome, PlanProposal, PlanTitle};
+use xdev::{Decision, Device, Dispatch, Error, PlanDesk, PlanHandlerKind, Session};
 
 /// How long a test waits for something that should happen at once.
 const PROMPTLY: Duration = Duration::from_secs(5);
@@ -70,7 +69,7 @@ fn path_of(dir: &TempDir, name: &str) -> String {
     dir.path().join(name).display().to_string()
 }
 
-async fn propose(session: &Session, body: &str) -> Resolution {
+async fn propose(session: &Session, body: &str) -> Decision {
     timeout(
         PROMPTLY,
         dispatch_resolution_device(session, Device::Propose, body),
@@ -80,7 +79,7 @@ async fn propose(session: &Session, body: &str) -> Resolution {
 }
 
 /// A `propose` write that waits (in its own task) for the reviewer.
-fn propose_in_background(session: &Session, body: &str) -> JoinHandle<Resolution> {
+fn propose_in_background(session: &Session, body: &str) -> JoinHandle<Decision> {
     let session = session.clone();
     let body = body.to_string();
     tokio::spawn(async move { dispatch_resolution_device(&session, Device::Propose, &body).await })
@@ -92,7 +91,7 @@ async fn waiting_for_review(
     session: &Session,
     desk: &PlanDesk,
     title: &str,
-) -> JoinHandle<Resolution> {
+) -> JoinHandle<Decision> {
     let write = propose_in_background(session, title);
     under_review(desk).await;
     write
@@ -118,7 +117,7 @@ async fn under_review(desk: &PlanDesk) -> PlanUnderReview {
     }
 }
 
-async fn finished(write: JoinHandle<Resolution>) -> Resolution {
+async fn finished(write: JoinHandle<Decision>) -> Decision {
     timeout(PROMPTLY, write)
         .await
         .expect("the propose write returns")
@@ -144,7 +143,7 @@ async fn yolo_approves_at_once_and_leaves_plan_mode() {
 
     let answer = propose(&session, "auth\n").await;
     let text = "Plan approved. Implementing now with the current agent.";
-    assert_eq!((answer.text.as_str(), answer.errno()), (text, 0));
+    assert_eq!((answer.text(), answer.errno()), (text, 0));
     assert!(!session.plan_mode());
     let status = desk.status();
     assert!(!status.plan_mode);
@@ -153,7 +152,7 @@ async fn yolo_approves_at_once_and_leaves_plan_mode() {
 
     let again = propose(&session, "auth").await;
     assert_eq!(again.errno(), libc::EPERM);
-    assert_eq!(again.text, not_in_plan_mode());
+    assert_eq!(again.text(), not_in_plan_mode());
 
     // The same plan approved again reads the same: the count tells them apart.
     assert_eq!(desk.status().decisions, 1);
@@ -171,7 +170,7 @@ async fn yolo_names_the_executor() {
     let dir = plan_dir(&["auth-plan.md"]);
     let (session, _desk) = desk(&dir, PlanHandlerKind::Yolo, Some("codex"));
     let answer = propose(&session, "auth-plan.md").await;
-    assert_eq!(answer.text, "Plan approved. Implementing now with codex.");
+    assert_eq!(answer.text(), "Plan approved. Implementing now with codex.");
     assert!(answer.is_ok());
 }
 
@@ -212,7 +211,7 @@ async fn review_blocks_the_write_until_approved() {
     assert_eq!(decided, Ok(text.clone()));
 
     let answer = finished(write).await;
-    assert_eq!((answer.text.as_str(), answer.errno()), (text.as_str(), 0));
+    assert_eq!((answer.text(), answer.errno()), (text.as_str(), 0));
     assert!(!session.plan_mode());
     let status = desk.status();
     assert_eq!(status.under_review, None);
@@ -230,7 +229,7 @@ async fn review_approval_carries_the_feedback() {
         approved_text(&dir, "auth-plan.md")
     );
     assert_eq!(decided, Ok(text.clone()));
-    assert_eq!(finished(write).await.text, text);
+    assert_eq!(finished(write).await.text(), text);
     assert_eq!(desk.status().last_decision, Some(text));
     assert!(!session.plan_mode());
 }
@@ -245,7 +244,7 @@ async fn review_refine_keeps_plan_mode_and_gives_the_feedback() {
     assert_eq!(decided.as_deref(), Ok(text));
 
     let answer = finished(write).await;
-    assert_eq!((answer.text.as_str(), answer.errno()), (text, 0));
+    assert_eq!((answer.text(), answer.errno()), (text, 0));
     assert!(session.plan_mode(), "plan mode stays on after a refine");
     let status = desk.status();
     assert!(status.plan_mode);
@@ -256,7 +255,7 @@ async fn review_refine_keeps_plan_mode_and_gives_the_feedback() {
     let write = waiting_for_review(&session, &desk, "auth").await;
     assert!(desk.approve(None).is_ok());
     assert_eq!(
-        finished(write).await.text,
+        finished(write).await.text(),
         approved_text(&dir, "auth-plan.md")
     );
 }
@@ -269,12 +268,12 @@ async fn review_second_propose_is_busy() {
     let write = waiting_for_review(&session, &desk, "auth").await;
     let second = propose(&session, "db").await;
     assert_eq!(second.errno(), libc::EBUSY);
-    assert!(matches!(second.error, Some(Error::Busy(_))));
-    assert!(second.text.contains("auth"), "{}", second.text);
+    assert!(matches!(second.error(), Some(&Error::Busy(_))));
+    assert!(second.text().contains("auth"), "{}", second.text());
     assert!(
-        second.text.contains(&path_of(&dir, "auth-plan.md")),
+        second.text().contains(&path_of(&dir, "auth-plan.md")),
         "{}",
-        second.text
+        second.text()
     );
     assert_eq!(
         desk.status().under_review.map(|r| r.slug),
@@ -326,7 +325,10 @@ async fn a_writer_that_gives_up_cancels_the_review() {
     });
     let writer = session.clone();
     let write = tokio::spawn(async move {
-        dispatch_resolution_device_until(&writer, Device::Propose, "auth", Some(cancel)).await
+        Dispatch::device(Device::Propose, "auth")
+            .cancel(cancel)
+            .run(&writer)
+            .await
     });
     under_review(&desk).await;
     give_up.send(()).expect("the writer waits");
@@ -358,7 +360,7 @@ async fn exit_cancels_the_review_and_then_propose_is_eperm() {
     let answer = finished(write).await;
     assert_eq!(answer.errno(), libc::ECANCELED);
     assert!(
-        matches!(answer.error, Some(Error::Aborted(_))),
+        matches!(answer.error(), Some(&Error::Aborted(_))),
         "{answer:?}"
     );
     assert!(!session.plan_mode());
@@ -369,7 +371,7 @@ async fn exit_cancels_the_review_and_then_propose_is_eperm() {
 
     let refused = propose(&session, "auth").await;
     assert_eq!(refused.errno(), libc::EPERM);
-    assert_eq!(refused.text, not_in_plan_mode());
+    assert_eq!(refused.text(), not_in_plan_mode());
     assert_eq!(desk.approve(None).map_err(|e| e.errno()), Err(libc::ENOENT));
     assert_eq!(desk.refine("x").map_err(|e| e.errno()), Err(libc::ENOENT));
 
@@ -387,7 +389,7 @@ async fn async_answers_at_once_then_busy_then_approve() {
 
     let answer = propose(&session, "auth").await;
     assert_eq!(
-        (answer.text.as_str(), answer.errno()),
+        (answer.text(), answer.errno()),
         ("Plan ready for review.", 0)
     );
     assert!(session.plan_mode());
@@ -424,7 +426,7 @@ async fn async_refine_frees_the_slot_and_keeps_plan_mode() {
     assert!(session.plan_mode());
     assert_eq!(desk.status().last_decision, Some(text));
     assert_eq!(
-        propose(&session, "auth").await.text,
+        propose(&session, "auth").await.text(),
         "Plan ready for review."
     );
 }
@@ -448,9 +450,9 @@ async fn a_missing_plan_file_is_enoent_with_the_exact_text() {
     let answer = propose(&session, "auth").await;
     let path = path_of(&dir, "auth-plan.md");
     assert_eq!(answer.errno(), libc::ENOENT);
-    assert!(matches!(answer.error, Some(Error::PlanNotFound(_))));
+    assert!(matches!(answer.error(), Some(&Error::PlanNotFound(_))));
     assert_eq!(
-        answer.text,
+        answer.text(),
         format!(
             "Plan file not found at {path}. Write the finalized plan to {path} before requesting approval."
         )
@@ -466,7 +468,7 @@ async fn a_named_plan_is_never_swapped_for_another() {
 
     let answer = propose(&session, "auth").await;
     assert_eq!(answer.errno(), libc::ENOENT);
-    assert!(answer.text.contains(&path_of(&dir, "auth-plan.md")));
+    assert!(answer.text().contains(&path_of(&dir, "auth-plan.md")));
     assert_eq!(desk.status().under_review, None);
 }
 
@@ -499,7 +501,7 @@ async fn an_empty_title_with_no_plan_is_enoent() {
     let answer = propose(&session, "").await;
     assert_eq!(answer.errno(), libc::ENOENT);
     assert_eq!(
-        answer.text,
+        answer.text(),
         format!(
             "No plan file (*plan.md) found in {}. Write the finalized plan there before requesting approval.",
             dir.path().display()
@@ -536,7 +538,7 @@ async fn propose_before_enter_is_eperm() {
     assert!(!desk.status().plan_mode);
     let answer = propose(&session, "auth").await;
     assert_eq!(answer.errno(), libc::EPERM);
-    assert_eq!(answer.text, not_in_plan_mode());
+    assert_eq!(answer.text(), not_in_plan_mode());
 }
 
 #[tokio::test]
@@ -600,14 +602,14 @@ async fn every_handler_kind_returns_the_plans_details() {
     let (dir, session, _desk) = auth_desk(PlanHandlerKind::Yolo);
     let answer = propose(&session, "auth").await;
     assert_eq!(
-        answer.plan,
+        answer.plan().cloned(),
         plan_details(&dir, "auth", PlanOutcome::Approved)
     );
 
     let (session, desk_async) = desk(&dir, PlanHandlerKind::Async, None);
     let answer = propose(&session, "auth").await;
     assert_eq!(
-        answer.plan,
+        answer.plan().cloned(),
         plan_details(&dir, "auth", PlanOutcome::PendingReview)
     );
     assert!(desk_async.approve(None).is_ok());
@@ -616,12 +618,15 @@ async fn every_handler_kind_returns_the_plans_details() {
     let write = waiting_for_review(&session, &desk_review, "auth").await;
     assert!(desk_review.refine("smaller steps").is_ok());
     let answer = finished(write).await;
-    assert_eq!(answer.plan, plan_details(&dir, "auth", PlanOutcome::Refine));
+    assert_eq!(
+        answer.plan().cloned(),
+        plan_details(&dir, "auth", PlanOutcome::Refine)
+    );
     let write = waiting_for_review(&session, &desk_review, "auth").await;
     assert!(desk_review.approve(None).is_ok());
     let answer = finished(write).await;
     assert_eq!(
-        answer.plan,
+        answer.plan().cloned(),
         plan_details(&dir, "auth", PlanOutcome::Approved)
     );
 }
@@ -633,8 +638,8 @@ async fn dropping_the_desk_leaves_plan_mode() {
     assert!(!session.plan_mode(), "plan mode follows its desk");
     let answer = propose(&session, "auth").await;
     assert_eq!(
-        (answer.errno(), answer.text),
-        (libc::EPERM, not_in_plan_mode())
+        (answer.errno(), answer.text()),
+        (libc::EPERM, not_in_plan_mode().as_str())
     );
 }
 
@@ -656,7 +661,7 @@ async fn a_handler_outliving_its_desk_names_the_real_mount() {
     let proposal = PlanProposal {
         title: PlanTitle::parse("auth").ok(),
     };
-    let refused = handler(proposal).await.map(|reply| reply.result.text);
+    let refused = handler(proposal).await.map(|reply| reply.text);
     assert_eq!(refused, Err(Error::NotInPlanMode(not_in_plan_mode())));
 }
 
@@ -673,7 +678,7 @@ fn the_last_desk_may_go_with_a_handler_the_session_drops() {
         let desk = new_desk(&session, &dir, PlanHandlerKind::Yolo);
         desk.enter();
         let held = desk.clone();
-        session.set_standing_resolve_handler(xdev::queue_invoker(move |_request| {
+        session.set_standing_resolve_handler(xdev::harness::queue_invoker(move |_request| {
             let _desk = held.clone();
             async { Ok(xdev::ToolResult::ok("standing")) }
         }));
@@ -698,7 +703,10 @@ async fn an_old_desk_leaving_keeps_the_new_desks_plan_mode() {
 }
 
 /// The next event of `kind` on `events`.
-async fn next_of(events: &mut xdev::EventStream, kind: xdev::EventKind) -> xdev::Event {
+async fn next_of(
+    events: &mut xdev::session::EventStream,
+    kind: xdev::session::EventKind,
+) -> xdev::session::Event {
     timeout(PROMPTLY, async {
         loop {
             match events.recv().await {
@@ -719,20 +727,20 @@ async fn entering_and_leaving_plan_mode_and_an_async_approval_are_events() {
     let mut events = session.subscribe();
     let desk = new_desk(&session, &dir, PlanHandlerKind::Async);
     desk.enter();
-    let entered = next_of(&mut events, xdev::EventKind::PlanModeEntered).await;
+    let entered = next_of(&mut events, xdev::session::EventKind::PlanModeEntered).await;
     assert_eq!(
         (entered.id.as_str(), entered.source_tool.as_str()),
         ("", "plan")
     );
     assert_eq!(
-        propose(&session, "auth").await.text,
+        propose(&session, "auth").await.text(),
         "Plan ready for review."
     );
-    next_of(&mut events, xdev::EventKind::Proposed).await;
+    next_of(&mut events, xdev::session::EventKind::Proposed).await;
     let approved = desk.approve(Some("ship it")).expect("approved");
     // Plan mode is off before the decision is told.
-    next_of(&mut events, xdev::EventKind::PlanModeLeft).await;
-    let decided = next_of(&mut events, xdev::EventKind::PlanDecided).await;
+    next_of(&mut events, xdev::session::EventKind::PlanModeLeft).await;
+    let decided = next_of(&mut events, xdev::session::EventKind::PlanDecided).await;
     assert_eq!(decided.text.as_deref(), Some(approved.as_str()));
     assert_eq!(
         decided.plan.map(|plan| (plan.title, plan.outcome)),
@@ -749,13 +757,13 @@ async fn a_review_decided_for_a_waiting_writer_is_not_a_second_event() {
     under_review(&desk).await;
     desk.refine("more tests").expect("refined");
     finished(write).await;
-    next_of(&mut events, xdev::EventKind::Proposed).await;
+    next_of(&mut events, xdev::session::EventKind::Proposed).await;
     desk.exit();
-    next_of(&mut events, xdev::EventKind::PlanModeLeft).await;
+    next_of(&mut events, xdev::session::EventKind::PlanModeLeft).await;
     while let Ok(Some(event)) = timeout(A_WHILE, events.recv()).await {
         assert_ne!(
             event.kind,
-            xdev::EventKind::PlanDecided,
+            xdev::session::EventKind::PlanDecided,
             "the write's Proposed says it"
         );
     }
@@ -771,16 +779,16 @@ async fn dropping_every_desk_handle_ends_a_waiting_review_with_ecanceled() {
     let answer = finished(write).await;
     assert_eq!(answer.errno(), libc::ECANCELED);
     assert_eq!(
-        answer.text,
+        answer.text(),
         "Aborted: the plan desk was closed (its owner let it go); plan mode ended and the review was cancelled"
     );
     assert!(!session.plan_mode());
-    next_of(&mut events, xdev::EventKind::PlanModeLeft).await;
+    next_of(&mut events, xdev::session::EventKind::PlanModeLeft).await;
     let again = propose(&session, "auth").await;
     assert_eq!(
         again.errno(),
         libc::EPERM,
         "plan mode is off: {}",
-        again.text
+        again.text()
     );
 }

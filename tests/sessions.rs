@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::Value;
-use xdev::{apply_fn, Origin, PreviewExtras, Session, ToolResult};
+use xdev::session::Origin;
+use xdev::{apply_fn, Session, StageOptions, ToolResult};
 
 /// Waiting for something that should happen soon, on a loaded machine.
 const PATIENCE: Duration = Duration::from_secs(20);
@@ -23,14 +24,23 @@ const PATIENCE: Duration = Duration::from_secs(20);
 fn stage_in(session: &Session, agent: &str, label: &str) -> (String, Arc<Calls>) {
     let (calls, apply, reject) = counting_callbacks(label);
     let id = format!("pending-action:edit:{}-{label}", agent.replace('/', "_"));
-    let extras = PreviewExtras {
+    let extras = StageOptions {
         origin: Some(Origin {
             session_id: Some(agent.to_string()),
             tool_use_id: Some(format!("toolu-{label}")),
         }),
-        ..PreviewExtras::default()
+        ..StageOptions::default()
     };
-    session.register_pending_with(&id, label, "edit", apply, Some(reject), extras);
+    session.stage(
+        label,
+        "edit",
+        apply,
+        Some(reject),
+        StageOptions {
+            id: Some(id.clone()),
+            ..extras
+        },
+    );
     (id, calls)
 }
 
@@ -280,8 +290,7 @@ fn a_second_writer_of_a_busy_session_device_gets_a_fresh_inode() {
     let (_, older) = stage_in(&fx.session, "s-a", "older");
     let gate = Arc::new(tokio::sync::Notify::new());
     let opened = Arc::clone(&gate);
-    fx.session.register_pending_with(
-        "pending-action:edit:slow",
+    fx.session.stage(
         "slow",
         "edit",
         apply_fn(move |_, _| {
@@ -292,12 +301,15 @@ fn a_second_writer_of_a_busy_session_device_gets_a_fresh_inode() {
             }
         }),
         None,
-        PreviewExtras {
-            origin: Some(Origin {
-                session_id: Some("s-a".into()),
-                tool_use_id: None,
-            }),
-            ..PreviewExtras::default()
+        StageOptions {
+            id: Some("pending-action:edit:slow".to_string()),
+            ..StageOptions {
+                origin: Some(Origin {
+                    session_id: Some("s-a".into()),
+                    tool_use_id: None,
+                }),
+                ..StageOptions::default()
+            }
         },
     );
     let device = fx.path("sessions/s-a/resolve");

@@ -392,7 +392,7 @@ enum PlanAction {
         /// bypassPermissions, default, dontAsk, plan); `xdev hook` passes
         /// it on to Claude Code as a `setMode` permission update.
         #[arg(long, value_name = "MODE")]
-        mode: Option<xdev::ContinueMode>,
+        mode: Option<xdev::plan_desk::ContinueMode>,
     },
     /// Ask for a better plan; plan mode stays on.
     Refine {
@@ -405,7 +405,7 @@ enum PlanAction {
 }
 
 fn main() -> ExitCode {
-    xdev::use_one_heap();
+    xdev::mount::use_one_heap();
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_env("XDEV_LOG")

@@ -15,7 +15,7 @@
 //! match write_device(&dir.join("resolve"), b"tests pass") {
 //!     Ok(text) => println!("{text}"),
 //!     Err(ClientError::Refused { errno, text }) => {
-//!         eprintln!("{}: {text}", xdev::errno_name(errno))
+//!         eprintln!("{}: {text}", xdev::error::errno_name(errno))
 //!     }
 //!     Err(other) => eprintln!("{other}"),
 //! }

@@ -14,11 +14,11 @@ use parking_lot::Mutex;
 use serde::Serialize;
 use tokio::sync::Notify;
 
-use crate::dispatch::{BeforeDecision, Details, Resolution};
+use crate::dispatch::{BeforeDecision, Decision, Details};
 use crate::error::{errno_name, Error};
 use crate::maps::remove_and_shrink;
+use crate::session::answer::PlanApprovalDetails;
 use crate::session::events::{Event, EventKind};
-use crate::session::plan::PlanApprovalDetails;
 use crate::session::preview::{Origin, PreviewInfo};
 use crate::session::Session;
 use crate::stage_protocol::WithdrawReason;
@@ -62,7 +62,7 @@ pub struct Record {
     pub plan: Option<PlanApprovalDetails>,
 }
 
-/// A decision's record borrowed from its resolution: serialised exactly as
+/// A decision's record borrowed from its [`Decision`]: serialised exactly as
 /// its [`Record`] would be, without copying every text first (one `echo`
 /// spent a fifth of its work building and dropping that copy).
 #[derive(Serialize)]
@@ -87,31 +87,26 @@ struct DecisionLine<'a> {
 }
 
 impl<'a> DecisionLine<'a> {
-    fn new(
-        device: &'a str,
-        reason: &'a str,
-        resolution: &'a Resolution,
-        who: Option<&'a Who>,
-    ) -> Self {
-        let details = resolution.details.as_ref();
+    fn new(device: &'a str, reason: &'a str, decision: &'a Decision, who: Option<&'a Who>) -> Self {
+        let details = decision.details();
         DecisionLine {
             time: now(),
             event: device,
-            id: resolution.id.as_deref(),
+            id: decision.id(),
             label: details.map(|details| details.label.as_str()),
             source_tool: details.map(|details| details.source_tool_name.as_str()),
             device: Some(device),
             reason: Some(reason),
-            outcome: match &resolution.error {
+            outcome: match decision.error() {
                 None => "ok",
                 Some(Error::OutcomeUnknown(_)) => "unknown",
                 Some(_) => "error",
             },
-            text: Some(&resolution.text),
-            errno: resolution.error.as_ref().map(Error::errno_name),
+            text: Some(decision.text()),
+            errno: decision.error().map(Error::errno_name),
             origin: details.and_then(|details| details.origin.as_ref()),
             who,
-            plan: resolution.plan.as_ref(),
+            plan: decision.plan(),
         }
     }
 }
@@ -154,13 +149,8 @@ impl Record {
     }
 
     /// The record of a decision written to `device` by `who`.
-    pub fn decision(
-        device: &str,
-        reason: &str,
-        resolution: &Resolution,
-        who: Option<Who>,
-    ) -> Record {
-        let line = DecisionLine::new(device, reason, resolution, who.as_ref());
+    pub fn decision(device: &str, reason: &str, decision: &Decision, who: Option<Who>) -> Record {
+        let line = DecisionLine::new(device, reason, decision, who.as_ref());
         Record {
             time: line.time,
             event: device.to_string(),
@@ -170,11 +160,11 @@ impl Record {
             device: Some(device.to_string()),
             reason: Some(reason.to_string()),
             outcome: line.outcome.to_string(),
-            text: Some(resolution.text.clone()),
+            text: Some(decision.text().to_string()),
             errno: line.errno,
             origin: line.origin.cloned(),
             who,
-            plan: resolution.plan.clone(),
+            plan: decision.plan().cloned(),
         }
     }
 
@@ -434,10 +424,10 @@ impl Journal {
         &self,
         device: &str,
         reason: &str,
-        resolution: &Resolution,
+        decision: &Decision,
         who: Option<&Who>,
     ) -> Commit {
-        self.append_line(to_line(&DecisionLine::new(device, reason, resolution, who)))
+        self.append_line(to_line(&DecisionLine::new(device, reason, decision, who)))
     }
 
     fn append_line(&self, line: Vec<u8>) -> Commit {
@@ -617,13 +607,14 @@ impl Journal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dispatch::Resolution;
+    use crate::dispatch::Decision;
+    use crate::session::answer::ToolResult;
 
     fn record(text: &str) -> Record {
         Record::decision(
             "resolve",
             "why",
-            &Resolution::ok(text, None),
+            &Decision::answered(Ok(ToolResult::ok(text)), None, None),
             Some(Who::current()),
         )
     }
@@ -675,7 +666,7 @@ mod tests {
     }
 
     #[test]
-    fn a_decision_appended_from_its_resolution_reads_as_its_record() {
+    fn a_decision_appended_from_its_decision_reads_as_its_record() {
         let details = Details {
             action: crate::session::request::Action::Apply,
             reason: "why".into(),
@@ -685,17 +676,17 @@ mod tests {
             source_result_details: None,
             origin: None,
         };
-        let mut resolution = Resolution::failed(Error::Busy("busy".into()), Some(details));
-        resolution.id = Some("pending-action:edit:7".into());
+        let id = Some(std::sync::Arc::from("pending-action:edit:7"));
+        let decision = Decision::failed(Error::Busy("busy".into()), id, Some(details));
         let who = Who::current();
         let journal = Journal::new(None).expect("journal");
         journal
-            .append_decision("resolve", "why", &resolution, Some(&who))
+            .append_decision("resolve", "why", &decision, Some(&who))
             .wait()
             .expect("append");
         let mut appended: serde_json::Value =
             serde_json::from_slice(&journal.bytes()).expect("json");
-        let record = Record::decision("resolve", "why", &resolution, Some(who));
+        let record = Record::decision("resolve", "why", &decision, Some(who));
         let mut expected = serde_json::to_value(&record).expect("json");
         for value in [&mut appended, &mut expected] {
             value["time"] = 0.into();

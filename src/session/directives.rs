@@ -10,7 +10,8 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::error::Error;
-use crate::session::preview::{BoxFuture, ToolResult};
+use crate::session::answer::ToolResult;
+use crate::session::preview::BoxFuture;
 use crate::session::request::ResolveRequest;
 
 /// Answers a resolve or reject while its tool choice is in flight.

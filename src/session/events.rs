@@ -66,7 +66,7 @@ pub struct Event {
     pub abandoned: bool,
     /// The plan a [`EventKind::Proposed`] event is about, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub plan: Option<crate::session::plan::PlanApprovalDetails>,
+    pub plan: Option<crate::session::answer::PlanApprovalDetails>,
     /// The agent call the preview answers, when its producer named one.
     #[serde(flatten)]
     pub origin: Option<crate::session::preview::Origin>,

@@ -1,13 +1,30 @@
 //! The session: pending previews, hard directives, handler slots, events and
 //! the abort signal of one agent session. Knows nothing of FUSE.
+//!
+//! [`Session`] is the queue itself. Beside it live what staging takes (the
+//! callbacks and [`StageOptions`]), what a callback answers
+//! ([`ToolResult`]), what a caller asks ([`ResolveRequest`]), what the
+//! session reports ([`Event`], [`PreviewInfo`], [`SessionSummary`]), and
+//! what its plan proposal slot holds ([`PlanHandler`]). The hard
+//! tool-choice directives a harness queues on it are in `xdev::harness`.
 
 mod abort;
+pub(crate) mod answer;
 pub(crate) mod directives;
 pub(crate) mod events;
 mod pending;
 pub(crate) mod plan;
 pub(crate) mod preview;
 pub(crate) mod request;
+
+pub use answer::{PlanApprovalDetails, PlanOutcome, ToolResult};
+pub use events::{Event, EventKind, EventStream};
+pub use plan::{plan_handler, PlanHandler, PlanProposal, PlanTitle};
+pub use preview::{
+    apply_fn, reject_fn, ApplyFn, BoxFuture, Origin, PreviewInfo, RejectFn, StageOptions,
+    CUSTOM_TOOL,
+};
+pub use request::{Action, ResolveRequest};
 
 use crate::maps::HashSet;
 use std::sync::Arc;
@@ -18,12 +35,9 @@ use parking_lot::{Mutex, RwLock};
 use crate::safe_text::path_safe_source_tool;
 use abort::{AbortSignal, AbortWaiter};
 use directives::{Directive, DirectiveId, DirectiveQueue, QueueInvoker, ToolChoice, TurnEnd};
-use events::{Event, EventKind, EventStream, Subscribers};
+use events::Subscribers;
 use pending::PendingStack;
-use plan::PlanHandler;
-use preview::{
-    next_preview_id, ApplyFn, Preview, PreviewExtras, PreviewInfo, RejectFn, CUSTOM_TOOL,
-};
+use preview::{next_preview_id, Preview, PreviewExtras};
 
 /// The handler a mode installs for the whole session; the resolve *tool*
 /// falls back to it when nothing is pending.
@@ -40,7 +54,8 @@ pub(crate) enum Next {
     Preview(Arc<Preview>),
 }
 
-/// Which previews a resolve or reject may decide (see [`Session::take_next_in`]).
+/// Which previews a resolve or reject may decide (see
+/// [`Dispatch::device_in`](crate::Dispatch::device_in)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope<'a> {
     /// The mount's root devices: any preview, but only while the previews
@@ -158,7 +173,7 @@ impl std::fmt::Debug for Session {
 fn plan_event(
     kind: EventKind,
     text: Option<&str>,
-    plan: Option<plan::PlanApprovalDetails>,
+    plan: Option<PlanApprovalDetails>,
     ok: bool,
 ) -> Event {
     Event {
@@ -264,13 +279,59 @@ impl Session {
 
     // ----- staging -------------------------------------------------------
 
-    /// Stages a preview at the head of the stack and returns its id
-    /// `pending-action:<source_tool>:<seq>`. Staging never applies anything.
+    /// Stages a preview at the head of the stack and returns its id: a
+    /// fresh `pending-action:<source_tool>:<seq>`, or `options.id`.
+    /// Staging never applies anything. `apply` makes the change; `reject`
+    /// (when given) discards it, else a discard answers `Discarded:
+    /// <label>. Reason: <reason>`.
     ///
     /// The caller is trusted code, so nothing is refused: `source_tool` is
     /// made path-safe (see [`path_safe_source_tool`]: it names a directory
     /// under `pending/`), and `label` is kept as given; the mount's
     /// line-oriented files show it escaped.
+    ///
+    /// ```
+    /// use xdev::{apply_fn, Session, StageOptions, ToolResult};
+    ///
+    /// let session = Session::new();
+    /// let apply = apply_fn(|_reason, _extra| async { Ok(ToolResult::ok("applied")) });
+    /// let id = session.stage("edit a.rs", "edit", apply.clone(), None, StageOptions::default());
+    /// assert!(id.starts_with("pending-action:edit:"));
+    ///
+    /// // Staging an id again moves it to the head, with the new callbacks.
+    /// let again = StageOptions { id: Some(id.clone()), ..StageOptions::default() };
+    /// assert_eq!(session.stage("edit a.rs, v2", "edit", apply, None, again), id);
+    /// assert_eq!(session.pending_count(), 1);
+    /// ```
+    pub fn stage(
+        &self,
+        label: impl Into<String>,
+        source_tool: impl Into<String>,
+        apply: ApplyFn,
+        reject: Option<RejectFn>,
+        options: StageOptions,
+    ) -> String {
+        let source_tool = safe_source_tool(source_tool.into());
+        let StageOptions { id, detail, origin } = options;
+        let id = id.unwrap_or_else(|| next_preview_id(&source_tool));
+        let preview = Arc::new(Preview {
+            id: Arc::from(id.as_str()),
+            label: label.into(),
+            source_tool,
+            apply,
+            reject,
+            extras: PreviewExtras::of(detail, origin),
+        });
+        let mut state = self.shared.state.lock();
+        state.pending.register(Arc::clone(&preview));
+        state
+            .subscribers
+            .publish(event(EventKind::Staged, &preview, None, None, true));
+        id
+    }
+
+    /// The seed runtime's name for [`Session::stage`] with no options,
+    /// kept on purpose: agent runtimes ported to xdev call it by this name.
     pub fn queue_resolve_handler(
         &self,
         label: impl Into<String>,
@@ -278,15 +339,14 @@ impl Session {
         apply: ApplyFn,
         reject: Option<RejectFn>,
     ) -> String {
-        let source_tool = safe_source_tool(source_tool.into());
-        let id = next_preview_id(&source_tool);
-        self.register_pending(&id, label, source_tool, apply, reject);
-        id
+        self.stage(label, source_tool, apply, reject, StageOptions::default())
     }
 
-    /// Stages a custom tool's preview (source tool `custom_tool` unless
-    /// given) into the same stack. Its apply and reject results are
-    /// forwarded unchanged, their details included (`sourceResultDetails`).
+    /// The seed runtime's call for a custom tool's preview, kept on purpose
+    /// with its name and argument order (`source_tool` last, `custom_tool`
+    /// unless given): [`Session::stage`] into the same stack. Its apply and
+    /// reject results are forwarded unchanged, their details included
+    /// (`sourceResultDetails`).
     pub fn push_pending_action(
         &self,
         label: impl Into<String>,
@@ -294,58 +354,8 @@ impl Session {
         reject: Option<RejectFn>,
         source_tool: Option<&str>,
     ) -> String {
-        self.queue_resolve_handler(label, source_tool.unwrap_or(CUSTOM_TOOL), apply, reject)
-    }
-
-    /// Registers an invoker under an explicit id. An id already pending
-    /// moves to the head with the new callbacks. `source_tool` is made
-    /// path-safe as in [`Session::queue_resolve_handler`]; `id` should be
-    /// one this crate formed (those are always path-safe): the mount does
-    /// not list an id holding `/` or NUL under `pending/`.
-    pub fn register_pending(
-        &self,
-        id: &str,
-        label: impl Into<String>,
-        source_tool: impl Into<String>,
-        apply: ApplyFn,
-        reject: Option<RejectFn>,
-    ) {
-        self.register_pending_with(
-            id,
-            label,
-            source_tool,
-            apply,
-            reject,
-            PreviewExtras::default(),
-        );
-    }
-
-    /// [`Session::register_pending`] for a preview that carries `extras`:
-    /// the full request it stands for (the mount shows it as
-    /// `pending/<id>/detail`) and the agent call it answers (the journal
-    /// names it in the preview's records).
-    pub fn register_pending_with(
-        &self,
-        id: &str,
-        label: impl Into<String>,
-        source_tool: impl Into<String>,
-        apply: ApplyFn,
-        reject: Option<RejectFn>,
-        extras: PreviewExtras,
-    ) {
-        let preview = Arc::new(Preview {
-            id: Arc::from(id),
-            label: label.into(),
-            source_tool: safe_source_tool(source_tool.into()),
-            apply,
-            reject,
-            extras: (!extras.is_empty()).then(|| Arc::new(extras)),
-        });
-        let mut state = self.shared.state.lock();
-        state.pending.register(Arc::clone(&preview));
-        state
-            .subscribers
-            .publish(event(EventKind::Staged, &preview, None, None, true));
+        let source_tool = source_tool.unwrap_or(CUSTOM_TOOL);
+        self.stage(label, source_tool, apply, reject, StageOptions::default())
     }
 
     /// Moves a pending id to the head. False if it is not waiting (unknown,
@@ -760,7 +770,7 @@ impl Session {
 
     /// A plan under review was decided with no proposal waiting for it
     /// (an `async` desk): the event names the plan and the decision.
-    pub(crate) fn plan_decided(&self, text: &str, plan: plan::PlanApprovalDetails) {
+    pub(crate) fn plan_decided(&self, text: &str, plan: PlanApprovalDetails) {
         let event = plan_event(EventKind::PlanDecided, Some(text), Some(plan), true);
         self.shared.state.lock().subscribers.publish(event);
     }
@@ -772,7 +782,7 @@ impl Session {
         body: &str,
         text: &str,
         ok: bool,
-        plan: Option<plan::PlanApprovalDetails>,
+        plan: Option<PlanApprovalDetails>,
     ) {
         let event = Event {
             kind: EventKind::Proposed,
@@ -794,19 +804,11 @@ impl Session {
 
     // ----- boundaries, abort, events ------------------------------------
 
-    /// Starts a new session: clears every pending preview and directive.
-    pub fn new_session(&self) {
-        self.clear_all();
-    }
-
-    /// Switches to another session: clears every pending preview and directive.
-    pub fn switch_session(&self) {
-        self.clear_all();
-    }
-
-    /// Branches the session: clears every pending preview and directive.
-    pub fn branch_session(&self) {
-        self.clear_all();
+    /// Clears every pending preview and every directive: what a session
+    /// boundary (a new session, a switch, a branch) does.
+    pub fn clear(&self) {
+        self.clear_pending();
+        self.clear_directives();
     }
 
     /// Clears every pending preview (not the directives).
@@ -820,11 +822,6 @@ impl Session {
         for preview in pending.clear() {
             subscribers.publish(event(EventKind::Cleared, &preview, None, None, true));
         }
-    }
-
-    fn clear_all(&self) {
-        self.clear_pending();
-        self.clear_directives();
     }
 
     /// Aborts every dispatch waiting right now: each returns

@@ -265,7 +265,8 @@ impl PendingStack {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::preview::{apply_fn, Origin, PreviewExtras, ToolResult};
+    use crate::session::answer::ToolResult;
+    use crate::session::preview::{apply_fn, Origin, PreviewExtras};
 
     fn preview(id: &str, session: Option<&str>) -> Arc<Preview> {
         let extras = PreviewExtras {

@@ -1,11 +1,10 @@
-//! Plan titles, the plan proposal handler and what it answers.
+//! Plan titles and the plan proposal handler.
 
 use std::sync::Arc;
 
-use serde::Serialize;
-
 use crate::error::Error;
-use crate::session::preview::{BoxFuture, ToolResult};
+use crate::session::answer::ToolResult;
+use crate::session::preview::BoxFuture;
 use crate::texts;
 
 /// A plan title after the plan-title rules.
@@ -82,84 +81,17 @@ impl PlanProposal {
     }
 }
 
-/// How a plan handler decided a proposal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PlanOutcome {
-    /// The plan is approved; plan mode is over.
-    Approved,
-    /// The reviewer asked for a better plan; plan mode stays on.
-    Refine,
-    /// The plan waits for a reviewer, who decides later.
-    PendingReview,
-}
-
-/// What a review UI needs to know about a decided (or filed) proposal.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PlanApprovalDetails {
-    /// The plan's title (its slug).
-    pub title: String,
-    /// The plan file's path.
-    pub plan_path: String,
-    /// How it was decided.
-    pub outcome: PlanOutcome,
-}
-
-/// A plan handler's answer: the text for the writer and, when the handler
-/// knows them, the plan's details.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PlanReply {
-    /// The text (and the error flag) of the answer.
-    pub result: ToolResult,
-    /// The plan the answer is about.
-    pub details: Option<PlanApprovalDetails>,
-}
-
-impl PlanReply {
-    /// An answer about this plan.
-    pub fn new(result: ToolResult, details: PlanApprovalDetails) -> Self {
-        PlanReply {
-            result,
-            details: Some(details),
-        }
-    }
-}
-
-/// A handler that answers only a text names no plan.
-impl From<ToolResult> for PlanReply {
-    fn from(result: ToolResult) -> Self {
-        PlanReply {
-            result,
-            details: None,
-        }
-    }
-}
-
-/// Decides a plan proposal. `Ok` with the handler's answer, or an error
+/// Decides a plan proposal. `Ok` with the handler's answer (naming the
+/// plan, when the handler knows it: [`ToolResult::with_plan`]), or an error
 /// (`Busy`, `PlanNotFound`, ...) that becomes the write's errno.
 pub type PlanHandler =
-    Arc<dyn Fn(PlanProposal) -> BoxFuture<Result<PlanReply, Error>> + Send + Sync>;
+    Arc<dyn Fn(PlanProposal) -> BoxFuture<Result<ToolResult, Error>> + Send + Sync>;
 
-/// Wraps an async closure that answers only a text (no plan details) as a
-/// [`PlanHandler`].
+/// Wraps an async closure as a [`PlanHandler`].
 pub fn plan_handler<F, Fut>(f: F) -> PlanHandler
 where
     F: Fn(PlanProposal) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = Result<ToolResult, Error>> + Send + 'static,
-{
-    Arc::new(move |proposal| {
-        let answering = f(proposal);
-        Box::pin(async move { answering.await.map(PlanReply::from) })
-    })
-}
-
-/// Wraps an async closure that answers a [`PlanReply`] (a text and the
-/// plan's details) as a [`PlanHandler`].
-pub fn plan_reply_handler<F, Fut>(f: F) -> PlanHandler
-where
-    F: Fn(PlanProposal) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Result<PlanReply, Error>> + Send + 'static,
 {
     Arc::new(move |proposal| Box::pin(f(proposal)))
 }

@@ -8,62 +8,10 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::error::CallbackError;
+use crate::session::answer::ToolResult;
 
 /// A boxed, sendable future, the shape of every callback's answer.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
-
-/// What a callback (or any handler) answers: text for the user, optional
-/// structured details, and whether it is an error result.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ToolResult {
-    /// The text shown to the user (and read back from the mount).
-    pub text: String,
-    /// The callback's own structured details, if any.
-    pub details: Option<Value>,
-    /// An error *result*: the call ran and reports a failure (a stale
-    /// preview, say). For an apply, the preview is still consumed.
-    pub is_error: bool,
-    /// The label a handler with no preview behind it (a queue invoker, the
-    /// standing handler) gives itself in the result details; a preview's
-    /// callbacks are named by their preview, so theirs is ignored.
-    pub label: Option<String>,
-    /// The `sourceToolName` such a handler gives itself (a plan approval
-    /// handler reports `plan_approval`); ignored for a preview's callbacks.
-    pub source_tool_name: Option<String>,
-}
-
-impl ToolResult {
-    /// A successful result with this text.
-    pub fn ok(text: impl Into<String>) -> Self {
-        ToolResult {
-            text: text.into(),
-            ..ToolResult::default()
-        }
-    }
-
-    /// An error result with this text.
-    pub fn error(text: impl Into<String>) -> Self {
-        ToolResult {
-            text: text.into(),
-            is_error: true,
-            ..ToolResult::default()
-        }
-    }
-
-    /// The same result carrying these details.
-    pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(details);
-        self
-    }
-
-    /// The same result naming its handler: the `label` and
-    /// `sourceToolName` of the result details (see [`ToolResult::label`]).
-    pub fn named(mut self, label: impl Into<String>, source_tool_name: impl Into<String>) -> Self {
-        self.label = Some(label.into());
-        self.source_tool_name = Some(source_tool_name.into());
-        self
-    }
-}
 
 /// Applies a preview: `(reason, extra)`. `Err` means the apply failed and
 /// the preview stays pending; `Ok` with an error result consumes it.
@@ -130,20 +78,40 @@ impl Origin {
     }
 }
 
-/// What a preview may carry beside its label: the whole request it stands
-/// for (shown as `pending/<id>/detail`) and the agent call it answers.
+/// How a preview is staged, beyond its label, source tool and callbacks
+/// (see [`Session::stage`](crate::Session::stage)). The default stages it
+/// under a fresh id, with no detail, answering no agent call.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PreviewExtras {
-    /// The full request, as the text of the `detail` file (pretty JSON).
+pub struct StageOptions {
+    /// Stage under this id instead of a fresh
+    /// `pending-action:<sourceTool>:<seq>`. An id already pending moves to
+    /// the head with the new callbacks. It should be one this crate formed
+    /// (those are path-safe): the mount does not list an id holding `/` or
+    /// NUL under `pending/`.
+    pub id: Option<String>,
+    /// The full request the preview stands for, as the text of its
+    /// `pending/<id>/detail` file (pretty JSON).
     pub detail: Option<String>,
-    /// The agent call it answers.
+    /// The agent call it answers: its session id puts the preview under
+    /// `sessions/<session-id>/`, and the journal names both ids in the
+    /// preview's records.
     pub origin: Option<Origin>,
 }
 
+/// What a staged preview carries beside its label: its detail and the
+/// agent call it answers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct PreviewExtras {
+    pub(crate) detail: Option<String>,
+    pub(crate) origin: Option<Origin>,
+}
+
 impl PreviewExtras {
-    /// Whether it carries nothing.
-    pub fn is_empty(&self) -> bool {
-        self.detail.is_none() && self.origin.as_ref().is_none_or(Origin::is_empty)
+    /// What a preview staged with this detail and origin carries; `None`
+    /// when that is nothing (no preview pays for an empty allocation).
+    pub(crate) fn of(detail: Option<String>, origin: Option<Origin>) -> Option<Arc<Self>> {
+        let empty = detail.is_none() && origin.as_ref().is_none_or(Origin::is_empty);
+        (!empty).then(|| Arc::new(PreviewExtras { detail, origin }))
     }
 }
 

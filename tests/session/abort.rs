@@ -5,11 +5,11 @@ use super::*;
 /// Stages a slow edit, resolves it with `go` and aborts the session with
 /// `why` while the apply waits: the preview's id, the apply's gate, and what
 /// the resolve answered (at once: an abort does not wait for the apply).
-async fn aborted_while_applying(session: &Session, why: &str) -> (String, Gate, Resolution) {
+async fn aborted_while_applying(session: &Session, why: &str) -> (String, Gate, Decision) {
     let (id, gate, resolving) = resolving_gated(session, "slow edit", "go").await;
     session.abort(why);
     let answer = answered_at_once(resolving).await;
-    assert_eq!(answer.text, format!("Aborted: {why}"));
+    assert_eq!(answer.text(), format!("Aborted: {why}"));
     (id, gate, answer)
 }
 
@@ -20,8 +20,8 @@ async fn abort_returns_at_once_and_the_late_apply_is_still_recorded() {
     let (id, mut gate, answer) = aborted_while_applying(&session, "user pressed stop").await;
     assert_eq!(answer.errno(), libc::ECANCELED);
     assert_eq!(
-        answer.error,
-        Some(Error::Aborted("user pressed stop".into()))
+        answer.error(),
+        Some(&Error::Aborted("user pressed stop".into()))
     );
     // The apply is still running: the preview is claimed, not decided.
     assert!(session.is_pending(&id));
@@ -41,7 +41,7 @@ async fn abort_returns_at_once_and_the_late_apply_is_still_recorded() {
     // callers got the outcome themselves.
     stage(&session, "next", "edit");
     let answer = write(&session, Device::Resolve, "fine").await;
-    assert_eq!(answer.text, "applied next: fine");
+    assert_eq!(answer.text(), "applied next: fine");
     let applied = next_event(&mut events, EventKind::Applied).await;
     assert!(!applied.abandoned);
 }
@@ -62,7 +62,7 @@ async fn abort_then_a_late_failure_requeues_the_preview() {
 
     // The requeued preview can be retried.
     let retry = write(&session, Device::Resolve, "retry").await;
-    assert_eq!(retry.text, "applied on retry");
+    assert_eq!(retry.text(), "applied on retry");
     assert!(!session.is_pending(&id));
 }
 
@@ -92,7 +92,7 @@ async fn abort_also_releases_a_waiting_reject_and_tool() {
     timeout(PROMPTLY, started.recv()).await.expect("started");
     session.abort("esc");
     let answer = answered_at_once(rejecting).await;
-    assert_eq!(answer.text, "Aborted: esc");
+    assert_eq!(answer.text(), "Aborted: esc");
     assert_eq!(answer.errno(), libc::ECANCELED);
     assert!(session.is_pending(&id));
     let mut events = session.subscribe();
@@ -109,12 +109,14 @@ async fn abort_also_releases_a_waiting_reject_and_tool() {
     session.queue_resolve_handler("tool edit", "edit", gated, None);
     let tool_session = session.clone();
     let tool = tokio::spawn(async move {
-        run_resolve_tool(&tool_session, ResolveRequest::apply("via tool")).await
+        Dispatch::resolve_tool(ResolveRequest::apply("via tool"))
+            .run(&tool_session)
+            .await
     });
     gate.wait_started().await;
     session.abort("tool aborted");
     let answer = answered_at_once(tool).await;
-    assert_eq!(answer.text, "Aborted: tool aborted");
+    assert_eq!(answer.text(), "Aborted: tool aborted");
     gate.release(Ok(ToolResult::ok("late")));
     next_event(&mut events, EventKind::Applied).await;
 }
@@ -133,7 +135,7 @@ async fn a_cancel_that_has_already_fired_never_starts_the_work() {
     drain(&mut events);
 
     let answer = resolve_with_fired_cancel(&session, "go", "ctrl-c").await;
-    assert_eq!(answer.text, "Aborted: ctrl-c");
+    assert_eq!(answer.text(), "Aborted: ctrl-c");
     assert_eq!(answer.errno(), libc::ECANCELED);
     // Nothing was taken, nothing ran, nothing was recorded, and the preview waits where it was.
     tokio::task::yield_now().await;
@@ -143,19 +145,17 @@ async fn a_cancel_that_has_already_fired_never_starts_the_work() {
     assert!(drain(&mut events).is_empty());
 
     // The resolve tool takes a per-call cancel too.
-    let answer = xdev::run_resolve_tool_until(
-        &session,
-        ResolveRequest::apply("go"),
-        Some(fired_cancel("turn aborted")),
-    )
-    .await;
-    assert_eq!(answer.text, "Aborted: turn aborted");
+    let answer = Dispatch::resolve_tool(ResolveRequest::apply("go"))
+        .cancel(fired_cancel("turn aborted"))
+        .run(&session)
+        .await;
+    assert_eq!(answer.text(), "Aborted: turn aborted");
     assert_eq!(calls.load(Ordering::SeqCst), 0);
     assert_eq!(pending_ids(&session), [&*id]);
 
     // A cancel that never fires lets the next resolve apply it once.
     let answer = write(&session, Device::Resolve, "now").await;
-    assert_eq!(answer.text, "ran anyway");
+    assert_eq!(answer.text(), "ran anyway");
     assert_eq!(calls.load(Ordering::SeqCst), 1);
     assert_eq!(session.pending_count(), 0);
 }
@@ -167,20 +167,23 @@ async fn the_resolve_tool_gives_up_when_its_cancel_fires_and_the_apply_runs_on()
     let (apply, mut gate) = Gate::new();
     let id = session.queue_resolve_handler("slow edit", "edit", apply, None);
     let (fire, fired) = oneshot::channel::<()>();
-    let cancel: xdev::Cancel = Box::pin(async move {
+    let cancel: xdev::dispatch::Cancel = Box::pin(async move {
         let _ = fired.await;
         Error::Aborted("turn aborted".into())
     });
     let tool = {
         let session = session.clone();
         tokio::spawn(async move {
-            xdev::run_resolve_tool_until(&session, ResolveRequest::apply("go"), Some(cancel)).await
+            Dispatch::resolve_tool(ResolveRequest::apply("go"))
+                .cancel(cancel)
+                .run(&session)
+                .await
         })
     };
     gate.wait_started().await;
     fire.send(()).expect("cancel waiting");
     let answer = answered_at_once(tool).await;
-    assert_eq!(answer.text, "Aborted: turn aborted");
+    assert_eq!(answer.text(), "Aborted: turn aborted");
     gate.release(Ok(ToolResult::ok("applied late")));
     let applied = next_event(&mut events, EventKind::Applied).await;
     assert_eq!(applied.id, id);

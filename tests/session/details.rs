@@ -21,15 +21,15 @@ async fn details_carry_every_field_and_source_details_only_when_returned() {
         reason: "ship it".into(),
         extra: Some(json!({"force": true})),
     };
-    let answer = run_resolve_tool(&session, request).await;
-    assert_eq!(answer.text, "done");
+    let answer = Dispatch::resolve_tool(request).run(&session).await;
+    assert_eq!(answer.text(), "done");
     assert_eq!(
         seen.lock().clone(),
         [("ship it".to_string(), Some(json!({"force": true})))]
     );
-    let details = answer.details.expect("a decided preview has details");
+    let details = answer.details().expect("a decided preview has details");
     assert_eq!(
-        details,
+        *details,
         Details {
             action: Action::Apply,
             reason: "ship it".into(),
@@ -41,7 +41,7 @@ async fn details_carry_every_field_and_source_details_only_when_returned() {
         }
     );
     assert_eq!(
-        serde_json::to_value(&details).expect("serializes"),
+        serde_json::to_value(details).expect("serializes"),
         json!({
             "action": "apply",
             "reason": "ship it",
@@ -55,11 +55,11 @@ async fn details_carry_every_field_and_source_details_only_when_returned() {
     // No extra given, no details returned: both keys are absent.
     session.queue_resolve_handler("write b.rs", "write", echo_apply("b"), None);
     let answer = write(&session, Device::Reject, "nope").await;
-    let details = answer.details.expect("details");
+    let details = answer.details().expect("details");
     assert_eq!(details.extra, None);
     assert_eq!(details.source_result_details, None);
     assert_eq!(
-        serde_json::to_value(&details).expect("serializes"),
+        serde_json::to_value(details).expect("serializes"),
         json!({
             "action": "discard",
             "reason": "nope",
@@ -74,9 +74,9 @@ async fn a_failed_apply_still_carries_details_without_source_details() {
     let session = Session::new();
     stage_flaky(&session, "edit a.rs", 1, CallbackError::Failed("x".into()));
     let answer = write(&session, Device::Resolve, "why").await;
-    let details = answer.details.expect("details");
+    let details = answer.details().expect("details");
     assert_eq!(
-        serde_json::to_value(&details).expect("serializes"),
+        serde_json::to_value(details).expect("serializes"),
         json!({"action": "apply", "reason": "why", "sourceToolName": "edit", "label": "edit a.rs"})
     );
 }
@@ -86,18 +86,24 @@ async fn run_resolve_invocation_decides_one_id_and_refuses_unknown_ones() {
     let session = Session::new();
     let low = stage(&session, "low", "edit");
     let high = stage(&session, "high", "edit");
-    let answer = run_resolve_invocation(&session, &low, ResolveRequest::apply("by id")).await;
-    assert_eq!(answer.text, "applied low: by id");
+    let answer = Dispatch::by_id(&low, ResolveRequest::apply("by id"))
+        .run(&session)
+        .await;
+    assert_eq!(answer.text(), "applied low: by id");
     assert_eq!(
-        answer.details.map(|details| details.label),
+        answer.details().map(|details| details.label.clone()),
         Some("low".to_string())
     );
     assert_eq!(pending_ids(&session), [&*high]);
-    let again = run_resolve_invocation(&session, &low, ResolveRequest::apply("twice")).await;
+    let again = Dispatch::by_id(&low, ResolveRequest::apply("twice"))
+        .run(&session)
+        .await;
     assert_eq!(again.errno(), libc::ENOENT);
     assert_eq!(pending_ids(&session), [&*high]);
-    let discard = run_resolve_invocation(&session, &high, ResolveRequest::discard("no")).await;
-    assert_eq!(discard.text, "Discarded: high. Reason: no");
+    let discard = Dispatch::by_id(&high, ResolveRequest::discard("no"))
+        .run(&session)
+        .await;
+    assert_eq!(discard.text(), "Discarded: high. Reason: no");
 }
 
 #[tokio::test]
@@ -123,8 +129,8 @@ async fn custom_tools_stage_into_the_same_stack_and_forward_their_details() {
     assert_eq!(head.label, "deploy staging");
 
     let answer = write(&session, Device::Resolve, "go").await;
-    assert_eq!(answer.text, "deployed: go");
-    let details = answer.details.expect("details");
+    assert_eq!(answer.text(), "deployed: go");
+    let details = answer.details().expect("details");
     assert_eq!(details.source_tool_name, "custom_tool");
     assert_eq!(details.source_result_details, Some(json!({"secret": 1})));
 
@@ -140,8 +146,8 @@ async fn custom_tools_stage_into_the_same_stack_and_forward_their_details() {
     );
     seq_of(&named, "rollback_tool");
     let answer = write(&session, Device::Reject, "no").await;
-    assert_eq!(answer.text, "kept");
-    let details = answer.details.expect("details");
+    assert_eq!(answer.text(), "kept");
+    let details = answer.details().expect("details");
     assert_eq!(details.source_tool_name, "rollback_tool");
     assert_eq!(details.source_result_details, Some(json!({"secret": 3})));
     assert_eq!(pending_ids(&session), [&*builtin]);
@@ -159,6 +165,6 @@ async fn custom_tools_keep_their_result_details() {
         None,
     );
     let answer = write(&session, Device::Resolve, "go").await;
-    let details = answer.details.expect("details");
+    let details = answer.details().expect("details");
     assert_eq!(details.source_result_details, Some(json!({"run": 1})));
 }

@@ -9,11 +9,12 @@ async fn restaging_a_preview_being_applied_does_not_let_it_apply_twice() {
     session.restage(&id);
     let second = write(&session, Device::Resolve, "second").await;
     assert_eq!(
-        second.text, NOTHING_TO_RESOLVE,
+        second.text(),
+        NOTHING_TO_RESOLVE,
         "claimed preview applied twice"
     );
     gate.release(Ok(ToolResult::ok("applied once")));
-    assert_eq!(resolving.await.expect("join").text, "applied once");
+    assert_eq!(resolving.await.expect("join").text(), "applied once");
     assert!(!session.is_pending(&id));
 }
 
@@ -38,11 +39,15 @@ async fn a_panicking_apply_counts_as_a_failure_and_requeues() {
     );
     let answer = write(&session, Device::Resolve, "x").await;
     assert_eq!(answer.errno(), libc::EIO);
-    assert!(answer.text.starts_with("Apply failed: "), "{}", answer.text);
+    assert!(
+        answer.text().starts_with("Apply failed: "),
+        "{}",
+        answer.text()
+    );
     assert_eq!(pending_ids(&session), [&*id]);
     assert_eq!(session.in_progress_count(), 0);
     let retry = write(&session, Device::Resolve, "x").await;
-    assert_eq!(retry.text, "applied after panic");
+    assert_eq!(retry.text(), "applied after panic");
 }
 
 #[tokio::test]
@@ -61,18 +66,21 @@ async fn a_cancelled_wait_returns_its_error_and_the_apply_still_completes() {
     let id = session.queue_resolve_handler("slow", "edit", apply, None);
     let mut events = session.subscribe();
     let (signal, signalled) = oneshot::channel::<()>();
-    let cancel: xdev::Cancel = Box::pin(async move {
+    let cancel: xdev::dispatch::Cancel = Box::pin(async move {
         signalled.await.ok();
         Error::Interrupted
     });
     let waiting = session.clone();
     let writer = tokio::spawn(async move {
-        xdev::dispatch_resolution_device_until(&waiting, Device::Resolve, "go", Some(cancel)).await
+        Dispatch::device(Device::Resolve, "go")
+            .cancel(cancel)
+            .run(&waiting)
+            .await
     });
     gate.wait_started().await;
     signal.send(()).expect("writer waiting");
     let answer = answered_at_once(writer).await;
-    assert_eq!(answer.error, Some(Error::Interrupted));
+    assert_eq!(answer.error(), Some(&Error::Interrupted));
     assert_eq!(answer.errno(), libc::EINTR);
     assert!(session.is_pending(&id));
     gate.release(Ok(ToolResult::ok("applied after the writer left")));
@@ -93,7 +101,7 @@ async fn a_refused_decision_runs_nothing_and_leaves_the_preview_where_it_stood()
     let seen = Arc::new(Mutex::new(Vec::new()));
     let refuse = |seen: &Arc<Mutex<Vec<String>>>| {
         let seen = Arc::clone(seen);
-        xdev::DispatchHooks {
+        xdev::dispatch::DispatchHooks {
             before_decision: Some(Box::new(move |id: &str, details: &Details| {
                 seen.lock()
                     .push(format!("{id} {:?} {}", details.action, details.reason));
@@ -102,14 +110,20 @@ async fn a_refused_decision_runs_nothing_and_leaves_the_preview_where_it_stood()
                     cause: "No space left on device".into(),
                 })))
             })),
-            ..xdev::DispatchHooks::default()
+            ..xdev::dispatch::DispatchHooks::default()
         }
     };
-    let answer = xdev::dispatch_device_with(&session, Device::Resolve, "go", refuse(&seen)).await;
+    let answer = Dispatch::device(Device::Resolve, "go")
+        .hooks(refuse(&seen))
+        .run(&session)
+        .await;
     assert_eq!(answer.errno(), libc::ENOSPC);
-    assert_eq!(answer.id.as_deref(), Some(newer.as_str()));
+    assert_eq!(answer.id(), Some(newer.as_str()));
     let request = ResolveRequest::discard("no");
-    let answer = xdev::decide_pending_with(&session, &older, request, refuse(&seen)).await;
+    let answer = Dispatch::by_id(&older, request)
+        .hooks(refuse(&seen))
+        .run(&session)
+        .await;
     assert_eq!(answer.errno(), libc::ENOSPC);
     assert_eq!(calls.load(Ordering::SeqCst), 0, "no callback ran");
     assert_eq!(pending_ids(&session), [newer.clone(), older.clone()]);
@@ -120,7 +134,10 @@ async fn a_refused_decision_runs_nothing_and_leaves_the_preview_where_it_stood()
     );
     // Nothing pending: no decision, so the check is not asked.
     let empty = Session::new();
-    let answer = xdev::dispatch_device_with(&empty, Device::Reject, "x", refuse(&seen)).await;
+    let answer = Dispatch::device(Device::Reject, "x")
+        .hooks(refuse(&seen))
+        .run(&empty)
+        .await;
     assert!(answer.is_ok());
     assert_eq!(seen.lock().len(), 2);
 }
@@ -148,25 +165,39 @@ async fn a_refused_decision_never_frees_another_writers_claim() {
             })
         }
     };
-    let extras = xdev::PreviewExtras::default;
-    session.register_pending_with(id, "first", "edit", gated_apply(), None, extras());
+    let extras = StageOptions::default;
+    session.stage(
+        "first",
+        "edit",
+        gated_apply(),
+        None,
+        StageOptions {
+            id: Some(id.to_string()),
+            ..extras()
+        },
+    );
     let (restager, restaged_apply, started) =
         (session.clone(), gated_apply.clone(), Arc::clone(&applies));
     let second_writer = Arc::new(Mutex::new(None));
     let second_handle = Arc::clone(&second_writer);
-    let refusing = xdev::DispatchHooks {
+    let refusing = xdev::dispatch::DispatchHooks {
         before_decision: Some(Box::new(move |id, _details| {
             // Meanwhile the id is staged again and a second writer applies it.
-            restager.register_pending_with(id, "again", "edit", restaged_apply(), None, extras());
+            restager.stage(
+                "again",
+                "edit",
+                restaged_apply(),
+                None,
+                StageOptions {
+                    id: Some(id.to_string()),
+                    ..extras()
+                },
+            );
             let (session, id) = (restager.clone(), id.to_string());
             *second_handle.lock() = Some(tokio::spawn(async move {
-                xdev::decide_pending_with(
-                    &session,
-                    &id,
-                    ResolveRequest::apply("second"),
-                    Default::default(),
-                )
-                .await
+                Dispatch::by_id(&id, ResolveRequest::apply("second"))
+                    .run(&session)
+                    .await
             }));
             let since = std::time::Instant::now();
             while started.load(Ordering::SeqCst) == 0 && since.elapsed() < Duration::from_secs(5) {
@@ -174,10 +205,12 @@ async fn a_refused_decision_never_frees_another_writers_claim() {
             }
             Box::pin(std::future::ready(Err(Error::Interrupted)))
         })),
-        ..xdev::DispatchHooks::default()
+        ..xdev::dispatch::DispatchHooks::default()
     };
-    let first =
-        xdev::decide_pending_with(&session, id, ResolveRequest::apply("first"), refusing).await;
+    let first = Dispatch::by_id(id, ResolveRequest::apply("first"))
+        .hooks(refusing)
+        .run(&session)
+        .await;
     assert_eq!(first.errno(), libc::EINTR);
     assert_eq!(
         applies.load(Ordering::SeqCst),
@@ -185,12 +218,7 @@ async fn a_refused_decision_never_frees_another_writers_claim() {
         "the second writer is applying"
     );
 
-    let third = xdev::decide_pending_with(
-        &session,
-        id,
-        ResolveRequest::apply("third"),
-        Default::default(),
-    );
+    let third = Dispatch::by_id(id, ResolveRequest::apply("third")).run(&session);
     let third = timeout(Duration::from_secs(1), third).await;
     assert!(
         matches!(&third, Ok(answer) if answer.errno() == libc::ENOENT),
@@ -198,7 +226,7 @@ async fn a_refused_decision_never_frees_another_writers_claim() {
     );
     let _ = open.send(true);
     let second = second_writer.lock().take().expect("second writer started");
-    assert_eq!(second.await.expect("join").text, "applied");
+    assert_eq!(second.await.expect("join").text(), "applied");
     assert_eq!(applies.load(Ordering::SeqCst), 1);
 }
 
@@ -209,15 +237,18 @@ async fn a_preview_decided_after_its_id_was_staged_again_is_reported_and_the_new
     let session = Session::new();
     let mut events = session.subscribe();
     let (id, mut gate, resolving) = resolving_gated(&session, "slow", "first").await;
-    session.register_pending(
-        &id,
+    session.stage(
         "newer",
         "edit",
         counted_apply(&Arc::default(), "newer"),
         None,
+        StageOptions {
+            id: Some(id.clone()),
+            ..StageOptions::default()
+        },
     );
     gate.release(Ok(ToolResult::ok("applied the first")));
-    assert_eq!(resolving.await.expect("join").text, "applied the first");
+    assert_eq!(resolving.await.expect("join").text(), "applied the first");
     let applied = next_event(&mut events, EventKind::Applied).await;
     assert_eq!(applied.id, id);
     assert_eq!(pending_ids(&session), [&*id], "the newer preview stands");

@@ -26,16 +26,16 @@ async fn apply_failure_requeues_the_same_id_at_the_head_before_returning() {
             (EventKind::Requeued, id.clone())
         ]
     );
-    assert_eq!(answer.text, "Apply failed: disk full");
+    assert_eq!(answer.text(), "Apply failed: disk full");
     assert_eq!(answer.errno(), libc::EIO);
     assert_eq!(
-        answer.error,
-        Some(Error::CallbackFailed("Apply failed: disk full".into()))
+        answer.error(),
+        Some(&Error::CallbackFailed("Apply failed: disk full".into()))
     );
 
     // A later resolve retries the same invoker.
     let retry = write(&session, Device::Resolve, "retry").await;
-    assert_eq!(retry.text, "applied on attempt 2");
+    assert_eq!(retry.text(), "applied on attempt 2");
     assert_eq!(calls.load(Ordering::SeqCst), 2);
     assert_eq!(pending_ids(&session), [&*other]);
 }
@@ -45,8 +45,10 @@ async fn apply_failure_of_a_lower_preview_moves_it_to_the_head() {
     let session = Session::new();
     let (low, _calls) = stage_flaky(&session, "low", 1, CallbackError::Failed("locked".into()));
     let high = stage(&session, "high", "edit");
-    let answer = run_resolve_invocation(&session, &low, ResolveRequest::apply("by id")).await;
-    assert_eq!(answer.text, "Apply failed: locked");
+    let answer = Dispatch::by_id(&low, ResolveRequest::apply("by id"))
+        .run(&session)
+        .await;
+    assert_eq!(answer.text(), "Apply failed: locked");
     assert_eq!(pending_ids(&session), [&*low, &*high]);
 }
 
@@ -60,11 +62,11 @@ async fn apply_failure_then_reject_discards() {
         CallbackError::Failed("boom".into()),
     );
     assert_eq!(
-        write(&session, Device::Resolve, "x").await.text,
+        write(&session, Device::Resolve, "x").await.text(),
         "Apply failed: boom"
     );
     let answer = write(&session, Device::Reject, "give up").await;
-    assert_eq!(answer.text, "Discarded: edit a.rs. Reason: give up");
+    assert_eq!(answer.text(), "Discarded: edit a.rs. Reason: give up");
     assert!(!session.is_pending(&id));
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
@@ -79,14 +81,14 @@ async fn tool_errors_pass_unchanged_and_other_failures_are_wrapped() {
         CallbackError::Tool("Edit conflict: a.rs changed on disk".into()),
     );
     let answer = write(&session, Device::Resolve, "x").await;
-    assert_eq!(answer.text, "Edit conflict: a.rs changed on disk");
+    assert_eq!(answer.text(), "Edit conflict: a.rs changed on disk");
     assert_eq!(answer.errno(), libc::EIO);
 
     let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "read-only file");
     let from_io: CallbackError = io.into();
     stage_flaky(&session, "io", 1, from_io);
     let answer = write(&session, Device::Resolve, "x").await;
-    assert_eq!(answer.text, "Apply failed: read-only file");
+    assert_eq!(answer.text(), "Apply failed: read-only file");
 }
 
 #[tokio::test]
@@ -105,16 +107,16 @@ async fn an_apply_that_returns_an_error_result_consumes_the_preview() {
     let mut events = session.subscribe();
     let answer = write(&session, Device::Resolve, "apply").await;
     assert!(!answer.is_ok());
-    assert_eq!(answer.text, "Preview is stale: a.rs changed");
+    assert_eq!(answer.text(), "Preview is stale: a.rs changed");
     assert_eq!(answer.errno(), libc::EIO);
     assert_eq!(
-        answer.error,
-        Some(Error::ErrorResult("Preview is stale: a.rs changed".into()))
+        answer.error(),
+        Some(&Error::ErrorResult("Preview is stale: a.rs changed".into()))
     );
     assert_eq!(
         answer
-            .details
-            .and_then(|details| details.source_result_details),
+            .details()
+            .and_then(|details| details.source_result_details.clone()),
         Some(json!({"stale": true}))
     );
     assert!(!session.is_pending(&id));
@@ -147,7 +149,7 @@ async fn a_failing_reject_leaves_the_preview_pending_where_it_was() {
     let mut events = session.subscribe();
     let answer = write(&session, Device::Reject, "no").await;
     assert!(!answer.is_ok());
-    assert_eq!(answer.text, "Could not restore a.rs");
+    assert_eq!(answer.text(), "Could not restore a.rs");
     assert_eq!(answer.errno(), libc::EIO);
     assert_eq!(pending_ids(&session), [&*id, &*below]);
     assert_eq!(session.in_progress_count(), 0);
@@ -158,7 +160,7 @@ async fn a_failing_reject_leaves_the_preview_pending_where_it_was() {
 
     // Still there: a second reject discards it, a resolve would apply it.
     let answer = write(&session, Device::Reject, "no").await;
-    assert_eq!(answer.text, "Discarded: edit a.rs. Reason: no");
+    assert_eq!(answer.text(), "Discarded: edit a.rs. Reason: no");
     assert_eq!(pending_ids(&session), [&*below]);
 }
 
@@ -171,7 +173,8 @@ async fn a_reject_failure_propagates_as_the_callbacks_own_error_with_eio() {
     .await;
     assert_eq!(answer.errno(), libc::EIO);
     assert_eq!(
-        answer.text, "backup missing",
+        answer.text(),
+        "backup missing",
         "a reject failure propagates as the callback's own error"
     );
     assert!(session.is_pending(&id));
@@ -183,21 +186,23 @@ async fn discard_text_defaults_unless_the_reject_callback_answers() {
     // No reject callback.
     session.queue_resolve_handler("edit a.rs", "edit", echo_apply("a"), None);
     let answer = write(&session, Device::Reject, "  not needed \n").await;
-    assert_eq!(answer.text, "Discarded: edit a.rs. Reason: not needed");
+    assert_eq!(answer.text(), "Discarded: edit a.rs. Reason: not needed");
     // A reject callback that returns nothing.
     let nothing = reject_fn(|_reason, _extra| async { Ok(None) });
     stage_with_reject(&session, "edit b.rs", nothing);
     let answer = write(&session, Device::Reject, "dup").await;
-    assert_eq!(answer.text, "Discarded: edit b.rs. Reason: dup");
+    assert_eq!(answer.text(), "Discarded: edit b.rs. Reason: dup");
     // A reject callback with its own answer.
     let restores = reject_fn(|reason, _extra| async move {
         Ok(Some(ToolResult::ok(format!("restored c.rs ({reason})"))))
     });
     stage_with_reject(&session, "edit c.rs", restores);
     let answer = write(&session, Device::Reject, "dup").await;
-    assert_eq!(answer.text, "restored c.rs (dup)");
+    assert_eq!(answer.text(), "restored c.rs (dup)");
     // The resolve tool's discard uses the same default.
     session.queue_resolve_handler("edit d.rs", "edit", echo_apply("d"), None);
-    let answer = run_resolve_tool(&session, ResolveRequest::discard("wrong")).await;
-    assert_eq!(answer.text, "Discarded: edit d.rs. Reason: wrong");
+    let answer = Dispatch::resolve_tool(ResolveRequest::discard("wrong"))
+        .run(&session)
+        .await;
+    assert_eq!(answer.text(), "Discarded: edit d.rs. Reason: wrong");
 }

@@ -10,21 +10,25 @@ async fn the_standing_handler_serves_the_tool_but_never_the_devices() {
 
     // Devices ignore it.
     let resolve = write(&session, Device::Resolve, "x").await;
-    assert_eq!(resolve.text, NOTHING_TO_RESOLVE);
+    assert_eq!(resolve.text(), NOTHING_TO_RESOLVE);
     assert_eq!(resolve.errno(), libc::ENOENT);
     let reject = write(&session, Device::Reject, "x").await;
-    assert_eq!(reject.text, NOTHING_TO_REJECT);
+    assert_eq!(reject.text(), NOTHING_TO_REJECT);
     assert!(seen.lock().is_empty());
 
     // The tool falls back to it when nothing is pending.
-    let tool = run_resolve_tool(&session, ResolveRequest::apply("approve")).await;
-    assert_eq!(tool.text, "standing handled");
+    let tool = Dispatch::resolve_tool(ResolveRequest::apply("approve"))
+        .run(&session)
+        .await;
+    assert_eq!(tool.text(), "standing handled");
     assert_eq!(
-        tool.details.and_then(|d| d.source_result_details),
+        tool.details().and_then(|d| d.source_result_details.clone()),
         Some(json!({"from": "standing handled"}))
     );
-    let tool = run_resolve_tool(&session, ResolveRequest::discard("deny")).await;
-    assert_eq!(tool.text, "standing handled");
+    let tool = Dispatch::resolve_tool(ResolveRequest::discard("deny"))
+        .run(&session)
+        .await;
+    assert_eq!(tool.text(), "standing handled");
     assert_eq!(
         seen.lock().clone(),
         [
@@ -35,17 +39,23 @@ async fn the_standing_handler_serves_the_tool_but_never_the_devices() {
 
     // A pending preview comes before it.
     stage(&session, "edit a.rs", "edit");
-    let tool = run_resolve_tool(&session, ResolveRequest::apply("pending first")).await;
-    assert_eq!(tool.text, "applied edit a.rs: pending first");
+    let tool = Dispatch::resolve_tool(ResolveRequest::apply("pending first"))
+        .run(&session)
+        .await;
+    assert_eq!(tool.text(), "applied edit a.rs: pending first");
     assert_eq!(seen.lock().len(), 2);
 
     // Cleared: the tool has its "nothing pending" texts again.
     session.clear_standing_resolve_handler();
-    let tool = run_resolve_tool(&session, ResolveRequest::apply("x")).await;
-    assert_eq!(tool.text, NOTHING_TO_RESOLVE);
+    let tool = Dispatch::resolve_tool(ResolveRequest::apply("x"))
+        .run(&session)
+        .await;
+    assert_eq!(tool.text(), NOTHING_TO_RESOLVE);
     assert_eq!(tool.errno(), libc::ENOENT);
-    let tool = run_resolve_tool(&session, ResolveRequest::discard("x")).await;
-    assert_eq!(tool.text, NOTHING_TO_DISCARD);
+    let tool = Dispatch::resolve_tool(ResolveRequest::discard("x"))
+        .run(&session)
+        .await;
+    assert_eq!(tool.text(), NOTHING_TO_DISCARD);
     assert!(tool.is_ok());
 }
 
@@ -63,7 +73,7 @@ async fn an_in_flight_queue_invoker_is_consulted_before_the_pending_stack() {
 
     // Queued but not yet in flight: not consulted.
     let before = write(&session, Device::Reject, "not yet").await;
-    assert_eq!(before.text, "Discarded: edit. Reason: not yet");
+    assert_eq!(before.text(), "Discarded: edit. Reason: not yet");
     assert!(seen.lock().is_empty());
     let staged_again =
         session.queue_resolve_handler("edit", "edit", counted_apply(&calls, "p"), None);
@@ -73,8 +83,8 @@ async fn an_in_flight_queue_invoker_is_consulted_before_the_pending_stack() {
     assert!(served.invoker.is_some());
 
     let resolve = write(&session, Device::Resolve, "approve\n").await;
-    assert_eq!(resolve.text, "queue handled");
-    let details = resolve.details.expect("details");
+    assert_eq!(resolve.text(), "queue handled");
+    let details = resolve.details().expect("details");
     assert_eq!(details.action, Action::Apply);
     assert_eq!(details.reason, "approve");
     assert_eq!(
@@ -82,9 +92,11 @@ async fn an_in_flight_queue_invoker_is_consulted_before_the_pending_stack() {
         Some(json!({"from": "queue handled"}))
     );
     let reject = write(&session, Device::Reject, "deny").await;
-    assert_eq!(reject.text, "queue handled");
-    let tool = run_resolve_tool(&session, ResolveRequest::apply("tool")).await;
-    assert_eq!(tool.text, "queue handled");
+    assert_eq!(reject.text(), "queue handled");
+    let tool = Dispatch::resolve_tool(ResolveRequest::apply("tool"))
+        .run(&session)
+        .await;
+    assert_eq!(tool.text(), "queue handled");
     assert_eq!(
         seen.lock().clone(),
         [
@@ -101,7 +113,7 @@ async fn an_in_flight_queue_invoker_is_consulted_before_the_pending_stack() {
     // Once its turn ends (invoked, so resolved), the pending stack answers.
     assert_eq!(session.finish_turn(TurnEnd::Resolved), None);
     let resolve = write(&session, Device::Resolve, "now").await;
-    assert_eq!(resolve.text, "p");
+    assert_eq!(resolve.text(), "p");
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
 
@@ -118,10 +130,10 @@ async fn a_queue_invoker_error_surfaces_with_its_errno() {
     )]));
     session.serve_tool_choice().expect("served");
     let resolve = write(&session, Device::Resolve, "x").await;
-    assert_eq!(resolve.text, "Reviewer is busy.");
+    assert_eq!(resolve.text(), "Reviewer is busy.");
     assert_eq!(resolve.errno(), libc::EBUSY);
     let reject = write(&session, Device::Reject, "x").await;
-    assert_eq!(reject.text, "Could not decline.");
+    assert_eq!(reject.text(), "Could not decline.");
     assert_eq!(reject.errno(), libc::EIO);
 }
 
@@ -130,12 +142,10 @@ async fn a_fired_cancel_never_calls_a_queue_invoker_or_the_standing_handler() {
     let session = Session::new();
     let (handler, seen) = recording_invoker("standing handled");
     session.set_standing_resolve_handler(handler);
-    let answer = xdev::run_resolve_tool_until(
-        &session,
-        ResolveRequest::apply("go"),
-        Some(fired_cancel("turn aborted")),
-    )
-    .await;
+    let answer = Dispatch::resolve_tool(ResolveRequest::apply("go"))
+        .cancel(fired_cancel("turn aborted"))
+        .run(&session)
+        .await;
     assert_eq!(answer.errno(), libc::ECANCELED);
     assert!(seen.lock().is_empty());
 }
@@ -146,8 +156,10 @@ async fn queue_invokers_and_the_standing_handler_name_themselves() {
     session.set_standing_resolve_handler(queue_invoker(|_request| async {
         Ok(ToolResult::ok("plan approved").named("approve plan", "plan_approval"))
     }));
-    let tool = run_resolve_tool(&session, ResolveRequest::apply("ok")).await;
-    let details = tool.details.expect("details");
+    let tool = Dispatch::resolve_tool(ResolveRequest::apply("ok"))
+        .run(&session)
+        .await;
+    let details = tool.details().expect("details");
     assert_eq!(details.label, "approve plan");
     assert_eq!(details.source_tool_name, "plan_approval");
 
@@ -158,7 +170,7 @@ async fn queue_invokers_and_the_standing_handler_name_themselves() {
     )]));
     session.serve_tool_choice();
     let answer = write(&session, Device::Resolve, "x").await;
-    let details = answer.details.expect("details");
+    let details = answer.details().expect("details");
     assert_eq!(details.label, "ask the user");
     assert_eq!(details.source_tool_name, "ask_tool");
     session.finish_turn(TurnEnd::Resolved);
@@ -167,8 +179,10 @@ async fn queue_invokers_and_the_standing_handler_name_themselves() {
     session.set_standing_resolve_handler(queue_invoker(|_request| async {
         Ok(ToolResult::ok("handled"))
     }));
-    let tool = run_resolve_tool(&session, ResolveRequest::apply("ok")).await;
-    let details = tool.details.expect("details");
+    let tool = Dispatch::resolve_tool(ResolveRequest::apply("ok"))
+        .run(&session)
+        .await;
+    let details = tool.details().expect("details");
     assert_eq!(
         (&*details.label, &*details.source_tool_name),
         ("resolve", "resolve")

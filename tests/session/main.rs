@@ -10,13 +10,15 @@ use parking_lot::Mutex;
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::timeout;
+use xdev::dispatch::{dispatch_resolution_device, Details};
+use xdev::harness::{
+    queue_invoker, Directive, RejectAction, RejectReason, SoftRequirement, SoftRequirementTracker,
+    ToolCall, ToolChoice, ToolChoiceDirective, TurnEnd, TurnVerdict,
+};
+use xdev::session::{plan_handler, Action, Event, EventKind, EventStream, PlanProposal, PlanTitle};
 use xdev::{
-    apply_fn, dispatch_resolution_device, plan_handler, queue_invoker, reject_fn,
-    run_resolve_invocation, run_resolve_tool, Action, ApplyFn, CallbackError, Details, Device,
-    Directive, Error, Event, EventKind, EventStream, PlanProposal, PlanTitle, RejectAction,
-    RejectFn, RejectReason, Resolution, ResolveRequest, Session, SoftRequirement,
-    SoftRequirementTracker, ToolCall, ToolChoice, ToolChoiceDirective, ToolResult, TurnEnd,
-    TurnVerdict,
+    apply_fn, reject_fn, ApplyFn, CallbackError, Decision, Device, Dispatch, Error, RejectFn,
+    ResolveRequest, Session, StageOptions, ToolResult,
 };
 
 mod abort;
@@ -80,7 +82,7 @@ fn stage_flaky(
 /// A session with `edit a.rs` staged with this reject callback, and the
 /// preview rejected with `reason`: the session, the preview's id, and the
 /// answer.
-async fn rejected_through(reject: RejectFn, reason: &str) -> (Session, String, Resolution) {
+async fn rejected_through(reject: RejectFn, reason: &str) -> (Session, String, Decision) {
     let session = Session::new();
     let id = stage_with_reject(&session, "edit a.rs", reject);
     let answer = write(&session, Device::Reject, reason).await;
@@ -123,7 +125,7 @@ fn pending_ids(session: &Session) -> Vec<String> {
     session.pending().into_iter().map(|info| info.id).collect()
 }
 
-async fn write(session: &Session, device: Device, body: &str) -> Resolution {
+async fn write(session: &Session, device: Device, body: &str) -> Decision {
     dispatch_resolution_device(session, device, body).await
 }
 
@@ -230,7 +232,7 @@ fn spawn_write(
     session: &Session,
     device: Device,
     body: &'static str,
-) -> tokio::task::JoinHandle<Resolution> {
+) -> tokio::task::JoinHandle<Decision> {
     let session = session.clone();
     tokio::spawn(async move { dispatch_resolution_device(&session, device, body).await })
 }
@@ -241,7 +243,7 @@ async fn resolving_gated(
     session: &Session,
     label: &str,
     reason: &'static str,
-) -> (String, Gate, tokio::task::JoinHandle<Resolution>) {
+) -> (String, Gate, tokio::task::JoinHandle<Decision>) {
     let (apply, mut gate) = Gate::new();
     let id = session.queue_resolve_handler(label, "edit", apply, None);
     let resolving = spawn_write(session, Device::Resolve, reason);
@@ -283,7 +285,7 @@ fn hard(session: &Session) -> Option<String> {
 
 fn recording_invoker(
     answer: &'static str,
-) -> (xdev::QueueInvoker, Arc<Mutex<Vec<ResolveRequest>>>) {
+) -> (xdev::harness::QueueInvoker, Arc<Mutex<Vec<ResolveRequest>>>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let record = Arc::clone(&seen);
     let invoker = queue_invoker(move |request: ResolveRequest| {
@@ -302,14 +304,16 @@ async fn answered_at_once<T>(task: tokio::task::JoinHandle<T>) -> T {
 }
 
 /// A resolve of `body` whose cancel signal has fired already with `why`.
-async fn resolve_with_fired_cancel(session: &Session, body: &str, why: &str) -> Resolution {
-    xdev::dispatch_resolution_device_until(session, Device::Resolve, body, Some(fired_cancel(why)))
+async fn resolve_with_fired_cancel(session: &Session, body: &str, why: &str) -> Decision {
+    Dispatch::device(Device::Resolve, body)
+        .cancel(fired_cancel(why))
+        .run(session)
         .await
 }
 
 /// A cancel signal that has fired already (the user pressed Ctrl-C before
 /// the dispatch began).
-fn fired_cancel(why: &str) -> xdev::Cancel {
+fn fired_cancel(why: &str) -> xdev::dispatch::Cancel {
     let error = Error::Aborted(why.to_string());
     Box::pin(async move { error })
 }

@@ -3,24 +3,33 @@
 //! one session waits.
 
 use super::*;
-use xdev::{dispatch_device_in, DispatchHooks, Origin, PreviewExtras, Scope};
+use xdev::session::{Origin, Scope};
 
 /// Stages a preview of agent session `agent` (`None`: of no session).
 fn stage_in(session: &Session, agent: Option<&str>, label: &str) -> String {
     let id = format!("pending-action:edit:{label}");
-    let extras = PreviewExtras {
+    let extras = StageOptions {
         origin: agent.map(|agent| Origin {
             session_id: Some(agent.to_string()),
             tool_use_id: Some(format!("toolu-{label}")),
         }),
-        ..PreviewExtras::default()
+        ..StageOptions::default()
     };
-    session.register_pending_with(&id, label, "edit", echo_apply(label), None, extras);
+    session.stage(
+        label,
+        "edit",
+        echo_apply(label),
+        None,
+        StageOptions {
+            id: Some(id.clone()),
+            ..extras
+        },
+    );
     id
 }
 
-async fn write_in(session: &Session, scope: Scope<'_>, device: Device, body: &str) -> Resolution {
-    dispatch_device_in(session, scope, device, body, DispatchHooks::default()).await
+async fn write_in(session: &Session, scope: Scope<'_>, device: Device, body: &str) -> Decision {
+    Dispatch::device_in(scope, device, body).run(session).await
 }
 
 #[tokio::test]
@@ -41,11 +50,11 @@ async fn a_sessions_devices_decide_its_own_previews_newest_first() {
     assert!(!session.belongs_to(&b1, "s-a"));
 
     let answer = write_in(&session, Scope::AgentSession("s-a"), Device::Resolve, "ok").await;
-    assert_eq!(answer.text, "applied a2: ok");
-    assert_eq!(answer.id.as_deref(), Some(&*a2));
+    assert_eq!(answer.text(), "applied a2: ok");
+    assert_eq!(answer.id(), Some(&*a2));
     let answer = write_in(&session, Scope::AgentSession("s-a"), Device::Reject, "no").await;
     assert!(answer.is_ok(), "{answer:?}");
-    assert_eq!(answer.id.as_deref(), Some(&*a1));
+    assert_eq!(answer.id(), Some(&*a1));
     assert_eq!(
         pending_ids(&session),
         [b1.as_str()],
@@ -53,10 +62,10 @@ async fn a_sessions_devices_decide_its_own_previews_newest_first() {
     );
 
     let none = write_in(&session, Scope::AgentSession("s-a"), Device::Resolve, "x").await;
-    assert_eq!(none.text, NOTHING_TO_RESOLVE);
+    assert_eq!(none.text(), NOTHING_TO_RESOLVE);
     assert_eq!(none.errno(), libc::ENOENT);
     let none = write_in(&session, Scope::AgentSession("s-a"), Device::Reject, "x").await;
-    assert_eq!(none.text, NOTHING_TO_REJECT);
+    assert_eq!(none.text(), NOTHING_TO_REJECT);
     assert!(none.is_ok());
     assert_eq!(pending_ids(&session), [b1]);
 }
@@ -68,8 +77,8 @@ async fn the_root_devices_work_as_before_while_one_group_waits() {
         stage_in(&session, agent, "one");
         let two = stage_in(&session, agent, "two");
         let answer = write(&session, Device::Resolve, "ok").await;
-        assert_eq!(answer.text, "applied two: ok");
-        assert_eq!(answer.id, Some(two));
+        assert_eq!(answer.text(), "applied two: ok");
+        assert_eq!(answer.id(), Some(two.as_str()));
         assert_eq!(session.pending_count(), 1);
     }
 }
@@ -87,7 +96,7 @@ async fn the_root_devices_refuse_with_ebusy_while_two_groups_wait_and_decide_not
         assert_eq!(answer.errno(), libc::EBUSY, "{answer:?}");
         let name = device.name();
         assert_eq!(
-            answer.text,
+            answer.text(),
             format!(
                 "Previews of 3 agent sessions are pending ((no session), s-a, s-b): /xdev/{name} decides none of them while more than one session waits. Write to one session's {name} instead: /xdev/sessions/s-a/{name}, /xdev/sessions/s-b/{name}; or to /xdev/pending/<id>/{name} for one item."
             )
@@ -110,9 +119,13 @@ async fn only_waiting_previews_count_and_a_session_that_empties_frees_the_root()
     let busy = write(&session, Device::Resolve, "ok").await;
     assert_eq!(busy.errno(), libc::EBUSY);
     let answer = write_in(&session, Scope::AgentSession("s-b"), Device::Resolve, "ok").await;
-    assert_eq!(answer.id, Some(b1));
+    assert_eq!(answer.id(), Some(b1.as_str()));
     let answer = write(&session, Device::Resolve, "ok").await;
-    assert_eq!(answer.text, "applied a1: ok", "one session left: as before");
+    assert_eq!(
+        answer.text(),
+        "applied a1: ok",
+        "one session left: as before"
+    );
 }
 
 #[tokio::test]
@@ -126,20 +139,22 @@ async fn a_refusal_names_a_few_sessions_and_counts_the_rest() {
     assert_eq!(answer.errno(), libc::EBUSY);
     assert!(
         answer
-            .text
+            .text()
             .starts_with("Previews of 20 agent sessions are pending (s-00, s-01,"),
         "{}",
-        answer.text
+        answer.text()
     );
     assert!(
-        answer.text.contains("s-07, and 12 more)"),
+        answer.text().contains("s-07, and 12 more)"),
         "{}",
-        answer.text
+        answer.text()
     );
     assert!(
-        answer.text.contains("/xdev/sessions/<session-id>/resolve"),
+        answer
+            .text()
+            .contains("/xdev/sessions/<session-id>/resolve"),
         "{}",
-        answer.text
+        answer.text()
     );
     assert_eq!(session.pending_count(), 20);
 }

@@ -16,7 +16,7 @@ async fn resolve_applies_newest_first_over_three_previews() {
         let answer = write(&session, Device::Resolve, "tests pass\n").await;
         assert!(answer.is_ok(), "{answer:?}");
         assert_eq!(answer.errno(), 0);
-        texts.push(answer.text);
+        texts.push(answer.text().to_string());
     }
     assert_eq!(
         texts,
@@ -29,11 +29,11 @@ async fn resolve_applies_newest_first_over_three_previews() {
     assert_eq!(session.pending_count(), 0);
 
     let none = write(&session, Device::Resolve, "again").await;
-    assert_eq!(none.text, NOTHING_TO_RESOLVE);
+    assert_eq!(none.text(), NOTHING_TO_RESOLVE);
     assert_eq!(none.errno(), libc::ENOENT);
     assert_eq!(
-        none.error,
-        Some(Error::NothingToResolve(NOTHING_TO_RESOLVE.into()))
+        none.error(),
+        Some(&Error::NothingToResolve(NOTHING_TO_RESOLVE.into()))
     );
 }
 
@@ -43,14 +43,14 @@ async fn reject_discards_newest_first() {
     let a = stage(&session, "edit a.rs", "edit");
     let b = stage(&session, "edit b.rs", "edit");
     let answer = write(&session, Device::Reject, "wrong file").await;
-    assert_eq!(answer.text, "Discarded: edit b.rs. Reason: wrong file");
+    assert_eq!(answer.text(), "Discarded: edit b.rs. Reason: wrong file");
     assert_eq!(pending_ids(&session), [&*a]);
     assert!(!session.is_pending(&b));
     let answer = write(&session, Device::Reject, "also wrong").await;
-    assert_eq!(answer.text, "Discarded: edit a.rs. Reason: also wrong");
+    assert_eq!(answer.text(), "Discarded: edit a.rs. Reason: also wrong");
     let none = write(&session, Device::Reject, "nothing").await;
     assert!(none.is_ok());
-    assert_eq!(none.text, NOTHING_TO_REJECT);
+    assert_eq!(none.text(), NOTHING_TO_REJECT);
 }
 
 #[tokio::test]
@@ -124,7 +124,16 @@ async fn registering_an_existing_id_moves_it_to_the_head() {
     assert_eq!(pending_ids(&session), [&*a, &*c, &*b]);
 
     // register_pending with an existing id: moves, and the new invoker wins.
-    session.register_pending(&b, "edit b.rs again", "edit", echo_apply("b2"), None);
+    session.stage(
+        "edit b.rs again",
+        "edit",
+        echo_apply("b2"),
+        None,
+        StageOptions {
+            id: Some(b.clone()),
+            ..StageOptions::default()
+        },
+    );
     assert_eq!(pending_ids(&session), [&*b, &*a, &*c]);
     assert_eq!(session.pending_count(), 3);
     assert_eq!(
@@ -132,16 +141,19 @@ async fn registering_an_existing_id_moves_it_to_the_head() {
         Some("edit b.rs again".to_string())
     );
     let answer = write(&session, Device::Resolve, "r").await;
-    assert_eq!(answer.text, "applied b2: r");
+    assert_eq!(answer.text(), "applied b2: r");
     assert_eq!(pending_ids(&session), [&*a, &*c]);
 
     // An explicit new id is staged at the head like any other.
-    session.register_pending(
-        "pending-action:ext:custom-1",
+    session.stage(
         "x",
         "ext",
         echo_apply("x"),
         None,
+        StageOptions {
+            id: Some("pending-action:ext:custom-1".to_string()),
+            ..StageOptions::default()
+        },
     );
     assert_eq!(
         pending_ids(&session),
@@ -166,7 +178,7 @@ async fn dispatch_peeks_and_previews_staged_meanwhile_are_untouched() {
 
     gate.release(Ok(ToolResult::ok("slow applied")));
     let answer = resolving.await.expect("join");
-    assert_eq!(answer.text, "slow applied");
+    assert_eq!(answer.text(), "slow applied");
     // Only the applied preview left the stack; the next newest is the head.
     assert!(!session.is_pending(&slow));
     assert_eq!(pending_ids(&session), [&*newer, &*old]);
@@ -186,15 +198,15 @@ async fn a_claimed_preview_is_skipped_by_a_concurrent_dispatch() {
     assert_eq!(session.pending_head().map(|head| head.id), Some(a.clone()));
     // A second writer takes the next newest instead of b.
     let second = write(&session, Device::Resolve, "second").await;
-    assert_eq!(second.text, "a applied");
+    assert_eq!(second.text(), "a applied");
     assert_eq!(older.load(Ordering::SeqCst), 1);
     // A third finds nothing it may take.
     let third = write(&session, Device::Resolve, "third").await;
-    assert_eq!(third.text, NOTHING_TO_RESOLVE);
+    assert_eq!(third.text(), NOTHING_TO_RESOLVE);
     let reject = write(&session, Device::Reject, "fourth").await;
-    assert_eq!(reject.text, NOTHING_TO_REJECT);
+    assert_eq!(reject.text(), NOTHING_TO_REJECT);
 
     gate.release(Ok(ToolResult::ok("b applied")));
-    assert_eq!(first.await.expect("join").text, "b applied");
+    assert_eq!(first.await.expect("join").text(), "b applied");
     assert!(!session.is_pending(&a) && !session.is_pending(&b));
 }

@@ -26,7 +26,7 @@ fn device_usage_lines_are_exact() {
 fn the_mount_dir_defaults_to_xdev() {
     let session = Session::new();
     assert_eq!(session.mount_dir(), "/xdev");
-    assert_eq!(xdev::DEFAULT_MOUNT_DIR, "/xdev");
+    assert_eq!(xdev::session::DEFAULT_MOUNT_DIR, "/xdev");
 }
 
 #[test]

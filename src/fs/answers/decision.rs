@@ -158,15 +158,15 @@ impl XdevFs {
             });
             let ended = tokio::select! {
                 biased;
-                resolution = &mut decision => Ok(resolution),
+                decided = &mut decision => Ok(decided),
                 why = &mut stop => Err(why),
             };
             // Free before the answer: the writer's next open may
             // come at once, and must not be sent elsewhere.
             drop(writing);
             match ended {
-                Ok(resolution) => {
-                    let errno = resolution.error.as_ref().map(errno_of);
+                Ok(decided) => {
+                    let errno = decided.error().map(errno_of);
                     if errno.is_none() {
                         fs.writer_sizes.record(target, pid, bytes);
                     }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use fuser::{Errno, FileHandle};
 use parking_lot::Mutex;
 
-use crate::dispatch::{DeviceResult, DispatchHooks, Resolution};
+use crate::dispatch::{Decision, DeviceResult, DispatchHooks};
 use crate::error::Error;
 use crate::fs::handles::table::Decided;
 use crate::fs::refusal::errno_of;
@@ -33,22 +33,22 @@ impl XdevFs {
         fh: Option<FileHandle>,
         who: Option<Who>,
         claimed: Claimed,
-    ) -> Resolution {
+    ) -> Decision {
         let hooks = DispatchHooks {
             cancel: None,
             before_decision: self.journal.before_decision(|| target.name(), who.as_ref()),
             on_claim: Some(Box::new(move |id| *claimed.lock() = Some(id.to_string()))),
         };
-        let resolution = target
+        let decision = target
             .dispatch(&self.session, self.plan.as_ref(), text, hooks)
             .await;
         // The writer gets its outcome even if the journal file fails: the
         // status files say so, and the next record written names the loss.
-        let _ = self.note(target, text, &resolution, who).await;
+        let _ = self.note(target, text, &decision, who).await;
         // Only now may a later write on the descriptor learn the outcome:
         // nobody is told before the journal has it.
-        self.keep_outcome(fh, &resolution);
-        resolution
+        self.keep_outcome(fh, &decision);
+        decision
     }
 
     /// Records a result: on its descriptor (`fh`), in the status files, and
@@ -58,46 +58,39 @@ impl XdevFs {
         target: &Target,
         fh: Option<FileHandle>,
         reason: &str,
-        resolution: &Resolution,
+        decision: &Decision,
         who: Option<Who>,
     ) -> Commit {
-        self.keep_outcome(fh, resolution);
-        self.note(target, reason, resolution, who)
+        self.keep_outcome(fh, decision);
+        self.note(target, reason, decision, who)
     }
 
     /// Keeps a result on its descriptor (`fh`), for the later writes and
     /// reads of that descriptor.
-    fn keep_outcome(&self, fh: Option<FileHandle>, resolution: &Resolution) {
+    fn keep_outcome(&self, fh: Option<FileHandle>, decision: &Decision) {
         if let Some(fh) = fh {
-            let outcome = resolution
-                .error
-                .as_ref()
+            let outcome = decision
+                .error()
                 .map_or(Ok(()), |error| Err(errno_of(error)));
-            let details = resolution.details.as_ref();
+            let details = decision.details();
             let decided = Decided {
-                id: resolution.id.clone(),
+                id: decision.id().map(str::to_string),
                 label: details.map(|details| details.label.clone()),
                 source_tool: details.map(|details| details.source_tool_name.clone()),
             };
             self.handles
-                .set_result(fh, outcome, &resolution.text, decided);
+                .set_result(fh, outcome, decision.text(), decided);
         }
     }
 
     /// Records a result in the journal and the status files only.
-    fn note(
-        &self,
-        target: &Target,
-        reason: &str,
-        resolution: &Resolution,
-        who: Option<Who>,
-    ) -> Commit {
+    fn note(&self, target: &Target, reason: &str, decision: &Decision, who: Option<Who>) -> Commit {
         let name = target.name();
         let commit = self
             .journal
-            .append_decision(&name, reason.trim(), resolution, who.as_ref());
-        tracing::debug!(target = %name, ok = resolution.is_ok(), text = %resolution.text, "device result");
-        self.last.record(DeviceResult::new(name, resolution));
+            .append_decision(&name, reason.trim(), decision, who.as_ref());
+        tracing::debug!(target = %name, ok = decision.is_ok(), text = %decision.text(), "device result");
+        self.last.record(DeviceResult::new(name, decision));
         commit
     }
 
@@ -113,7 +106,7 @@ impl XdevFs {
         text: &str,
     ) -> (Errno, Commit) {
         let errno = errno_of(&error);
-        let refused = Resolution::failed(error, None);
+        let refused = Decision::failed(error, None, None);
         (errno, self.record(target, fh, text, &refused, Some(who)))
     }
 
@@ -153,7 +146,7 @@ impl XdevFs {
         why: Error,
         who: Who,
     ) -> Commit {
-        let withdrawn = Resolution::failed(why, None);
+        let withdrawn = Decision::failed(why, None, None);
         if let Some(fh) = fh {
             self.handles.forget_message(fh);
         }

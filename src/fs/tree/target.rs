@@ -5,10 +5,10 @@
 use std::sync::Arc;
 
 use crate::device::Device;
-use crate::dispatch::{decide_pending_with, dispatch_device_in, DispatchHooks, Resolution};
+use crate::dispatch::{Decision, Dispatch, DispatchHooks};
 use crate::plan_command::PlanCommand;
-use crate::plan_desk::{Decision, PlanDesk};
-use crate::session::plan::PlanApprovalDetails;
+use crate::plan_desk::PlanDesk;
+use crate::session::answer::ToolResult;
 use crate::session::request::{Action, ResolveRequest};
 use crate::session::{Scope, Session};
 use crate::texts;
@@ -74,24 +74,20 @@ impl Target {
         plan: Option<&PlanDesk>,
         text: &str,
         hooks: DispatchHooks,
-    ) -> Resolution {
-        match self {
-            Target::Device(device) => {
-                dispatch_device_in(session, Scope::Mount, *device, text, hooks).await
-            }
+    ) -> Decision {
+        let dispatch = match self {
+            Target::Device(device) => Dispatch::device(*device, text),
             Target::Session {
                 session: agent,
                 device,
-            } => {
-                dispatch_device_in(session, Scope::AgentSession(agent), *device, text, hooks).await
-            }
+            } => Dispatch::device_in(Scope::AgentSession(agent), *device, text),
             Target::Item { id, action } => {
                 let request = ResolveRequest {
                     action: *action,
                     reason: text.trim().to_string(),
                     extra: None,
                 };
-                decide_pending_with(session, id, request, hooks).await
+                Dispatch::by_id(id, request)
             }
             Target::PlanCtl => {
                 // `plan/ctl` has an inode only on a mount with a plan desk
@@ -99,9 +95,10 @@ impl Target {
                 let Some(desk) = plan else {
                     unreachable!("plan/ctl exists only with a plan desk")
                 };
-                plan_control(desk, text)
+                return plan_control(desk, text);
             }
-        }
+        };
+        dispatch.hooks(hooks).run(session).await
     }
 }
 
@@ -114,37 +111,22 @@ pub(crate) fn action_file(action: Action) -> &'static str {
 }
 
 /// Runs one `plan/ctl` command: `enter`, `exit`, `approve [feedback]`,
-/// `refine <feedback>`.
-fn plan_control(desk: &PlanDesk, text: &str) -> Resolution {
-    let outcome = text.parse().and_then(|command| match command {
+/// `refine <feedback>`. A reviewer's decision names the plan it was about,
+/// so a review UI reading `last` or the journal learns which plan was decided.
+fn plan_control(desk: &PlanDesk, text: &str) -> Decision {
+    let answer = text.parse().and_then(|command| match command {
         PlanCommand::Enter => {
             desk.enter();
-            Ok((texts::PLAN_MODE_ENTERED.to_string(), None))
+            Ok(ToolResult::ok(texts::PLAN_MODE_ENTERED))
         }
         PlanCommand::Exit => {
             desk.exit();
-            Ok((texts::PLAN_MODE_EXITED.to_string(), None))
+            Ok(ToolResult::ok(texts::PLAN_MODE_EXITED))
         }
-        PlanCommand::Approve { feedback, mode } => {
-            desk.approve_plan(feedback.as_deref(), mode).map(decided)
-        }
-        PlanCommand::Refine(feedback) => desk.refine_plan(&feedback).map(decided),
+        PlanCommand::Approve { feedback, mode } => desk.approve_plan(feedback.as_deref(), mode),
+        PlanCommand::Refine(feedback) => desk.refine_plan(&feedback),
     });
-    match outcome {
-        Ok((text, plan)) => {
-            // A review UI reading `last` or the journal learns which plan
-            // the reviewer decided.
-            let mut resolution = Resolution::ok(text, None);
-            resolution.plan = plan;
-            resolution
-        }
-        Err(error) => Resolution::failed(error, None),
-    }
-}
-
-/// A reviewer's decision, with the plan it was about.
-fn decided((text, plan): Decision) -> (String, Option<PlanApprovalDetails>) {
-    (text, Some(plan))
+    Decision::answered(answer, None, None)
 }
 
 #[cfg(test)]
