@@ -3,24 +3,22 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fuser::{Config, MountOption, SessionACL};
-use nix::errno::Errno;
-use nix::mount::{umount2, MntFlags};
-use thiserror::Error;
 
-use crate::error::describe;
-use crate::fs::{Control, Owner, XdevFs};
+use crate::fs::{Control, Owner, XdevFs, XdevFuse};
 use crate::journal::Journal;
-use crate::mount_point::{self, check_fuse_device, fuse_device_problem, CreatedDir};
+use crate::mount_point::{self, check_fuse_device, unmount_dir, CreatedDir};
 use crate::plan_desk::PlanDesk;
 use crate::session::Session;
 
 // The mount point checks a caller may run before mounting.
 pub use crate::mount_point::{is_stale_mount, probe_mount_point, MountPointState};
+
+// What `mount()` fails with: the mount point's checks find most of it.
+pub use crate::mount_point::MountError;
 
 /// How a mount is set up.
 #[derive(Clone)]
@@ -88,99 +86,6 @@ impl std::fmt::Debug for MountOptions {
     }
 }
 
-/// Why a mount could not be made.
-#[derive(Debug, Error)]
-pub enum MountError {
-    /// The mount point does not exist.
-    #[error("mount point {0} does not exist")]
-    Missing(String),
-    /// The mount point is not a directory.
-    #[error("mount point {0} is not a directory")]
-    NotADirectory(String),
-    /// The mount point has entries in it.
-    #[error("mount point {0} is not empty")]
-    NotEmpty(String),
-    /// The mount point is already a live xdev mount.
-    #[error("mount point {0} is already served by a running xdev (stop that daemon first, or use another directory)")]
-    AlreadyServed(String),
-    /// The mount point holds regular files named like the devices: what a
-    /// write such as `echo ... > DIR/resolve` leaves while nothing is
-    /// mounted there. xdev never deletes them.
-    #[error("mount point {dir} holds {} left by writes while nothing was mounted there; check them, remove them ({}), then mount again", plural_files(files), remove_command(dir, files))]
-    LeftoverDeviceFiles {
-        /// The mount point.
-        dir: String,
-        /// The file names (`resolve`, ...).
-        files: Vec<String>,
-    },
-    /// The missing mount point could not be created.
-    #[error("cannot create mount point {dir}: {}", describe(source))]
-    CreateDir {
-        /// The mount point.
-        dir: String,
-        /// What the system said.
-        source: io::Error,
-    },
-    /// `/dev/fuse` is missing, is not the FUSE device, or cannot be opened.
-    #[error("{}", fuse_device_problem(path, source, *as_root))]
-    FuseDevice {
-        /// The device path (`/dev/fuse`).
-        path: String,
-        /// What went wrong.
-        source: io::Error,
-        /// Whether xdev runs as root (the advice differs).
-        as_root: bool,
-    },
-    /// The `--journal` file cannot be used (not a regular file, no access,
-    /// another user could write it). The message names the file.
-    #[error("cannot use the journal file: {0}")]
-    Journal(io::Error),
-    /// Anything else (FUSE missing, no permission, ...).
-    #[error("cannot mount {dir}: {}{}", source.to_string().trim_end(), permission_hint(source))]
-    Io {
-        /// The mount point.
-        dir: String,
-        /// What the system said.
-        source: io::Error,
-    },
-}
-
-/// What to do about a mount the system refused: mounting takes
-/// CAP_SYS_ADMIN (root) or the setuid fusermount3, which a container
-/// withholds unless it is started to allow FUSE.
-fn permission_hint(source: &io::Error) -> &'static str {
-    let refused = source.kind() == io::ErrorKind::PermissionDenied
-        || source.raw_os_error() == Some(libc::EPERM)
-        || source.to_string().contains("Operation not permitted");
-    if refused {
-        crate::texts::MOUNT_NOT_PERMITTED_HINT
-    } else {
-        ""
-    }
-}
-
-/// `2 files named like devices (resolve, reject)` or `a file named like a
-/// device (resolve)`.
-fn plural_files(files: &[String]) -> String {
-    match files {
-        [one] => format!("a file named like a device ({one})"),
-        many => format!(
-            "{} files named like devices ({})",
-            many.len(),
-            many.join(", ")
-        ),
-    }
-}
-
-/// `rm -- '/xdev/resolve' '/xdev/reject'`.
-fn remove_command(dir: &str, files: &[String]) -> String {
-    let paths: Vec<String> = files
-        .iter()
-        .map(|file| format!("'{}'", Path::new(dir).join(file).display()))
-        .collect();
-    format!("rm -- {}", paths.join(" "))
-}
-
 /// A live mount. Unmounts on [`Mount::unmount`] and on drop: blocked
 /// writers get `ECANCELED`, then the mount is removed (lazily if something
 /// still holds it busy).
@@ -241,7 +146,8 @@ pub fn mount(
         Owner::current(options.share_journal),
     );
     let control = fs.control();
-    let background = fuser::spawn_mount(fs, dir, &fuse_config(&options)).map_err(io_error)?;
+    let background =
+        fuser::spawn_mount(XdevFuse::new(fs), dir, &fuse_config(&options)).map_err(io_error)?;
     control
         .start_forgetting(background.notifier())
         .map_err(io_error)?;
@@ -280,50 +186,6 @@ fn fuse_config(options: &MountOptions) -> Config {
     config.n_threads = Some(options.threads.max(1));
     config.clone_fd = true;
     config
-}
-
-/// Unmounts `dir`: a plain unmount first, a lazy one if it is busy (or if
-/// `lazy`). Falls back to `fusermount3` where the caller is not root.
-pub(crate) fn unmount_dir(dir: &Path, lazy: bool) -> io::Result<()> {
-    let flags = if lazy {
-        MntFlags::MNT_DETACH
-    } else {
-        MntFlags::empty()
-    };
-    // nix reports a path it cannot pass (a NUL inside) as EINVAL, which
-    // here would read as "not mounted".
-    if dir.as_os_str().as_encoded_bytes().contains(&0) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "a mount point path cannot hold a NUL byte",
-        ));
-    }
-    match umount2(dir, flags) {
-        Ok(()) => Ok(()),
-        Err(Errno::EBUSY) if !lazy => unmount_dir(dir, true),
-        Err(Errno::EINVAL) => Ok(()), // not mounted (any more)
-        Err(Errno::EPERM) => fusermount_unmount(dir, lazy),
-        Err(errno) => Err(errno.into()),
-    }
-}
-
-fn fusermount_unmount(dir: &Path, lazy: bool) -> io::Result<()> {
-    let mut command = Command::new("fusermount3");
-    command.arg("-u").arg("-q");
-    if lazy {
-        command.arg("-z");
-    }
-    let status = command.arg("--").arg(dir).status()?;
-    if status.success() {
-        Ok(())
-    } else if !lazy {
-        fusermount_unmount(dir, true)
-    } else {
-        Err(io::Error::other(format!(
-            "fusermount3 -uz {} failed",
-            dir.display()
-        )))
-    }
 }
 
 /// How often the mount looks whether a burst of activity has ended.

@@ -1,6 +1,8 @@
 //! The mount point itself: what a directory is (a live xdev mount, a stale
-//! one, a plain directory, ...), getting it ready for a mount, and creating
-//! and removing it when the caller asks xdev to manage it.
+//! one, a plain directory, ...), getting it ready for a mount (and why it
+//! cannot be: [`MountError`]), unmounting it, and creating and removing it
+//! when the caller asks xdev to manage it. The mount's lifecycle
+//! (`mount.rs`) builds on these; nothing here needs it.
 //!
 //! **Who created the directory.** With [`MountOptions::create_dir`]
 //! (`xdev mount` sets it) a missing mount point is created and removed again
@@ -20,13 +22,109 @@ use std::io;
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
+use nix::errno::Errno;
+use nix::mount::{umount2, MntFlags};
 use nix::sys::statfs::{statfs, FsType, FUSE_SUPER_MAGIC};
 use nix::unistd::geteuid;
+use thiserror::Error;
 
 use crate::device::Device;
 use crate::error::describe;
-use crate::mount::{unmount_dir, MountError};
+
+/// Why a mount could not be made.
+#[derive(Debug, Error)]
+pub enum MountError {
+    /// The mount point does not exist.
+    #[error("mount point {0} does not exist")]
+    Missing(String),
+    /// The mount point is not a directory.
+    #[error("mount point {0} is not a directory")]
+    NotADirectory(String),
+    /// The mount point has entries in it.
+    #[error("mount point {0} is not empty")]
+    NotEmpty(String),
+    /// The mount point is already a live xdev mount.
+    #[error("mount point {0} is already served by a running xdev (stop that daemon first, or use another directory)")]
+    AlreadyServed(String),
+    /// The mount point holds regular files named like the devices: what a
+    /// write such as `echo ... > DIR/resolve` leaves while nothing is
+    /// mounted there. xdev never deletes them.
+    #[error("mount point {dir} holds {} left by writes while nothing was mounted there; check them, remove them ({}), then mount again", plural_files(files), remove_command(dir, files))]
+    LeftoverDeviceFiles {
+        /// The mount point.
+        dir: String,
+        /// The file names (`resolve`, ...).
+        files: Vec<String>,
+    },
+    /// The missing mount point could not be created.
+    #[error("cannot create mount point {dir}: {}", describe(source))]
+    CreateDir {
+        /// The mount point.
+        dir: String,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// `/dev/fuse` is missing, is not the FUSE device, or cannot be opened.
+    #[error("{}", fuse_device_problem(path, source, *as_root))]
+    FuseDevice {
+        /// The device path (`/dev/fuse`).
+        path: String,
+        /// What went wrong.
+        source: io::Error,
+        /// Whether xdev runs as root (the advice differs).
+        as_root: bool,
+    },
+    /// The `--journal` file cannot be used (not a regular file, no access,
+    /// another user could write it). The message names the file.
+    #[error("cannot use the journal file: {0}")]
+    Journal(io::Error),
+    /// Anything else (FUSE missing, no permission, ...).
+    #[error("cannot mount {dir}: {}{}", source.to_string().trim_end(), permission_hint(source))]
+    Io {
+        /// The mount point.
+        dir: String,
+        /// What the system said.
+        source: io::Error,
+    },
+}
+
+/// What to do about a mount the system refused: mounting takes
+/// CAP_SYS_ADMIN (root) or the setuid fusermount3, which a container
+/// withholds unless it is started to allow FUSE.
+fn permission_hint(source: &io::Error) -> &'static str {
+    let refused = source.kind() == io::ErrorKind::PermissionDenied
+        || source.raw_os_error() == Some(libc::EPERM)
+        || source.to_string().contains("Operation not permitted");
+    if refused {
+        crate::texts::MOUNT_NOT_PERMITTED_HINT
+    } else {
+        ""
+    }
+}
+
+/// `2 files named like devices (resolve, reject)` or `a file named like a
+/// device (resolve)`.
+fn plural_files(files: &[String]) -> String {
+    match files {
+        [one] => format!("a file named like a device ({one})"),
+        many => format!(
+            "{} files named like devices ({})",
+            many.len(),
+            many.join(", ")
+        ),
+    }
+}
+
+/// `rm -- '/xdev/resolve' '/xdev/reject'`.
+fn remove_command(dir: &str, files: &[String]) -> String {
+    let paths: Vec<String> = files
+        .iter()
+        .map(|file| format!("'{}'", Path::new(dir).join(file).display()))
+        .collect();
+    format!("rm -- {}", paths.join(" "))
+}
 
 /// The source (`FSName`) every xdev mount shows in `/proc/self/mountinfo`.
 const XDEV_SOURCE: &str = "xdev";
@@ -316,7 +414,7 @@ pub(crate) fn check_fuse_device() -> Result<(), MountError> {
 /// What is wrong with the FUSE device at `path` and what to do about it.
 /// A user who is not root mounts through `fusermount3`, and xdev opens
 /// `/dev/fuse` itself first, so both must be usable.
-pub(crate) fn fuse_device_problem(path: &str, source: &io::Error, as_root: bool) -> String {
+fn fuse_device_problem(path: &str, source: &io::Error, as_root: bool) -> String {
     let what = match source.kind() {
         io::ErrorKind::NotFound => crate::texts::fuse_device_missing(path),
         io::ErrorKind::PermissionDenied => {
@@ -333,6 +431,52 @@ pub(crate) fn fuse_device_problem(path: &str, source: &io::Error, as_root: bool)
 
 fn is_root() -> bool {
     geteuid().is_root()
+}
+
+// ----- unmounting ------------------------------------------------------------
+
+/// Unmounts `dir`: a plain unmount first, a lazy one if it is busy (or if
+/// `lazy`). Falls back to `fusermount3` where the caller is not root.
+pub(crate) fn unmount_dir(dir: &Path, lazy: bool) -> io::Result<()> {
+    let flags = if lazy {
+        MntFlags::MNT_DETACH
+    } else {
+        MntFlags::empty()
+    };
+    // nix reports a path it cannot pass (a NUL inside) as EINVAL, which
+    // here would read as "not mounted".
+    if dir.as_os_str().as_encoded_bytes().contains(&0) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a mount point path cannot hold a NUL byte",
+        ));
+    }
+    match umount2(dir, flags) {
+        Ok(()) => Ok(()),
+        Err(Errno::EBUSY) if !lazy => unmount_dir(dir, true),
+        Err(Errno::EINVAL) => Ok(()), // not mounted (any more)
+        Err(Errno::EPERM) => fusermount_unmount(dir, lazy),
+        Err(errno) => Err(errno.into()),
+    }
+}
+
+fn fusermount_unmount(dir: &Path, lazy: bool) -> io::Result<()> {
+    let mut command = Command::new("fusermount3");
+    command.arg("-u").arg("-q");
+    if lazy {
+        command.arg("-z");
+    }
+    let status = command.arg("--").arg(dir).status()?;
+    if status.success() {
+        Ok(())
+    } else if !lazy {
+        fusermount_unmount(dir, true)
+    } else {
+        Err(io::Error::other(format!(
+            "fusermount3 -uz {} failed",
+            dir.display()
+        )))
+    }
 }
 
 // ----- directories xdev created --------------------------------------------

@@ -9,7 +9,7 @@
 //! which the man page and completions are made from), log messages
 //! (`tracing` events with their fields) and protocol words (JSON keys,
 //! event names, outcome keywords). The lines of the `status` files
-//! (`fs/status.rs`) and the mount's own errors (`MountError`, `mount.rs`)
+//! (`fs/tree/status.rs`) and the mount's own errors (`MountError`, `mount_point.rs`)
 //! are still written where they are made.
 //!
 //! `dir` is always the mount point as the user gave it (for example `/xdev`).

@@ -352,6 +352,81 @@ fn logs_carry_no_colours_when_stderr_is_not_a_terminal() {
     assert!(!logs.contains('\u{1b}'), "no ANSI escapes: {logs:?}");
 }
 
+/// Each refused request the test below makes, by what it calls: the
+/// operation the log names, the errno, and the rule that fired.
+const REFUSALS: [(&str, &str, &str, &str); 4] = [
+    ("mkdir", "mkdir", "EPERM", "no directory is made here"),
+    (
+        "rename",
+        "rename",
+        "EPERM",
+        "the mount's own files are never renamed",
+    ),
+    ("open", "open", "ENOENT", "the inode is gone"),
+    (
+        "truncate",
+        "setattr",
+        "EINVAL",
+        "a writable file truncates only to 0, or to what its descriptor wrote",
+    ),
+];
+
+/// A directory, a rename of `status`, a reopen (through `/proc`) of a
+/// draft whose name is gone, and a truncate of `resolve` to 3 bytes: what
+/// each call got, one `call errno` line each.
+const REFUSED_CALLS: &str = r#"
+import errno, os
+D = os.environ["D"]
+def attempt(call, run):
+    try:
+        run()
+        print(call, "ok")
+    except OSError as error:
+        print(call, errno.errorcode[error.errno])
+attempt("mkdir", lambda: os.mkdir(D + "/newdir"))
+attempt("rename", lambda: os.rename(D + "/status", D + "/elsewhere"))
+fd = os.open(D + "/draft.tmp", os.O_CREAT | os.O_WRONLY, 0o600)
+os.unlink(D + "/draft.tmp")
+attempt("open", lambda: os.close(os.open("/proc/self/fd/%d" % fd, os.O_RDONLY)))
+os.close(fd)
+attempt("truncate", lambda: os.truncate(D + "/resolve", 3))
+"#;
+
+#[test]
+fn each_refusal_is_logged_at_debug_with_its_operation_errno_and_rule() {
+    let (_tmp, dir) = mount_point_in_temp_dir();
+    let mut mount = mount_command(&dir);
+    mount.env("XDEV_LOG", "warn,fuser=off,xdev::fs=debug");
+    let (mut child, _) = start_serving(mount);
+    let calls = Command::new("python3")
+        .arg("-c")
+        .arg(REFUSED_CALLS)
+        .env("D", &dir)
+        .output()
+        .expect("python3");
+    let got = String::from_utf8_lossy(&calls.stdout);
+    let expected: String = REFUSALS
+        .iter()
+        .map(|(call, _, errno, _)| format!("{call} {errno}\n"))
+        .collect();
+    assert_eq!(got, expected, "{}", String::from_utf8_lossy(&calls.stderr));
+    sigterm(&child);
+    assert_eq!(wait_exit(&mut child, PATIENCE), Some(0));
+    let logs = stderr_of(&mut child);
+    for (_, op, errno, why) in REFUSALS {
+        let named = |line: &&str| {
+            line.contains("refused")
+                && line.contains(&format!("op=\"{op}\""))
+                && line.contains(&format!("errno={errno}"))
+                && line.contains(why)
+        };
+        assert!(
+            logs.lines().any(|line| named(&line)),
+            "no refusal of {op} ({errno}: {why}) in the log:\n{logs}"
+        );
+    }
+}
+
 /// Runs `xdev mount dir` in a private mount namespace after `setup` (a
 /// shell snippet run there as root), as `user` when given; its stderr.
 fn mount_in_namespace(dir: &Path, setup: &str, user: Option<&str>) -> String {

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use crate::device::Device;
 use crate::dispatch::{Decision, Dispatch, DispatchHooks};
-use crate::error::Error;
 use crate::plan_command::PlanCommand;
 use crate::plan_desk::PlanDesk;
 use crate::session::answer::ToolResult;
@@ -90,7 +89,14 @@ impl Target {
                 };
                 Dispatch::by_id(id, request)
             }
-            Target::PlanCtl => return plan_control(plan, text),
+            Target::PlanCtl => {
+                // `plan/ctl` has an inode only on a mount with a plan desk
+                // (see `Inodes::new`), and only its node makes this target.
+                let Some(desk) = plan else {
+                    unreachable!("plan/ctl exists only with a plan desk")
+                };
+                return plan_control(desk, text);
+            }
         };
         dispatch.hooks(hooks).run(session).await
     }
@@ -107,11 +113,7 @@ pub(crate) fn action_file(action: Action) -> &'static str {
 /// Runs one `plan/ctl` command: `enter`, `exit`, `approve [feedback]`,
 /// `refine <feedback>`. A reviewer's decision names the plan it was about,
 /// so a review UI reading `last` or the journal learns which plan was decided.
-fn plan_control(plan: Option<&PlanDesk>, text: &str) -> Decision {
-    let Some(desk) = plan else {
-        let error = Error::NotInPlanMode(texts::NO_PLAN_DESK.into());
-        return Decision::failed(error, None, None);
-    };
+fn plan_control(desk: &PlanDesk, text: &str) -> Decision {
     let answer = text.parse().and_then(|command| match command {
         PlanCommand::Enter => {
             desk.enter();

@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
+use super::notify::Forgetter;
+use super::signals::{SignalWatch, Signalled};
 use crate::dispatch::Cancel;
 use crate::error::Error;
-use crate::fs::notify::Forgetter;
-use crate::fs::signals::{SignalWatch, Signalled};
 use crate::texts::{ABANDONED_AT_SHUTDOWN, MOUNT_STOPPING};
 
 /// Lets the mount's owner stop a mount and see what is still running.

@@ -1,19 +1,22 @@
 //! What an open decides: which handle a descriptor gets (and its open
-//! flags), whether it must wait for a busy device, or why it is refused.
+//! flags), whether it must wait for a busy device, or why it is refused:
+//! each refusal names its rule.
 
-use fuser::{Errno, FopenFlags, INodeNo, OpenAccMode, OpenFlags};
+use fuser::{FopenFlags, INodeNo, OpenAccMode, OpenFlags};
 
-use super::busy::OpenWrite;
-use super::handles::Handle;
-use super::nodes::{ItemFile, Node, SessionFile};
-use super::stage::StageChannel;
-use super::target::Target;
-use super::Shared;
+use super::lookup::INODE_GONE;
+use crate::fs::handles::stage::StageChannel;
+use crate::fs::handles::table::Handle;
+use crate::fs::kernel::busy::OpenWrite;
+use crate::fs::refusal::{refuse, Refusal};
+use crate::fs::state::XdevFs;
+use crate::fs::tree::node::{ItemFile, Node, SessionFile};
+use crate::fs::tree::target::Target;
 use crate::journal::{EventsAt, LogReader};
 
 /// Every open file is direct I/O (reads and writes always reach us, so no
 /// stale page cache), allows parallel writes, and needs no flush on close.
-pub(super) const OPEN_FLAGS: FopenFlags = FopenFlags::FOPEN_DIRECT_IO
+const OPEN_FLAGS: FopenFlags = FopenFlags::FOPEN_DIRECT_IO
     .union(FopenFlags::FOPEN_PARALLEL_DIRECT_WRITES)
     .union(FopenFlags::FOPEN_NOFLUSH);
 
@@ -26,12 +29,12 @@ const STREAM_OPEN_FLAGS: FopenFlags = OPEN_FLAGS
     .union(FopenFlags::FOPEN_NONSEEKABLE);
 
 /// A draft's descriptor: direct I/O (no stale page cache) and no flush.
-pub(super) const DRAFT_OPEN_FLAGS: FopenFlags =
+pub(crate) const DRAFT_OPEN_FLAGS: FopenFlags =
     FopenFlags::FOPEN_DIRECT_IO.union(FopenFlags::FOPEN_NOFLUSH);
 
 /// What a descriptor of a node is for, before its handle is made.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum OpenAs {
+enum OpenAs {
     /// A device-like file: one message, then its result.
     Target(Target),
     /// `stage`: a producer's conversation.
@@ -48,7 +51,7 @@ pub(super) enum OpenAs {
 
 impl OpenAs {
     /// The open flags of such a descriptor.
-    pub(super) fn flags(&self) -> FopenFlags {
+    fn flags(&self) -> FopenFlags {
         match self {
             OpenAs::Events | OpenAs::Stage => STREAM_OPEN_FLAGS,
             OpenAs::Draft => DRAFT_OPEN_FLAGS,
@@ -58,7 +61,7 @@ impl OpenAs {
 }
 
 /// Decides what an open of `node` gets: `writing` is whether it may write,
-/// `open_write` what [`super::busy`] said of a device opened for writing,
+/// `open_write` what [`crate::fs::kernel::busy`] said of a device opened for writing,
 /// and `in_progress` tells whether a preview's decision is under way
 /// (asked only of a writer of an item's `resolve` or `reject`).
 ///
@@ -71,22 +74,25 @@ impl OpenAs {
 ///   signals.
 /// - `EISDIR`: a directory is not opened as a file.
 /// - `EACCES`: a read-only file opened for writing.
-pub(super) fn open_as(
+fn open_as(
     node: &Node,
     writing: bool,
     open_write: &OpenWrite,
     in_progress: impl FnOnce(&str) -> bool,
-) -> Result<OpenAs, Errno> {
+) -> Result<OpenAs, Refusal> {
     if *open_write == OpenWrite::Redirect {
-        return Err(Errno::ESTALE);
+        return Err(refuse!(
+            ESTALE,
+            "a write on this device inode is in flight: look the name up again"
+        ));
     }
     if let Node::Item(id, ItemFile::Resolve | ItemFile::Reject) = node {
         if writing && in_progress(id) {
-            return Err(Errno::EBUSY);
+            return Err(IN_PROGRESS);
         }
     }
     if node.kind() == fuser::FileType::Directory {
-        return Err(Errno::EISDIR);
+        return Err(refuse!(EISDIR, "a directory is not opened as a file"));
     }
     if let Some(target) = node.target() {
         return Ok(OpenAs::Target(target));
@@ -94,7 +100,10 @@ pub(super) fn open_as(
     match node {
         Node::Draft => Ok(OpenAs::Draft),
         Node::Stage => Ok(OpenAs::Stage),
-        _ if writing => Err(Errno::EACCES),
+        _ if writing => Err(refuse!(
+            EACCES,
+            "a read-only file is not opened for writing"
+        )),
         Node::Log => Ok(OpenAs::Log),
         Node::Events => Ok(OpenAs::Events),
         // The rest are text nodes; a decided item no longer exists.
@@ -102,26 +111,30 @@ pub(super) fn open_as(
     }
 }
 
+/// A writer of an item's device while a decision of that preview is under
+/// way: a second one could only fail (an open, a rename onto it).
+pub(crate) const IN_PROGRESS: Refusal = refuse!(EBUSY, "a decision of this preview is under way");
+
 /// An open that is allowed.
 #[derive(Debug)]
-pub(super) struct Opened {
-    pub(super) handle: Handle,
-    pub(super) flags: FopenFlags,
+pub(crate) struct Opened {
+    pub(crate) handle: Handle,
+    pub(crate) flags: FopenFlags,
     /// The kernel's retry met a busy device again: the open is answered
     /// once no write on it is in flight.
-    pub(super) when_free: bool,
+    pub(crate) when_free: bool,
 }
 
-impl Shared {
+impl XdevFs {
     /// Decides an open of `ino` with `flags` by thread `tid` of `uid`.
-    pub(super) fn open(
+    pub(crate) fn open(
         &self,
         ino: INodeNo,
         uid: u32,
         tid: u32,
         flags: OpenFlags,
-    ) -> Result<Opened, Errno> {
-        let node = self.node(ino).ok_or(Errno::ENOENT)?;
+    ) -> Result<Opened, Refusal> {
+        let node = self.node(ino).ok_or(INODE_GONE)?;
         let writing = flags.acc_mode() != OpenAccMode::O_RDONLY;
         if flags.acc_mode() != OpenAccMode::O_WRONLY {
             if let Some(target) = node.target() {
@@ -159,10 +172,13 @@ impl Shared {
 
     /// Opens the caller's draft `ino` (`O_TRUNC` empties it); another
     /// uid's draft does not exist for it.
-    fn open_draft(&self, ino: INodeNo, uid: u32, flags: OpenFlags) -> Result<Handle, Errno> {
-        let draft = self.drafts.get(ino).ok_or(Errno::ENOENT)?;
+    fn open_draft(&self, ino: INodeNo, uid: u32, flags: OpenFlags) -> Result<Handle, Refusal> {
+        let draft = self
+            .drafts
+            .get(ino)
+            .ok_or(refuse!(ENOENT, "the draft is gone"))?;
         if !draft.is_visible_to(uid) {
-            return Err(Errno::ENOENT);
+            return Err(refuse!(ENOENT, "a draft is its own uid's only"));
         }
         if flags.0 & libc::O_TRUNC != 0 {
             self.drafts.set_len(&draft, 0)?;
@@ -176,13 +192,15 @@ mod tests {
     use std::ffi::OsStr;
     use std::sync::Arc;
 
+    use fuser::Errno;
+
     use super::*;
     use crate::device::Device;
-    use crate::fs::status::TextFile;
     use crate::fs::testing::{ino_of, Mount, OWNER_UID};
+    use crate::fs::tree::status::TextFile;
 
     fn decide(node: &Node, writing: bool, open_write: OpenWrite) -> Result<OpenAs, Errno> {
-        open_as(node, writing, &open_write, |_| false)
+        open_as(node, writing, &open_write, |_| false).map_err(|refusal| refusal.errno)
     }
 
     #[test]
@@ -209,7 +227,8 @@ mod tests {
         for file in [ItemFile::Resolve, ItemFile::Reject] {
             let node = Node::Item(Arc::clone(&id), file);
             let asked = open_as(&node, true, &OpenWrite::Open, |asked| asked == "p1");
-            assert_eq!(asked, Err(Errno::EBUSY), "{file:?}");
+            assert_eq!(asked, Err(IN_PROGRESS), "{file:?}");
+            assert_eq!(IN_PROGRESS.errno, Errno::EBUSY);
             // Readers still read its usage line.
             let read = open_as(&node, false, &OpenWrite::Open, |_| true);
             assert!(matches!(read, Ok(OpenAs::Target(_))), "{file:?}");
@@ -284,16 +303,20 @@ mod tests {
     #[test]
     fn a_mount_opens_by_inode_with_the_same_rules() {
         let mount = Mount::new();
-        let shared = &mount.shared;
+        let fs = &mount.fs;
         let (uid, tid) = (OWNER_UID, 1);
         let write = OpenFlags(libc::O_WRONLY);
         let read = OpenFlags(libc::O_RDONLY);
-        let open = |ino, flags| shared.open(ino, uid, tid, flags).map(|o| o.flags);
+        let open = |ino, flags| {
+            fs.open(ino, uid, tid, flags)
+                .map(|o| o.flags)
+                .map_err(|refusal| refusal.errno)
+        };
         assert_eq!(open(INodeNo::ROOT, read).err(), Some(Errno::EISDIR));
-        let status = ino_of(shared, "status");
+        let status = ino_of(fs, "status");
         assert_eq!(open(status, write).err(), Some(Errno::EACCES));
         assert_eq!(open(status, read), Ok(OPEN_FLAGS));
-        let events = ino_of(shared, "events");
+        let events = ino_of(fs, "events");
         assert_eq!(open(events, read), Ok(STREAM_OPEN_FLAGS));
         assert_eq!(open(INodeNo(9_999_999), read).err(), Some(Errno::ENOENT));
     }
@@ -301,18 +324,21 @@ mod tests {
     #[test]
     fn a_mount_sends_a_writer_of_a_busy_device_elsewhere_then_waits() {
         let mount = Mount::new();
-        let shared = &mount.shared;
-        let resolve = ino_of(shared, "resolve");
+        let fs = &mount.fs;
+        let resolve = ino_of(fs, "resolve");
         let write = OpenFlags(libc::O_WRONLY | libc::O_TRUNC);
-        let writing = shared.busy.begin(resolve);
-        let first = shared.open(resolve, OWNER_UID, 7, write);
-        assert_eq!(first.err(), Some(Errno::ESTALE));
+        let writing = fs.busy.begin(resolve);
+        let first = fs.open(resolve, OWNER_UID, 7, write);
+        assert_eq!(
+            first.err().map(|refusal| refusal.errno),
+            Some(Errno::ESTALE)
+        );
         // The kernel's retry walks the path again (a lookup), then opens.
-        let _ = shared.lookup(INodeNo::ROOT, OsStr::new("resolve"), OWNER_UID, 7);
-        let retry = shared.open(resolve, OWNER_UID, 7, write);
+        let _ = fs.lookup(INodeNo::ROOT, OsStr::new("resolve"), OWNER_UID, 7);
+        let retry = fs.open(resolve, OWNER_UID, 7, write);
         assert!(retry.is_ok_and(|opened| opened.when_free));
         drop(writing);
-        let free = shared.open(resolve, OWNER_UID, 7, write);
+        let free = fs.open(resolve, OWNER_UID, 7, write);
         assert!(free.is_ok_and(|opened| !opened.when_free));
     }
 }

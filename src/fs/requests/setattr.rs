@@ -4,27 +4,31 @@
 //! descriptor, to what was written on it (an in-place writer tidying up
 //! after itself); any other size is `EINVAL`. Nothing else changes: a
 //! read-only file's size, and anyone's mode, owner or times, are `EPERM`.
+//! Each refusal names its rule.
 
 use std::time::{Duration, SystemTime};
 
-use fuser::{Errno, FileAttr, FileHandle, INodeNo, TimeOrNow};
+use fuser::{FileAttr, FileHandle, INodeNo, TimeOrNow};
 
-use super::nodes::{Node, FRESH_TTL};
-use super::Shared;
+use super::lookup::INODE_GONE;
+use crate::fs::handles::drafts::Draft;
+use crate::fs::refusal::{refuse, Refusal};
+use crate::fs::state::XdevFs;
+use crate::fs::tree::node::{Node, FRESH_TTL};
 
 /// The changes one setattr asks for (`None`: leave as is).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct AttrChange {
-    pub(super) size: Option<u64>,
-    pub(super) mode: Option<u32>,
-    pub(super) uid: Option<u32>,
-    pub(super) gid: Option<u32>,
-    pub(super) atime: Option<TimeOrNow>,
-    pub(super) mtime: Option<TimeOrNow>,
+pub(crate) struct AttrChange {
+    pub(crate) size: Option<u64>,
+    pub(crate) mode: Option<u32>,
+    pub(crate) uid: Option<u32>,
+    pub(crate) gid: Option<u32>,
+    pub(crate) atime: Option<TimeOrNow>,
+    pub(crate) mtime: Option<TimeOrNow>,
 }
 
 /// A setattr time, as a point in time.
-pub(super) fn time_of(time: TimeOrNow) -> SystemTime {
+fn time_of(time: TimeOrNow) -> SystemTime {
     match time {
         TimeOrNow::SpecificTime(time) => time,
         TimeOrNow::Now => SystemTime::now(),
@@ -35,34 +39,39 @@ pub(super) fn time_of(time: TimeOrNow) -> SystemTime {
 /// `written` tells how many bytes the descriptor the change came through
 /// wrote, if it is a device descriptor; asked only for such a truncate.
 /// A truncate carries times of its own, which are then ignored.
-pub(super) fn check_change(
+fn check_change(
     node: &Node,
     change: &AttrChange,
     written: impl FnOnce() -> Option<usize>,
-) -> Result<(), Errno> {
+) -> Result<(), Refusal> {
     let writable = node.target().is_some() || *node == Node::Stage;
     match change.size {
         Some(0) if writable => Ok(()),
         Some(size) if writable && written().is_some_and(|n| n as u64 == size) => Ok(()),
-        Some(_) if writable => Err(Errno::EINVAL),
-        Some(_) => Err(Errno::EPERM),
-        None if change.mode.is_some() || change.uid.is_some() || change.gid.is_some() => {
-            Err(Errno::EPERM)
+        Some(_) if writable => Err(refuse!(
+            EINVAL,
+            "a writable file truncates only to 0, or to what its descriptor wrote"
+        )),
+        Some(_) => Err(refuse!(EPERM, "a read-only file keeps its size")),
+        None if change.mode.is_some() || change.uid.is_some() || change.gid.is_some() => Err(
+            refuse!(EPERM, "the mount's files keep their mode and owner"),
+        ),
+        None if change.atime.is_some() || change.mtime.is_some() => {
+            Err(refuse!(EPERM, "the mount's files keep their times"))
         }
-        None if change.atime.is_some() || change.mtime.is_some() => Err(Errno::EPERM),
         None => Ok(()),
     }
 }
 
-impl Shared {
+impl XdevFs {
     /// Applies a setattr of `ino` (through descriptor `fh`, if any) and
     /// returns the attributes after it, and how long they may be kept.
-    pub(super) fn setattr(
+    pub(crate) fn setattr(
         &self,
         ino: INodeNo,
         change: &AttrChange,
         fh: Option<FileHandle>,
-    ) -> Result<(FileAttr, Duration), Errno> {
+    ) -> Result<(FileAttr, Duration), Refusal> {
         let node = self.node(ino);
         // A draft, named or (through its descriptor) not.
         let draft = match node {
@@ -75,12 +84,22 @@ impl Shared {
             self.change_draft(&draft, change)?;
             return Ok((draft.attr(), FRESH_TTL));
         }
-        let node = node.ok_or(Errno::ENOENT)?;
+        let node = node.ok_or(INODE_GONE)?;
         check_change(&node, change, || fh.and_then(|fh| self.handles.written(fh)))?;
         let mut attr = self.attr(ino, &node, self.owner.uid);
         // As on an ordinary file, the size is what the truncate asked for.
         attr.size = change.size.unwrap_or(attr.size);
         Ok((attr, node.attr_ttl()))
+    }
+
+    /// Changes a draft's size, mode, owner or times, as setattr asks.
+    fn change_draft(&self, draft: &Draft, change: &AttrChange) -> Result<(), Refusal> {
+        if let Some(size) = change.size {
+            self.drafts.set_len(draft, size)?;
+        }
+        let times = (change.atime.map(time_of), change.mtime.map(time_of));
+        draft.change(change.mode, (change.uid, change.gid), times);
+        Ok(())
     }
 }
 
@@ -90,8 +109,18 @@ mod tests {
 
     use super::*;
     use crate::device::Device;
-    use crate::fs::nodes::ItemFile;
-    use crate::fs::status::TextFile;
+    use crate::fs::tree::node::ItemFile;
+    use crate::fs::tree::status::TextFile;
+    use fuser::Errno;
+
+    /// What `check_change` decides, as the errno the caller would get.
+    fn check(
+        node: &Node,
+        change: &AttrChange,
+        written: impl FnOnce() -> Option<usize>,
+    ) -> Result<(), Errno> {
+        check_change(node, change, written).map_err(|refusal| refusal.errno)
+    }
 
     fn truncate(size: u64) -> AttrChange {
         AttrChange {
@@ -112,29 +141,22 @@ mod tests {
     #[test]
     fn a_writable_file_truncates_to_zero() {
         for node in writable_nodes() {
-            assert_eq!(
-                check_change(&node, &truncate(0), || None),
-                Ok(()),
-                "{node:?}"
-            );
+            assert_eq!(check(&node, &truncate(0), || None), Ok(()), "{node:?}");
         }
     }
 
     #[test]
     fn a_device_descriptor_truncates_to_what_it_wrote() {
         let device = Node::Device(Device::Reject);
-        assert_eq!(check_change(&device, &truncate(6), || Some(6)), Ok(()));
-        assert_eq!(
-            check_change(&device, &truncate(7), || Some(6)),
-            Err(Errno::EINVAL)
-        );
+        assert_eq!(check(&device, &truncate(6), || Some(6)), Ok(()));
+        assert_eq!(check(&device, &truncate(7), || Some(6)), Err(Errno::EINVAL));
     }
 
     #[test]
     fn a_writable_file_refuses_any_other_size_with_einval() {
         for node in writable_nodes() {
             assert_eq!(
-                check_change(&node, &truncate(3), || None),
+                check(&node, &truncate(3), || None),
                 Err(Errno::EINVAL),
                 "{node:?}"
             );
@@ -144,14 +166,8 @@ mod tests {
     #[test]
     fn a_read_only_file_refuses_any_truncate_with_eperm() {
         for node in [Node::Text(TextFile::Status), Node::Log, Node::Events] {
-            assert_eq!(
-                check_change(&node, &truncate(0), || None),
-                Err(Errno::EPERM)
-            );
-            assert_eq!(
-                check_change(&node, &truncate(5), || Some(5)),
-                Err(Errno::EPERM)
-            );
+            assert_eq!(check(&node, &truncate(0), || None), Err(Errno::EPERM));
+            assert_eq!(check(&node, &truncate(5), || Some(5)), Err(Errno::EPERM));
         }
     }
 
@@ -181,7 +197,7 @@ mod tests {
         ];
         for change in changes {
             for node in [Node::Device(Device::Resolve), Node::Text(TextFile::Last)] {
-                assert_eq!(check_change(&node, &change, || None), Err(Errno::EPERM));
+                assert_eq!(check(&node, &change, || None), Err(Errno::EPERM));
             }
         }
     }
@@ -193,15 +209,31 @@ mod tests {
             ..truncate(0)
         };
         assert_eq!(
-            check_change(&Node::Device(Device::Propose), &change, || None),
+            check(&Node::Device(Device::Propose), &change, || None),
             Ok(())
+        );
+    }
+
+    #[test]
+    fn each_refusal_names_its_rule() {
+        let device = Node::Device(Device::Resolve);
+        let refused = check_change(&device, &truncate(3), || None);
+        assert_eq!(
+            refused.map_err(|refusal| refusal.why),
+            Err("a writable file truncates only to 0, or to what its descriptor wrote")
+        );
+        let status = Node::Text(TextFile::Status);
+        let refused = check_change(&status, &truncate(0), || None);
+        assert_eq!(
+            refused.map_err(|refusal| refusal.why),
+            Err("a read-only file keeps its size")
         );
     }
 
     #[test]
     fn an_empty_change_is_allowed_anywhere() {
         for node in [Node::Root, Node::Log, Node::Device(Device::Resolve)] {
-            assert_eq!(check_change(&node, &AttrChange::default(), || None), Ok(()));
+            assert_eq!(check(&node, &AttrChange::default(), || None), Ok(()));
         }
     }
 }

@@ -1,9 +1,9 @@
 //! The `stage` file: an external producer's conversation, as lines of JSON
 //! (the protocol is described in [`crate::producer`]).
 
+use super::message::is_full_chunk;
 use crate::device::MAX_MESSAGE;
 use crate::error::Error;
-use crate::fs::message::is_full_chunk;
 use crate::journal::Journal;
 use crate::producer::Producer;
 use crate::session::Session;

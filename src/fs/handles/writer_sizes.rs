@@ -1,9 +1,9 @@
-//! What each process just delivered to a device, so that its own `stat`
-//! of the device right afterwards sees what an ordinary file would show:
-//! the size it wrote.
+//! The sizes writers just delivered: what each process just delivered to
+//! a device, so that its own `stat` of the device right afterwards sees
+//! what an ordinary file would show: the size it wrote.
 //!
-//! A device reports one message's worth of size to everyone else (see the
-//! adapter's `attr`): that keeps the kernel from serialising writers of one
+//! A device reports one message's worth of size to everyone else (see
+//! `requests/attrs.rs`): that keeps the kernel from serialising writers of one
 //! inode. But a writer that checks its work, as Claude Code's file tools
 //! do (`st_size` of the target after a rename must equal the bytes
 //! written), must find its own n bytes. So for a few seconds after a
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use crate::fs::target::Target;
+use crate::fs::tree::target::Target;
 
 /// How long a delivery's size is shown to its writer.
 const SHOWN_FOR: Duration = Duration::from_secs(10);
@@ -23,9 +23,9 @@ const SHOWN_FOR: Duration = Duration::from_secs(10);
 /// Past this many remembered deliveries, the expired ones go.
 const PRUNE_AT: usize = 256;
 
-/// Recent deliveries.
+/// The sizes of recent deliveries, by device and writer.
 #[derive(Debug, Default)]
-pub(crate) struct Delivered {
+pub(crate) struct WriterSizes {
     inner: Mutex<Recent>,
 }
 
@@ -37,7 +37,7 @@ struct Recent {
     newest: Option<Instant>,
 }
 
-impl Delivered {
+impl WriterSizes {
     /// Process `pid` just delivered `bytes` bytes to `device`.
     pub(crate) fn record(&self, device: Target, pid: u32, bytes: u64) {
         let now = Instant::now();
@@ -88,24 +88,24 @@ mod tests {
 
     #[test]
     fn a_delivery_is_shown_to_its_process_only() {
-        let delivered = Delivered::default();
-        assert!(delivered.is_empty());
-        delivered.record(RESOLVE, 7, 42);
-        assert_eq!(delivered.size_for(&RESOLVE, 7), Some(42));
-        assert_eq!(delivered.size_for(&RESOLVE, 8), None);
-        assert_eq!(delivered.size_for(&REJECT, 7), None);
-        delivered.record(RESOLVE, 7, 5);
-        assert_eq!(delivered.size_for(&RESOLVE, 7), Some(5), "the latest");
-        delivered.forget(&RESOLVE, 7);
-        assert_eq!(delivered.size_for(&RESOLVE, 7), None, "read since");
+        let sizes = WriterSizes::default();
+        assert!(sizes.is_empty());
+        sizes.record(RESOLVE, 7, 42);
+        assert_eq!(sizes.size_for(&RESOLVE, 7), Some(42));
+        assert_eq!(sizes.size_for(&RESOLVE, 8), None);
+        assert_eq!(sizes.size_for(&REJECT, 7), None);
+        sizes.record(RESOLVE, 7, 5);
+        assert_eq!(sizes.size_for(&RESOLVE, 7), Some(5), "the latest");
+        sizes.forget(&RESOLVE, 7);
+        assert_eq!(sizes.size_for(&RESOLVE, 7), None, "read since");
     }
 
     #[test]
     fn the_memory_stays_bounded() {
-        let delivered = Delivered::default();
+        let sizes = WriterSizes::default();
         for pid in 0..10 * PRUNE_AT as u32 {
-            delivered.record(RESOLVE, pid, 1);
+            sizes.record(RESOLVE, pid, 1);
         }
-        assert!(delivered.inner.lock().by_writer.len() <= PRUNE_AT);
+        assert!(sizes.inner.lock().by_writer.len() <= PRUNE_AT);
     }
 }

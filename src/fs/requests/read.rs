@@ -5,19 +5,18 @@
 
 use std::sync::Arc;
 
-use fuser::{Errno, FileHandle};
+use fuser::FileHandle;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
-use super::handles::Handle;
-use super::nodes::{ItemFile, Node, SessionFile};
-use super::status::render_session_status;
-use super::Shared;
+use crate::fs::handles::table::Handle;
+use crate::fs::refusal::{refuse, Refusal};
+use crate::fs::state::XdevFs;
+use crate::fs::tree::node::Node;
 use crate::journal::EventsAt;
-use crate::safe_text::one_line;
 
 /// What a read is answered with.
-pub(super) enum Read {
+pub(crate) enum Read {
     /// These bytes, now.
     Data(Vec<u8>),
     /// Nothing yet: the answer comes once this is ready.
@@ -25,7 +24,7 @@ pub(super) enum Read {
 }
 
 /// A read that has to wait.
-pub(super) enum Waiting {
+pub(crate) enum Waiting {
     /// `events`: the records after this one.
     Events(EventsAt),
     /// `stage`: the producer's next message.
@@ -48,21 +47,21 @@ enum ReadKind {
     Refusal(Vec<u8>),
 }
 
-impl Shared {
+impl XdevFs {
     /// Decides a read of `size` bytes at `offset` through `fh` by `uid`.
     /// A user other than the owner who reads a status file afresh gets the
     /// rendering other users share while it is recent (see
-    /// [`Renders::for_others`](super::status::Renders::for_others)); a new
-    /// one is made off the request loop, so a large render never holds up
-    /// the owner.
-    pub(super) fn read(
+    /// [`Renders::for_others`](crate::fs::tree::status::Renders::for_others));
+    /// a new one is made off the request loop, so a large render never
+    /// holds up the owner.
+    pub(crate) fn read(
         &self,
         fh: FileHandle,
         offset: u64,
         size: u32,
         nonblocking: bool,
         uid: u32,
-    ) -> Result<Read, Errno> {
+    ) -> Result<Read, Refusal> {
         if uid != self.owner.uid {
             if let Some(Node::Text(file)) = self.handles.stale_snapshot(fh, offset) {
                 if !self.renders.others_recent(file) {
@@ -90,22 +89,28 @@ impl Shared {
             Some(ReadKind::Events(at)) if self.journal.len() > at.record => {
                 Ok(Read::Data(self.take_events(fh, at, size)))
             }
-            Some(ReadKind::Events(_)) if nonblocking => Err(Errno::EAGAIN),
+            Some(ReadKind::Events(_)) if nonblocking => Err(refuse!(
+                EAGAIN,
+                "no new record yet, and the reader does not wait"
+            )),
             Some(ReadKind::Events(at)) => Ok(Read::Wait(Waiting::Events(at))),
             Some(ReadKind::Stage(mut read)) if nonblocking => match read.as_mut().now_or_never() {
                 Some(bytes) => Ok(Read::Data(bytes)),
-                None => Err(Errno::EAGAIN),
+                None => Err(refuse!(
+                    EAGAIN,
+                    "no message from the producer yet, and the reader does not wait"
+                )),
             },
             Some(ReadKind::Stage(read)) => Ok(Read::Wait(Waiting::Stage(read))),
             Some(ReadKind::Refusal(text)) => Ok(Read::Data(text)),
-            None => Err(Errno::EBADF),
+            None => Err(refuse!(EBADF, "not a readable descriptor of this mount")),
         }
     }
 
     /// A read of a status file (rendered anew if `offset` asks for it, see
-    /// [`Handles::refresh_snapshot`](super::handles::Handles::refresh_snapshot)),
+    /// [`Handles::refresh_snapshot`](crate::fs::handles::table::Handles::refresh_snapshot)),
     /// or of a device's usage line or result; `None` for other handles.
-    pub(super) fn read_rendered(
+    pub(crate) fn read_rendered(
         &self,
         fh: FileHandle,
         offset: u64,
@@ -136,34 +141,9 @@ impl Shared {
         }
     }
 
-    /// The content of a read-only text node right now.
-    pub(super) fn text(&self, node: &Node) -> Option<String> {
-        match node {
-            Node::Text(file) => {
-                Some(file.render(&self.session, &self.last, self.plan.as_ref(), &self.journal))
-            }
-            // One line each, escaped: these are line-oriented files.
-            Node::Item(id, ItemFile::Label) => self
-                .session
-                .preview(id)
-                .map(|info| format!("{}\n", one_line(&info.label))),
-            Node::Item(id, ItemFile::Source) => self
-                .session
-                .preview(id)
-                .map(|info| format!("{}\n", one_line(&info.source_tool))),
-            // Pretty JSON, many lines by design: JSON escapes every control
-            // character inside its strings, so nothing in it can forge a line.
-            Node::Item(id, ItemFile::Detail) => self.session.detail(id),
-            Node::AgentSession(session, SessionFile::Status) => {
-                Some(render_session_status(&self.session, session))
-            }
-            _ => None,
-        }
-    }
-
     /// What the reader of `fh`, at `at`, reads in `size` bytes, moving it
     /// past them.
-    pub(super) fn take_events(&self, fh: FileHandle, at: EventsAt, size: u32) -> Vec<u8> {
+    pub(crate) fn take_events(&self, fh: FileHandle, at: EventsAt, size: u32) -> Vec<u8> {
         let (bytes, after) = self.journal.lines_from(at, size as usize);
         self.handles.with(fh, |handle| {
             if let Handle::Events { at } = handle {

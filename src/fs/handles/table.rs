@@ -1,4 +1,5 @@
-//! Open file handles: what each descriptor of the mount is in the middle of.
+//! The table of open descriptors: what each descriptor of the mount is in
+//! the middle of, by file handle.
 
 use crate::maps::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -8,11 +9,12 @@ use fuser::{Errno, FileHandle, INodeNo};
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
-use crate::fs::drafts::Draft;
-use crate::fs::message::{Message, WriteStep};
-use crate::fs::nodes::Node;
-use crate::fs::stage::StageChannel;
-use crate::fs::target::Target;
+use super::drafts::Draft;
+use super::message::{Message, WriteStep};
+use super::slice_at;
+use super::stage::StageChannel;
+use crate::fs::tree::node::Node;
+use crate::fs::tree::target::Target;
 use crate::journal::{EventsAt, LogReader};
 use crate::maps::remove_and_shrink;
 use crate::who::Who;
@@ -296,25 +298,9 @@ impl Handles {
     }
 }
 
-/// The part of `bytes` a read at `offset` of at most `size` bytes returns.
-pub(crate) fn slice_at(bytes: &[u8], offset: u64, size: u32) -> &[u8] {
-    let start = usize::try_from(offset)
-        .unwrap_or(usize::MAX)
-        .min(bytes.len());
-    let end = start.saturating_add(size as usize).min(bytes.len());
-    &bytes[start..end]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn slices_respect_offset_and_size() {
-        assert_eq!(slice_at(b"hello", 0, 3), b"hel");
-        assert_eq!(slice_at(b"hello", 3, 10), b"lo");
-        assert_eq!(slice_at(b"hello", 9, 10), b"");
-    }
 
     #[test]
     fn device_reads_usage_then_result() {

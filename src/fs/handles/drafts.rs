@@ -1,9 +1,10 @@
 //! Drafts: the scratch files that atomic-write libraries and agents' file
 //! tools create beside a file they replace. A writer creates one in the
 //! mount root or in a `pending/<id>/` directory, writes it, and renames it
-//! onto a device: the rename delivers the draft as one message (see the
-//! adapter's `rename`). Until then a draft is a small ordinary file held in
-//! memory.
+//! onto a device: the rename delivers the draft as one message (see
+//! `requests/draft_ops.rs`). Until then a draft is a small ordinary file
+//! held in memory; this is its store, and each bound it keeps refuses with
+//! its rule.
 //!
 //! Drafts are private to the uid that made them (other uids can neither
 //! see nor open them) and bounded per uid. A draft whose `pending/<id>/`
@@ -17,11 +18,12 @@ use crate::maps::HashMap;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use fuser::{Errno, FileAttr, FileType, INodeNo};
+use fuser::{FileAttr, FileType, INodeNo};
 use parking_lot::Mutex;
 
-use super::setattr::{time_of, AttrChange};
+use super::slice_at;
 use crate::device::MAX_MESSAGE;
+use crate::fs::refusal::{refuse, Refusal};
 
 /// How many drafts one uid may hold at once.
 pub(crate) const MAX_DRAFTS_PER_UID: usize = 64;
@@ -29,6 +31,10 @@ pub(crate) const MAX_DRAFTS_PER_UID: usize = 64;
 /// How many bytes one uid's drafts may hold together. One draft holds at
 /// most one message ([`MAX_MESSAGE`]).
 pub(crate) const MAX_DRAFT_BYTES_PER_UID: usize = 2 * 1024 * 1024;
+
+/// A draft never holds more than one message, so a rename can never
+/// deliver one that is too long.
+const TOO_BIG: Refusal = refuse!(EFBIG, "a draft holds at most one message");
 
 /// The process that created a draft: its uid (whose draft it is) and its
 /// thread group, with the group's start time so that a reused pid does not
@@ -113,7 +119,7 @@ impl Draft {
     pub(crate) fn read(&self, offset: u64, size: u32) -> Vec<u8> {
         let mut file = self.file.lock();
         file.atime = SystemTime::now();
-        crate::fs::handles::slice_at(&file.bytes, offset, size).to_vec()
+        slice_at(&file.bytes, offset, size).to_vec()
     }
 
     /// All its bytes.
@@ -126,18 +132,24 @@ impl Draft {
         self.file.lock().bytes.len()
     }
 
-    /// Changes its mode, owner or times (permission was checked by the
-    /// kernel, as for any file).
-    pub(crate) fn change(&self, change: &AttrChange) {
+    /// Changes its `mode`, owner (uid, gid) or times (atime, mtime), each
+    /// left as is when `None` (permission was checked by the kernel, as for
+    /// any file).
+    pub(crate) fn change(
+        &self,
+        mode: Option<u32>,
+        (uid, gid): (Option<u32>, Option<u32>),
+        (atime, mtime): (Option<SystemTime>, Option<SystemTime>),
+    ) {
         let mut file = self.file.lock();
-        if let Some(mode) = change.mode {
+        if let Some(mode) = mode {
             // The type bits are the kernel's; only permission bits change.
             file.perm = (mode & 0o7777) as u16;
         }
-        file.uid = change.uid.unwrap_or(file.uid);
-        file.gid = change.gid.unwrap_or(file.gid);
-        file.atime = change.atime.map_or(file.atime, time_of);
-        file.mtime = change.mtime.map_or(file.mtime, time_of);
+        file.uid = uid.unwrap_or(file.uid);
+        file.gid = gid.unwrap_or(file.gid);
+        file.atime = atime.unwrap_or(file.atime);
+        file.mtime = mtime.unwrap_or(file.mtime);
         file.ctime = SystemTime::now();
     }
 
@@ -257,11 +269,11 @@ impl Drafts {
         exclusive: bool,
         ino: impl FnOnce() -> INodeNo,
         dir_exists: impl Fn(INodeNo) -> bool,
-    ) -> Result<Created, Errno> {
+    ) -> Result<Created, Refusal> {
         let mut table = self.table.lock();
         if let Some(existing) = table.by_place.get(&place) {
             if exclusive {
-                return Err(Errno::EEXIST);
+                return Err(refuse!(EEXIST, "the draft exists (O_EXCL)"));
             }
             let (_, draft) = &table.by_ino[existing];
             return Ok(Created::Existing(Arc::clone(draft)));
@@ -280,7 +292,10 @@ impl Drafts {
         if table.of_uid(place.uid).count() >= MAX_DRAFTS_PER_UID
             && !table.drop_oldest_orphan(place.uid, None)
         {
-            return Err(Errno::EDQUOT);
+            return Err(refuse!(
+                EDQUOT,
+                "the uid holds its most drafts, none of them an orphan"
+            ));
         }
         let now = SystemTime::now();
         let draft = Arc::new(Draft {
@@ -338,9 +353,9 @@ impl Drafts {
 
     /// Renames the draft at `from` to `to` (same uid), replacing a draft
     /// already there, as rename(2) does.
-    pub(crate) fn rename(&self, from: &Place, to: Place) -> Result<(), Errno> {
+    pub(crate) fn rename(&self, from: &Place, to: Place) -> Result<(), Refusal> {
         let mut table = self.table.lock();
-        let draft = table.remove(from).ok_or(Errno::ENOENT)?;
+        let draft = table.remove(from).ok_or(refuse!(ENOENT, "no such draft"))?;
         table.remove(&to);
         table.insert(to, draft);
         Ok(())
@@ -348,11 +363,11 @@ impl Drafts {
 
     /// Writes `data` at `offset` into `draft`: never past one message
     /// (`EFBIG`), nor past its uid's byte total (`EDQUOT`).
-    pub(crate) fn write(&self, draft: &Draft, offset: u64, data: &[u8]) -> Result<(), Errno> {
+    pub(crate) fn write(&self, draft: &Draft, offset: u64, data: &[u8]) -> Result<(), Refusal> {
         let end = usize::try_from(offset)
             .ok()
             .and_then(|start| start.checked_add(data.len()))
-            .ok_or(Errno::EFBIG)?;
+            .ok_or(TOO_BIG)?;
         let start = end - data.len();
         self.resize(
             draft,
@@ -365,8 +380,8 @@ impl Drafts {
 
     /// Truncates or extends `draft` to `size` bytes, within the same bounds
     /// as a write.
-    pub(crate) fn set_len(&self, draft: &Draft, size: u64) -> Result<(), Errno> {
-        let size = usize::try_from(size).map_err(|_| Errno::EFBIG)?;
+    pub(crate) fn set_len(&self, draft: &Draft, size: u64) -> Result<(), Refusal> {
+        let size = usize::try_from(size).map_err(|_| TOO_BIG)?;
         self.resize(draft, |_| size, |_| {})
     }
 
@@ -378,26 +393,27 @@ impl Drafts {
         draft: &Draft,
         new_len: impl FnOnce(usize) -> usize,
         fill: impl FnOnce(&mut [u8]),
-    ) -> Result<(), Errno> {
+    ) -> Result<(), Refusal> {
         let mut table = self.table.lock();
         // Held throughout: making room never touches this draft.
         let mut file = draft.file.lock();
         if file.detached {
-            return Err(Errno::ENOENT);
+            return Err(refuse!(ENOENT, "the draft's name is gone"));
         }
         let before = file.bytes.len();
         let after = new_len(before);
-        // A draft never holds more than one message, so a rename can never
-        // deliver one that is too long.
         if after > MAX_MESSAGE {
-            return Err(Errno::EFBIG);
+            return Err(TOO_BIG);
         }
         if after > before {
             let uid = draft.creator.uid;
             // Orphans make room, oldest first, before the quota refuses.
             while table.bytes_of_uid_except(uid, draft.ino) + after > MAX_DRAFT_BYTES_PER_UID {
                 if !table.drop_oldest_orphan(uid, Some(draft.ino)) {
-                    return Err(Errno::EDQUOT);
+                    return Err(refuse!(
+                        EDQUOT,
+                        "the uid's drafts hold their most bytes, none of them an orphan"
+                    ));
                 }
             }
         }

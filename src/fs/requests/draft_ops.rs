@@ -1,35 +1,34 @@
-//! What each file operation on a draft decides: who may create one where,
-//! what a rename does (move a draft, or deliver it to a device), and what
-//! an unlink or a setattr may change. Each returns an errno for the
-//! adapter to answer with; the store itself is [`super::drafts`].
+//! What create, unlink and rename decide: only drafts are made, removed
+//! and moved here. Who may create one where, what a rename does (move a
+//! draft, or deliver it to a device), and what an unlink may remove; each
+//! refusal names its rule. The store itself is
+//! [`crate::fs::handles::drafts`]; a draft's setattr is `setattr.rs`'s.
 
 use std::ffi::OsStr;
 use std::sync::Arc;
 
-use fuser::{Errno, FileAttr, FileHandle, INodeNo, RenameFlags};
+use fuser::{FileAttr, FileHandle, INodeNo, RenameFlags};
 
-use crate::error::Error;
-
-use super::drafts::{Created, Creator, Draft, Place};
-use super::handles::Handle;
-use super::lookup::name_fits;
-use super::nodes::{Inodes, Node};
-use super::setattr::AttrChange;
-use super::target::Target;
-use super::Shared;
+use super::lookup::{name_fits, DIR_GONE};
+use super::open::IN_PROGRESS;
+use super::write::Delivery;
 use crate::device::message_text;
+use crate::error::Error;
+use crate::fs::handles::drafts::{Created, Creator, Draft, Place};
+use crate::fs::handles::table::Handle;
+use crate::fs::refusal::{refuse, Refusal};
+use crate::fs::state::XdevFs;
+use crate::fs::tree::inodes::Inodes;
+use crate::fs::tree::node::Node;
+use crate::fs::tree::target::Target;
 
 /// What a rename of a draft does.
 #[derive(Debug)]
-pub(super) enum Renaming {
+pub(crate) enum Renaming {
     /// It moved to another draft name.
     Moved,
-    /// It is a message for `target`: `text`, from a draft of `bytes` bytes.
-    Deliver {
-        target: Target,
-        text: String,
-        bytes: u64,
-    },
+    /// It is a message for a device-like file (no descriptor carries it).
+    Deliver(Delivery),
     /// It breaks a message's rules (`error`): nothing is dispatched, the
     /// draft is kept, and `target`'s result says why, as for a write.
     Refused { target: Target, error: Error },
@@ -42,13 +41,23 @@ fn created_perm(mode: u32, umask: u32) -> u16 {
 
 /// Who asks for a draft: thread `tid` of `uid` (primary group `gid`).
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Caller {
-    pub(super) uid: u32,
-    pub(super) gid: u32,
-    pub(super) tid: u32,
+pub(crate) struct Caller {
+    pub(crate) uid: u32,
+    pub(crate) gid: u32,
+    pub(crate) tid: u32,
 }
 
-impl Shared {
+/// A draft may not take a name the mount keeps for its own files (in
+/// `pending/` and `sessions/`, every name).
+const RESERVED: Refusal = refuse!(EPERM, "the mount keeps this name for its own files");
+
+/// The caller has no draft of that name.
+const NO_DRAFT: Refusal = refuse!(ENOENT, "no such draft");
+
+/// `RENAME_NOREPLACE` onto a name that is there.
+const NAME_TAKEN: Refusal = refuse!(EEXIST, "the name is taken (RENAME_NOREPLACE)");
+
+impl XdevFs {
     /// Where a draft named `name` in directory `dir` (inode `dir_ino`)
     /// would be for `uid`, if drafts may be there at all.
     fn place(&self, dir_ino: INodeNo, dir: &Node, uid: u32, name: &str) -> Option<Place> {
@@ -60,7 +69,7 @@ impl Shared {
     }
 
     /// The draft `uid` has at `name` in directory `dir_ino`.
-    pub(super) fn draft_at(
+    pub(crate) fn draft_at(
         &self,
         dir_ino: INodeNo,
         dir: &Node,
@@ -84,7 +93,7 @@ impl Shared {
     /// directory `parent` with `mode` less `umask`, and opens it: its
     /// attributes and descriptor. A directory that is gone is `ENOENT`; a
     /// name that is not UTF-8, `EINVAL`.
-    pub(super) fn create(
+    pub(crate) fn create(
         &self,
         caller: Caller,
         parent: INodeNo,
@@ -92,10 +101,12 @@ impl Shared {
         mode: u32,
         umask: u32,
         flags: i32,
-    ) -> Result<(FileAttr, FileHandle), Errno> {
+    ) -> Result<(FileAttr, FileHandle), Refusal> {
         name_fits(name)?;
-        let dir = self.node(parent).ok_or(Errno::ENOENT)?;
-        let name = name.to_str().ok_or(Errno::EINVAL)?;
+        let dir = self.node(parent).ok_or(DIR_GONE)?;
+        let name = name
+            .to_str()
+            .ok_or(refuse!(EINVAL, "a draft's name is UTF-8"))?;
         let draft = self.create_draft(caller, (parent, &dir), name, mode, umask, flags)?;
         let attr = draft.attr();
         Ok((attr, self.handles.insert(Handle::Draft(draft))))
@@ -112,16 +123,20 @@ impl Shared {
         mode: u32,
         umask: u32,
         flags: i32,
-    ) -> Result<Arc<Draft>, Errno> {
+    ) -> Result<Arc<Draft>, Refusal> {
         let (dir_ino, dir) = parent;
         if Inodes::is_reserved(dir, name) {
-            return Err(Errno::EPERM);
+            return Err(RESERVED);
         }
-        let place = self
-            .place(dir_ino, dir, caller.uid, name)
-            .ok_or(Errno::EPERM)?;
+        let place = self.place(dir_ino, dir, caller.uid, name).ok_or(refuse!(
+            EPERM,
+            "drafts are made only in the root and in a pending item's directory"
+        ))?;
         if caller.uid != self.owner.uid && caller.uid != 0 {
-            return Err(Errno::EACCES);
+            return Err(refuse!(
+                EACCES,
+                "only the mount's owner (or root) makes drafts"
+            ));
         }
         let pid = self.who.pid(caller.tid);
         let creator = Creator::new(caller.uid, caller.gid, pid);
@@ -145,31 +160,32 @@ impl Shared {
         }
     }
 
-    /// Changes a draft's size, mode, owner or times, as setattr asks.
-    pub(super) fn change_draft(&self, draft: &Draft, change: &AttrChange) -> Result<(), Errno> {
-        if let Some(size) = change.size {
-            self.drafts.set_len(draft, size)?;
-        }
-        draft.change(change);
-        Ok(())
-    }
-
     /// Unlinks `name` in directory `parent` for `uid`: only a draft goes.
-    pub(super) fn unlink(&self, uid: u32, parent: INodeNo, name: &OsStr) -> Result<(), Errno> {
-        let (Some(dir), Some(name)) = (self.node(parent), name.to_str()) else {
-            return Err(Errno::EPERM);
-        };
+    pub(crate) fn unlink(&self, uid: u32, parent: INodeNo, name: &OsStr) -> Result<(), Refusal> {
+        let dir = self.node(parent).ok_or(refuse!(
+            EPERM,
+            "only drafts are removed, and the directory is gone"
+        ))?;
+        let name = name.to_str().ok_or(refuse!(
+            EPERM,
+            "only drafts are removed, and a draft's name is UTF-8"
+        ))?;
         self.unlink_draft(uid, (parent, &dir), name)
     }
 
     /// Removes the caller's draft `name`; the mount's own names stay.
-    fn unlink_draft(&self, uid: u32, parent: (INodeNo, &Node), name: &str) -> Result<(), Errno> {
+    fn unlink_draft(&self, uid: u32, parent: (INodeNo, &Node), name: &str) -> Result<(), Refusal> {
         let (dir_ino, dir) = parent;
-        let place = self.place(dir_ino, dir, uid, name).ok_or(Errno::EPERM)?;
+        let place = self.place(dir_ino, dir, uid, name).ok_or(refuse!(
+            EPERM,
+            "only drafts are removed, and this directory holds none"
+        ))?;
         match self.drafts.remove(&place) {
             Some(_) => Ok(()),
-            None if self.is_own_name(dir, name) => Err(Errno::EPERM),
-            None => Err(Errno::ENOENT),
+            None if self.is_own_name(dir, name) => {
+                Err(refuse!(EPERM, "the mount's own files are never removed"))
+            }
+            None => Err(NO_DRAFT),
         }
     }
 
@@ -181,22 +197,25 @@ impl Shared {
     }
 
     /// What renaming `name` in `parent` to `newname` in `newparent` does
-    /// for `uid` (see [`Shared::plan_rename`]): a directory that is gone
+    /// for `uid` (see [`XdevFs::plan_rename`]): a directory that is gone
     /// is `ENOENT`, a name that is not UTF-8 `EPERM`.
-    pub(super) fn rename(
+    pub(crate) fn rename(
         &self,
         uid: u32,
         (parent, name): (INodeNo, &OsStr),
         (newparent, newname): (INodeNo, &OsStr),
         flags: RenameFlags,
-    ) -> Result<Renaming, Errno> {
+    ) -> Result<Renaming, Refusal> {
         name_fits(name)?;
         name_fits(newname)?;
         let (Some(from_dir), Some(to_dir)) = (self.node(parent), self.node(newparent)) else {
-            return Err(Errno::ENOENT);
+            return Err(DIR_GONE);
         };
         let (Some(name), Some(newname)) = (name.to_str(), newname.to_str()) else {
-            return Err(Errno::EPERM);
+            return Err(refuse!(
+                EPERM,
+                "only drafts are renamed, and a draft's name is UTF-8"
+            ));
         };
         self.plan_rename(
             uid,
@@ -211,51 +230,62 @@ impl Shared {
     /// Only the caller's drafts move. Onto a device-like file, the draft's
     /// bytes are one message under the rules of a write (UTF-8; a draft
     /// never grows past 64 KiB, its writes stop there with `EFBIG`); a draft
-    /// that is not UTF-8 is kept (`EINVAL`) and nothing is dispatched. A draft to be delivered is taken away here,
-    /// so it is gone whatever the outcome. Onto any other file of the
-    /// mount, `EPERM`, and the draft is kept.
+    /// that is not UTF-8 is kept (`EINVAL`) and nothing is dispatched. A
+    /// draft to be delivered is taken away here, so it is gone whatever the
+    /// outcome. Onto any other file of the mount, `EPERM`, and the draft is
+    /// kept.
     fn plan_rename(
         &self,
         uid: u32,
         from: (INodeNo, &Node, &str),
         to: (INodeNo, &Node, &str),
         flags: RenameFlags,
-    ) -> Result<Renaming, Errno> {
+    ) -> Result<Renaming, Refusal> {
         let (from_ino, from_dir, from_name) = from;
         let (to_ino, to_dir, to_name) = to;
         if flags.contains(RenameFlags::RENAME_EXCHANGE)
             || flags.contains(RenameFlags::RENAME_WHITEOUT)
         {
-            return Err(Errno::EPERM);
+            return Err(refuse!(
+                EPERM,
+                "a draft is renamed plainly: no exchange, no whiteout"
+            ));
         }
         let source = self
             .place(from_ino, from_dir, uid, from_name)
-            .ok_or(Errno::EPERM)?;
+            .ok_or(refuse!(
+                EPERM,
+                "only drafts are renamed, and this directory holds none"
+            ))?;
         let Some(draft) = self.drafts.find(&source) else {
             return Err(if self.is_own_name(from_dir, from_name) {
-                Errno::EPERM
+                refuse!(EPERM, "the mount's own files are never renamed")
             } else {
-                Errno::ENOENT
+                NO_DRAFT
             });
         };
         let is_pending = |id: &str| self.session.is_pending(id);
         match self.inodes.peek(to_dir, to_name, is_pending) {
-            Some(_) if flags.contains(RenameFlags::RENAME_NOREPLACE) => Err(Errno::EEXIST),
+            Some(_) if flags.contains(RenameFlags::RENAME_NOREPLACE) => Err(NAME_TAKEN),
             Some((_, node)) => match node.target() {
                 Some(target) => self.take_for_delivery(&source, &draft, target),
-                None => Err(Errno::EPERM),
+                None => Err(refuse!(
+                    EPERM,
+                    "a draft replaces only a device-like file of the mount"
+                )),
             },
             None => {
-                let dest = self
-                    .place(to_ino, to_dir, uid, to_name)
-                    .ok_or(Errno::EPERM)?;
+                let dest = self.place(to_ino, to_dir, uid, to_name).ok_or(refuse!(
+                    EPERM,
+                    "drafts move only to the root or a pending item's directory"
+                ))?;
                 if Inodes::is_reserved(to_dir, to_name) {
-                    return Err(Errno::EPERM);
+                    return Err(RESERVED);
                 }
                 if flags.contains(RenameFlags::RENAME_NOREPLACE)
                     && self.drafts.find(&dest).is_some()
                 {
-                    return Err(Errno::EEXIST);
+                    return Err(NAME_TAKEN);
                 }
                 self.drafts.rename(&source, dest)?;
                 Ok(Renaming::Moved)
@@ -270,12 +300,12 @@ impl Shared {
         source: &Place,
         draft: &Draft,
         target: Target,
-    ) -> Result<Renaming, Errno> {
+    ) -> Result<Renaming, Refusal> {
         if let Target::Item { id, .. } = &target {
             if self.session.is_in_progress(id) {
                 // As for an open of that file: another decision of this
                 // preview is under way.
-                return Err(Errno::EBUSY);
+                return Err(IN_PROGRESS);
             }
         }
         let bytes = draft.bytes();
@@ -284,11 +314,12 @@ impl Shared {
             Err(error) => return Ok(Renaming::Refused { target, error }),
         };
         self.drafts.remove(source);
-        Ok(Renaming::Deliver {
+        Ok(Renaming::Deliver(Delivery {
             target,
             text,
             bytes: bytes.len() as u64,
-        })
+            fh: None,
+        }))
     }
 }
 

@@ -1,16 +1,29 @@
 //! Where a write goes: a device-like file's descriptor turns its writes
-//! into one message (see [`super::message`]), a draft takes bytes at any
-//! offset, and `stage` takes a producer's lines. Any other descriptor is
-//! `EBADF`.
+//! into one message (see [`crate::fs::handles::message`]), a draft takes
+//! bytes at any offset, and `stage` takes a producer's lines. Any other
+//! descriptor is `EBADF`. A message then goes on its way as a
+//! [`Delivery`], which a renamed draft makes too.
 
-use fuser::{Errno, FileHandle};
+use fuser::FileHandle;
 
-use super::message::WriteStep;
-use super::target::Target;
-use super::{errno_of, Handle, Shared};
+use crate::fs::handles::message::WriteStep;
+use crate::fs::handles::table::Handle;
+use crate::fs::refusal::{errno_of, refuse, Refusal};
+use crate::fs::state::XdevFs;
+use crate::fs::tree::target::Target;
+
+/// One message on its way to a handler: by a write (on descriptor `fh`)
+/// or by renaming a draft of `bytes` bytes onto the device.
+#[derive(Debug)]
+pub(crate) struct Delivery {
+    pub(crate) target: Target,
+    pub(crate) text: String,
+    pub(crate) bytes: u64,
+    pub(crate) fh: Option<FileHandle>,
+}
 
 /// What a write that is not refused at once leads to.
-pub(super) enum Written {
+pub(crate) enum Written {
     /// A write on a device-like file: what it does with `target`'s message.
     Message(Target, WriteStep),
     /// The bytes were taken (a draft): all of them are written.
@@ -21,17 +34,17 @@ pub(super) enum Written {
     Staged { recorded: bool },
 }
 
-impl Shared {
+impl XdevFs {
     /// Decides a write of `data` at `offset` through `fh` by thread `tid`
     /// of `uid`.
-    pub(super) fn write(
+    pub(crate) fn write(
         &self,
         fh: FileHandle,
         offset: u64,
         data: &[u8],
         uid: u32,
         tid: u32,
-    ) -> Result<Written, Errno> {
+    ) -> Result<Written, Refusal> {
         if let Some((target, step)) = self.handles.write(fh, offset, data) {
             return Ok(Written::Message(target, step));
         }
@@ -60,8 +73,11 @@ impl Shared {
             Some(Ok(())) => Ok(Written::Staged {
                 recorded: self.journal.len() != records_before,
             }),
-            Some(Err(error)) => Err(errno_of(&error)),
-            None => Err(Errno::EBADF),
+            Some(Err(error)) => Err(Refusal {
+                errno: errno_of(&error),
+                why: "stage refused the line (the reason is readable on the descriptor)",
+            }),
+            None => Err(refuse!(EBADF, "not a writable descriptor of this mount")),
         }
     }
 }

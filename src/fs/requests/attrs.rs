@@ -1,21 +1,24 @@
-//! The attributes a process sees of a node, and how long the kernel may
-//! keep them: a status file's size is its content's, a device's is the
-//! most one message holds, and a process that has just delivered a message
-//! sees the device's size as the bytes it wrote (see [`super::delivered`]).
+//! What a getattr decides: the attributes a process sees of a node, and
+//! how long the kernel may keep them. A status file's size is its
+//! content's, a device's is the most one message holds, and a process that
+//! has just delivered a message sees the device's size as the bytes it
+//! wrote (see [`crate::fs::handles::writer_sizes`]).
 
 use std::time::Duration;
 
-use fuser::{Errno, FileAttr, INodeNo};
+use fuser::{FileAttr, INodeNo};
 
-use super::nodes::{ItemFile, Node, SessionFile, FRESH_TTL};
-use super::target::Target;
-use super::Shared;
+use super::lookup::INODE_GONE;
 use crate::device::MAX_MESSAGE;
+use crate::fs::refusal::Refusal;
+use crate::fs::state::XdevFs;
+use crate::fs::tree::node::{ItemFile, Node, SessionFile, FRESH_TTL};
+use crate::fs::tree::target::Target;
 
-impl Shared {
+impl XdevFs {
     /// A node's attributes as user `uid` sees them. A status file's size
     /// is that of its content now for the owner; other users get the size
-    /// of the rendering they share (see [`Shared::read`]), and never make
+    /// of the rendering they share (see [`XdevFs::read`]), and never make
     /// one here: a `stat` loop over a large `status.json` must not render
     /// it on the request loop.
     pub(super) fn attr(&self, ino: INodeNo, node: &Node, uid: u32) -> FileAttr {
@@ -57,11 +60,11 @@ impl Shared {
         let ttl = node.attr_ttl();
         // Most of the time nobody has delivered anything lately: no lookup
         // of the process then.
-        let Some(target) = node.target().filter(|_| !self.delivered.is_empty()) else {
+        let Some(target) = node.target().filter(|_| !self.writer_sizes.is_empty()) else {
             return (attr, ttl);
         };
         let pid = self.who.pid(tid);
-        match self.delivered.size_for(&target, pid) {
+        match self.writer_sizes.size_for(&target, pid) {
             Some(size) => {
                 attr.size = size;
                 attr.blocks = size.div_ceil(512);
@@ -73,16 +76,16 @@ impl Shared {
 
     /// The attributes of `ino` for a getattr: a node that exists, or a
     /// draft whose name is gone but which is still open (an `fstat`).
-    pub(super) fn getattr(
+    pub(crate) fn getattr(
         &self,
         ino: INodeNo,
         (uid, tid): (u32, u32),
-    ) -> Result<(FileAttr, Duration), Errno> {
+    ) -> Result<(FileAttr, Duration), Refusal> {
         match self.node(ino) {
             Some(node) => Ok(self.attr_for((uid, tid), ino, &node)),
             None => match self.handles.draft_by_ino(ino) {
                 Some(draft) => Ok((draft.attr(), FRESH_TTL)),
-                None => Err(Errno::ENOENT),
+                None => Err(INODE_GONE),
             },
         }
     }
@@ -90,9 +93,9 @@ impl Shared {
     /// Thread `tid` reads `target` now: it no longer sees the
     /// size of what it delivered there.
     pub(super) fn forget_delivery(&self, tid: u32, target: &Target) {
-        if !self.delivered.is_empty() {
+        if !self.writer_sizes.is_empty() {
             let pid = self.who.pid(tid);
-            self.delivered.forget(target, pid);
+            self.writer_sizes.forget(target, pid);
         }
     }
 }

@@ -1,5 +1,7 @@
-//! `poll`/`select`/`epoll` on the mount's files: at most one waiter per open
-//! descriptor, however often it is polled.
+//! Waking the kernel's pollers (`poll`/`select`/`epoll` on the mount's
+//! files) once a descriptor is ready: at most one waiter per open
+//! descriptor, however often it is polled. Whether a descriptor is ready is
+//! the poll decision's (`requests/poll.rs`).
 //!
 //! The kernel asks once per poll whether a file is ready; when it is not,
 //! the filesystem owes it a wakeup once it is. A waiter task per poll call
@@ -9,13 +11,11 @@
 use crate::maps::HashMap;
 use std::sync::Arc;
 
-use fuser::{FileHandle, PollEvents, PollNotifier};
+use fuser::{FileHandle, PollNotifier};
 use futures::future::BoxFuture;
-use futures::FutureExt;
 use parking_lot::Mutex;
 use tokio::task::AbortHandle;
 
-use super::handles::Handle;
 use crate::maps::remove_and_shrink;
 
 /// The waiters of one mount, by descriptor.
@@ -76,41 +76,5 @@ impl Pollers {
                 tracing::debug!(%err, "poll notification not delivered");
             }
         }
-    }
-}
-
-/// Whether a descriptor is ready, as a poll asks.
-pub(super) enum Readiness {
-    /// Ready now with these events.
-    Now(PollEvents),
-    /// Ready with these events now, and readable once the future completes.
-    Later(PollEvents, BoxFuture<'static, ()>),
-}
-
-impl super::Shared {
-    /// Decides a poll of `fh`: `events` waits for its next record, `stage`
-    /// (once something is staged) for the producer's next message; every
-    /// other file is always readable and writable.
-    pub(super) fn readiness(&self, fh: FileHandle) -> Readiness {
-        let readable = PollEvents::POLLIN | PollEvents::POLLRDNORM;
-        let writable = PollEvents::POLLOUT | PollEvents::POLLWRNORM;
-        let journal = &self.journal;
-        // What the file always is, and what it waits for to be readable.
-        let waits = self.handles.with(fh, |handle| match handle {
-            Handle::Events { at } => {
-                let (journal, next) = (journal.clone(), at.record);
-                let ready = async move { journal.wait_beyond(next).await };
-                Some((PollEvents::empty(), ready.boxed()))
-            }
-            Handle::Stage(channel) => channel.readable().map(|ready| (writable, ready.boxed())),
-            _ => None,
-        });
-        let Some((always, mut ready)) = waits.flatten() else {
-            return Readiness::Now(readable | writable);
-        };
-        if ready.as_mut().now_or_never().is_some() {
-            return Readiness::Now(always | readable);
-        }
-        Readiness::Later(always, ready)
     }
 }

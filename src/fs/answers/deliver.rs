@@ -1,37 +1,31 @@
 //! A message on its way to a handler (by a write or a renamed draft), and
 //! where its result is recorded: on its descriptor, in the status files,
-//! and in the journal, before the writer gets its answer.
+//! and in the journal, before the writer gets its answer. A refusal before
+//! dispatch, a writer that stops waiting and a withdrawn proposal are
+//! recorded here too.
 
 use std::sync::Arc;
 
 use fuser::{Errno, FileHandle};
 use parking_lot::Mutex;
 
-use super::handles::{Decided, Handle};
-use super::target::Target;
-use super::{errno_of, Shared};
 use crate::dispatch::{Decision, DeviceResult, DispatchHooks};
 use crate::error::Error;
+use crate::fs::handles::table::Decided;
+use crate::fs::refusal::errno_of;
+use crate::fs::state::XdevFs;
+use crate::fs::tree::target::Target;
 use crate::journal::{Commit, Record};
 use crate::who::Who;
-
-/// One message on its way to a handler: by a write (on descriptor `fh`)
-/// or by renaming a draft of `bytes` bytes onto the device.
-pub(super) struct Delivery {
-    pub(super) target: Target,
-    pub(super) text: String,
-    pub(super) bytes: u64,
-    pub(super) fh: Option<FileHandle>,
-}
 
 /// The id of the preview a decision decides, once its callback runs: what
 /// the journal names when the writer stops waiting before the decision ends.
 pub(super) type Claimed = Arc<Mutex<Option<String>>>;
 
-impl Shared {
+impl XdevFs {
     /// Dispatches one complete message and records its result. Nothing here
     /// gives up on a decision: the caller may stop waiting for it (see
-    /// `XdevFs::decide`), and the result is still recorded when it comes.
+    /// [`XdevFs::decide`]), and the result is still recorded when it comes.
     pub(super) async fn dispatch(
         &self,
         target: &Target,
@@ -157,40 +151,5 @@ impl Shared {
             self.handles.forget_message(fh);
         }
         self.note(target, text, &withdrawn, Some(who))
-    }
-
-    /// Closes descriptor `fh`, and returns what it held.
-    pub(super) fn release(&self, fh: FileHandle) -> Option<Handle> {
-        let handle = self.handles.remove(fh);
-        self.pollers.forget(fh);
-        handle
-    }
-
-    /// Notes in the journal the bytes written on a closed device descriptor
-    /// after its message, which nothing dispatched: no message is ever
-    /// dispatched where nobody would be told its outcome. (A stage handle
-    /// dropped here withdraws its preview.)
-    pub(super) fn note_released(&self, handle: Option<Handle>) {
-        if let Some(Handle::Target {
-            target,
-            message,
-            decided,
-            writer,
-            ..
-        }) = handle
-        {
-            if message.ignored() > 0 {
-                let decided = decided.unwrap_or_default();
-                let note = Record::ignored(
-                    &target.name(),
-                    decided.id,
-                    (decided.label, decided.source_tool),
-                    message.ignored(),
-                    writer,
-                );
-                // A note the file cannot take is counted as lost there.
-                drop(self.journal.append(&note));
-            }
-        }
     }
 }

@@ -7,11 +7,12 @@
 //! a write in flight (a root device, or a session's `resolve` or `reject`)
 //! is refused with `ESTALE`: the kernel then walks the path again, and the
 //! lookup of a busy device hands out a fresh inode (see
-//! [`super::nodes::Inodes::lookup`]). The kernel retries only once; should the
-//! retry meet another busy inode (another writer got there first), that open
-//! waits here, where a signal still reaches it, until the inode is free. A
-//! retry that looked nothing up (a reopen through `/proc/<pid>/fd/N`, which
-//! no path walk can lead elsewhere) fails with `ESTALE`.
+//! [`crate::fs::tree::inodes::Inodes::lookup`]). The kernel retries only
+//! once; should the retry meet another busy inode (another writer got there
+//! first), that open waits here, where a signal still reaches it, until the
+//! inode is free. A retry that looked nothing up (a reopen through
+//! `/proc/<pid>/fd/N`, which no path walk can lead elsewhere) fails with
+//! `ESTALE`.
 //!
 //! Nothing here asks the kernel to forget a name: such a notification waits
 //! for the directory's lock, which a lookup may hold while it waits for the

@@ -1,21 +1,23 @@
-//! What an inode or a name is right now: a decided item's files are gone,
-//! an item's `detail` exists only when it carries one, and a draft exists
-//! only for its own uid.
+//! What a lookup finds, and what a forget lets go: a decided item's files
+//! are gone, an item's `detail` exists only when it carries one, and a
+//! draft exists only for its own uid. Each name that finds nothing says
+//! why.
 
 use std::ffi::OsStr;
 
-use fuser::{Errno, FileAttr, INodeNo};
+use fuser::{FileAttr, INodeNo};
 
-use super::nodes::{ItemFile, Node, SessionFile};
-use super::Shared;
+use crate::fs::refusal::{refuse, Refusal};
+use crate::fs::state::XdevFs;
+use crate::fs::tree::node::{ItemFile, Node, SessionFile};
 
 /// What a lookup found: its attributes, and how long the kernel may keep
 /// them and the name.
 #[derive(Debug)]
-pub(super) struct Entry {
-    pub(super) attr: FileAttr,
-    pub(super) attr_ttl: std::time::Duration,
-    pub(super) entry_ttl: std::time::Duration,
+pub(crate) struct Entry {
+    pub(crate) attr: FileAttr,
+    pub(crate) attr_ttl: std::time::Duration,
+    pub(crate) entry_ttl: std::time::Duration,
 }
 
 /// Whether `name` in `dir` is an item's `detail` that does not exist.
@@ -27,59 +29,51 @@ fn is_missing_detail(dir: &Node, name: &str, has_detail: impl FnOnce(&str) -> bo
     }
 }
 
+/// An inode that no longer exists: a decided item's, a removed draft's.
+pub(crate) const INODE_GONE: Refusal = refuse!(ENOENT, "the inode is gone");
+
+/// A directory that no longer exists (a decided item's): nothing is in it.
+pub(crate) const DIR_GONE: Refusal = refuse!(ENOENT, "the directory is gone");
+
 /// The longest name a directory of the mount holds, in bytes; what `statfs`
 /// reports, as on most Linux filesystems.
-pub(super) const NAME_MAX: usize = 255;
+pub(crate) const NAME_MAX: usize = 255;
 
 /// `ENAMETOOLONG` for a name longer than [`NAME_MAX`] bytes (the kernel
 /// lets names up to 1024 bytes through to a FUSE filesystem).
-pub(super) fn name_fits(name: &OsStr) -> Result<(), Errno> {
+pub(crate) fn name_fits(name: &OsStr) -> Result<(), Refusal> {
     if name.len() > NAME_MAX {
-        return Err(Errno::ENAMETOOLONG);
+        return Err(refuse!(ENAMETOOLONG, "a name holds at most 255 bytes"));
     }
     Ok(())
 }
 
-impl Shared {
-    /// What `ino` is, if it (still) exists: a decided item is gone, and so
-    /// is a draft once renamed onto a device or removed.
-    pub(super) fn node(&self, ino: INodeNo) -> Option<Node> {
-        let Some(node) = self.inodes.node(ino) else {
-            return self.drafts.get(ino).map(|_| Node::Draft);
-        };
-        self.exists(&node).then_some(node)
-    }
-
-    /// Whether a node of the table exists right now: a pending item's files
-    /// while it is pending, and its `detail` only when it carries one.
-    pub(super) fn exists(&self, node: &Node) -> bool {
-        match node {
-            Node::Item(id, ItemFile::Detail) => self.session.has_detail(id),
-            Node::Item(id, _) => self.session.is_pending(id),
-            _ => true,
-        }
-    }
-
+impl XdevFs {
     /// Looks `name` up in directory `parent` for thread `tid` of `uid`:
     /// the mount's files, then that uid's drafts; anything else (or a name
     /// that is not UTF-8) is `ENOENT`.
-    pub(super) fn lookup(
+    pub(crate) fn lookup(
         &self,
         parent: INodeNo,
         name: &OsStr,
         uid: u32,
         tid: u32,
-    ) -> Result<Entry, Errno> {
+    ) -> Result<Entry, Refusal> {
         name_fits(name)?;
-        let (Some(dir), Some(name)) = (self.node(parent), name.to_str()) else {
-            return Err(Errno::ENOENT);
-        };
+        let dir = self.node(parent).ok_or(DIR_GONE)?;
+        let name = name.to_str().ok_or(refuse!(
+            ENOENT,
+            "a name that is not UTF-8 names nothing here"
+        ))?;
         // A lookup where devices live: the kernel's retry after `ESTALE`.
         if matches!(dir, Node::Root | Node::AgentSession(_, SessionFile::Dir)) {
             self.busy.looked_up(tid);
         }
         if is_missing_detail(&dir, name, |id| self.session.has_detail(id)) {
-            return Err(Errno::ENOENT);
+            return Err(refuse!(
+                ENOENT,
+                "a preview without a detail has no detail file"
+            ));
         }
         // Under `sessions/<session-id>/pending/`, only that session's
         // previews are there.
@@ -96,13 +90,21 @@ impl Shared {
                 let draft = self.draft_at(parent, &dir, uid, name)?;
                 Some((draft.ino(), Node::Draft))
             })
-            .ok_or(Errno::ENOENT)?;
+            .ok_or(refuse!(ENOENT, "no such name here"))?;
         let (attr, attr_ttl) = self.attr_for((uid, tid), ino, &node);
         Ok(Entry {
             attr,
             attr_ttl,
             entry_ttl: node.entry_ttl(),
         })
+    }
+
+    /// The kernel forgot `nlookup` lookups of `ino`: an inode it no longer
+    /// knows may leave the table (see [`crate::fs::tree::inodes::Inodes::forget`]).
+    pub(crate) fn forget(&self, ino: INodeNo, nlookup: u64) {
+        let session = &self.session;
+        self.inodes
+            .forget(ino, nlookup, |id| session.is_pending(id));
     }
 }
 

@@ -1,12 +1,12 @@
 //! The read-only status files: `status`, `status.json`, `last`, `reminder`,
-//! and each agent session's `sessions/<session-id>/status`.
+//! `plan/status`, and each agent session's `sessions/<session-id>/status`.
 //! Rendered afresh from the session on a descriptor's first read and on
-//! every read from offset 0, for the mount's owner; other users (on a mount
-//! that shares them) share one rendering per file at most a quarter of a
-//! second old, made off the request loop, so that their loops over a large
-//! `status.json` never take it from the owner. `status` shows each free text escaped
-//! on its line, and the plan waiting on the plan desk while one does; `last`
-//! is the one text as it is.
+//! every read from offset 0 (never at open), for the mount's owner; other
+//! users (on a mount that shares them) share one rendering per file at most
+//! a quarter of a second old, made off the request loop, so that their
+//! loops over a large `status.json` never take it from the owner. `status`
+//! shows each free text escaped on its line, and the plan waiting on the
+//! plan desk while one does; `last` is the one text as it is.
 
 use crate::maps::HashMap;
 use std::sync::{Arc, Weak};

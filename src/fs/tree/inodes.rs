@@ -1,16 +1,5 @@
-//! The mount's inodes and what each one is.
-//!
-//! ```text
-//! /xdev/resolve reject propose          devices
-//!       status status.json last reminder read-only status
-//!       log events                       journal, and its live stream
-//!       stage                            external producers stage here
-//!       pending/<id>/{label,source,resolve,reject,detail}
-//!                                        (detail only when the preview has one)
-//!       sessions/<session-id>/{resolve,reject,status,pending/<id>/}
-//!                                        one agent session's previews alone
-//!       plan/{ctl,status}                only with a plan desk
-//! ```
+//! The inode table of a mount: which number each node has, and which
+//! numbers the kernel may still know.
 //!
 //! Inode numbers are never reused while mounted: a pending item keeps its
 //! numbers after it is decided (lookups of it then fail), and a device that
@@ -22,291 +11,21 @@
 
 use crate::maps::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
 
-use fuser::{FileAttr, FileType, INodeNo};
-use nix::unistd::{getgid, getuid};
+use fuser::INodeNo;
 use parking_lot::Mutex;
 
+use super::node::{
+    ItemFile, Node, SessionFile, ITEM_FILES, ITEM_INODES, PLAN_ENTRIES, ROOT_ENTRIES, SESSION_FILES,
+};
 use crate::device::Device;
-use crate::fs::status::TextFile;
-use crate::fs::target::Target;
 use crate::maps::{remove_and_shrink, shrink_when_sparse};
 use crate::safe_text::is_path_safe_session_id;
-use crate::session::request::Action;
-
-/// One file of a pending item's directory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ItemFile {
-    Dir,
-    Label,
-    Source,
-    Resolve,
-    Reject,
-    /// The full request, for previews that carry one.
-    Detail,
-    /// The item's directory as its agent session's `pending/` lists it:
-    /// the same files, but a directory inode of its own, since the kernel
-    /// lets a directory have one name only.
-    Scoped,
-}
-
-/// The inodes of one item: its directory, its files, and its directory as
-/// its session lists it ([`ItemFile::Scoped`]), in this order.
-const ITEM_INODES: u64 = ITEM_FILES.len() as u64 + 2;
-
-/// One file of an agent session's directory `sessions/<session-id>/`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SessionFile {
-    Dir,
-    Resolve,
-    Reject,
-    Status,
-    Pending,
-}
-
-/// A session directory's files in listing order, each at its offset from
-/// the directory's inode.
-const SESSION_FILES: [(&str, SessionFile); 4] = [
-    ("resolve", SessionFile::Resolve),
-    ("reject", SessionFile::Reject),
-    ("status", SessionFile::Status),
-    ("pending", SessionFile::Pending),
-];
-
-/// An item's files in listing order, each at its offset from the item's
-/// directory inode. `detail` exists only for previews that carry one (see
-/// `fs::Shared::node`), so it comes last and its absence shifts nothing.
-const ITEM_FILES: [(&str, ItemFile); 5] = [
-    ("label", ItemFile::Label),
-    ("source", ItemFile::Source),
-    ("resolve", ItemFile::Resolve),
-    ("reject", ItemFile::Reject),
-    ("detail", ItemFile::Detail),
-];
-
-/// What an inode is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Node {
-    Root,
-    Device(Device),
-    Text(TextFile),
-    Log,
-    Events,
-    Stage,
-    PendingDir,
-    Item(Arc<str>, ItemFile),
-    SessionsDir,
-    /// A file of `sessions/<session-id>/`, by the session's id.
-    AgentSession(Arc<str>, SessionFile),
-    PlanDir,
-    PlanCtl,
-    /// A writer's scratch file (see [`crate::fs::drafts`]); what it holds
-    /// lives there, not in this table.
-    Draft,
-}
-
-/// The root's entries, in listing order. `plan` only exists with a plan desk.
-const ROOT_ENTRIES: [(&str, Node); 13] = [
-    ("resolve", Node::Device(Device::Resolve)),
-    ("reject", Node::Device(Device::Reject)),
-    ("propose", Node::Device(Device::Propose)),
-    ("status", Node::Text(TextFile::Status)),
-    ("status.json", Node::Text(TextFile::StatusJson)),
-    ("last", Node::Text(TextFile::Last)),
-    ("reminder", Node::Text(TextFile::Reminder)),
-    ("log", Node::Log),
-    ("events", Node::Events),
-    ("stage", Node::Stage),
-    ("pending", Node::PendingDir),
-    ("sessions", Node::SessionsDir),
-    ("plan", Node::PlanDir),
-];
-
-/// The plan directory's entries.
-const PLAN_ENTRIES: [(&str, Node); 2] = [
-    ("ctl", Node::PlanCtl),
-    ("status", Node::Text(TextFile::PlanStatus)),
-];
-
-/// Names and attributes that never change may be cached for as long as the
-/// mount lives; this is "long" without overflowing the kernel's arithmetic.
-pub(crate) const STATIC_TTL: Duration = Duration::from_secs(24 * 60 * 60);
-
-/// How long a listed pending item's directory may be cached.
-const LISTED_ITEM_TTL: Duration = Duration::from_secs(1);
-
-/// Anything that changes with every decision is never cached.
-pub(crate) const FRESH_TTL: Duration = Duration::ZERO;
-
-/// Device block size: at least 8192, so `echo` of up to 8 KiB arrives in
-/// one write.
-const DEVICE_BLOCK_SIZE: u32 = 8192;
-
-impl Node {
-    pub(crate) fn kind(&self) -> FileType {
-        match self {
-            Node::Root
-            | Node::PendingDir
-            | Node::PlanDir
-            | Node::SessionsDir
-            | Node::Item(_, ItemFile::Dir | ItemFile::Scoped)
-            | Node::AgentSession(_, SessionFile::Dir | SessionFile::Pending) => FileType::Directory,
-            _ => FileType::RegularFile,
-        }
-    }
-
-    /// The file whose messages this node dispatches, if it is device-like.
-    pub(crate) fn target(&self) -> Option<Target> {
-        match self {
-            Node::Device(device) => Some(Target::Device(*device)),
-            Node::Item(id, ItemFile::Resolve) => Some(Target::Item {
-                id: Arc::clone(id),
-                action: Action::Apply,
-            }),
-            Node::Item(id, ItemFile::Reject) => Some(Target::Item {
-                id: Arc::clone(id),
-                action: Action::Discard,
-            }),
-            Node::AgentSession(session, SessionFile::Resolve) => Some(Target::Session {
-                session: Arc::clone(session),
-                device: Device::Resolve,
-            }),
-            Node::AgentSession(session, SessionFile::Reject) => Some(Target::Session {
-                session: Arc::clone(session),
-                device: Device::Reject,
-            }),
-            Node::PlanCtl => Some(Target::PlanCtl),
-            _ => None,
-        }
-    }
-
-    /// Whether writers may create drafts in this directory: the root and a
-    /// pending item's directory.
-    pub(crate) fn holds_drafts(&self) -> bool {
-        matches!(self, Node::Root | Node::Item(_, ItemFile::Dir))
-    }
-
-    /// Whether its attributes (a status file's size) change as the session
-    /// does. A pending item's existence changes, not its attributes: its
-    /// name is never cached instead (see [`Node::entry_ttl`]). Cached
-    /// directory attributes matter: every path walked through a directory
-    /// checks its permissions, and would ask for them each time.
-    fn is_fresh(&self) -> bool {
-        matches!(
-            self,
-            Node::Text(_)
-                | Node::Log
-                | Node::Events
-                | Node::Draft
-                | Node::AgentSession(_, SessionFile::Status)
-        )
-    }
-
-    /// How long the kernel may cache this node's attributes.
-    pub(crate) fn attr_ttl(&self) -> Duration {
-        if self.is_fresh() {
-            FRESH_TTL
-        } else {
-            STATIC_TTL
-        }
-    }
-
-    /// How long the kernel may cache a listed entry's name and attributes
-    /// (one figure for both). A pending item's directory is cached for a
-    /// moment, so that `ls -l pending` needs no lookup per item: for that
-    /// moment after a decision, `stat` may still find it (its files, and
-    /// writes to them, are gone at once).
-    pub(crate) fn listed_ttl(&self) -> Duration {
-        match self {
-            Node::Item(_, ItemFile::Dir) => LISTED_ITEM_TTL,
-            _ => self.entry_ttl().min(self.attr_ttl()),
-        }
-    }
-
-    /// How long the kernel may cache the name leading to this node.
-    pub(crate) fn entry_ttl(&self) -> Duration {
-        match self {
-            // A draft's name is private to its uid: never cached, so that
-            // every walk to it asks whose it is. A session's names come and
-            // go with its previews.
-            Node::Item(..) | Node::Draft | Node::AgentSession(..) => FRESH_TTL,
-            _ => STATIC_TTL,
-        }
-    }
-
-    /// Devices (and the stage file) are for the mounting user only. Every
-    /// other file shows what the owner's session holds or was told
-    /// (labels, reasons, details, result texts, which may hold secrets):
-    /// the owner's only unless the owner shares them. Directories list ids
-    /// only, and stay open.
-    fn perm(&self, owner: Owner) -> u16 {
-        match self.kind() {
-            FileType::Directory => 0o755,
-            _ if self.target().is_some() || *self == Node::Stage => 0o600,
-            _ if owner.share_journal => 0o444,
-            _ => 0o400,
-        }
-    }
-
-    pub(crate) fn attr(&self, ino: INodeNo, size: u64, owner: Owner) -> FileAttr {
-        let blksize = if self.target().is_some() {
-            DEVICE_BLOCK_SIZE
-        } else {
-            4096
-        };
-        FileAttr {
-            ino,
-            size,
-            blocks: size.div_ceil(512),
-            atime: owner.since,
-            mtime: owner.since,
-            ctime: owner.since,
-            crtime: owner.since,
-            kind: self.kind(),
-            perm: self.perm(owner),
-            nlink: if self.kind() == FileType::Directory {
-                2
-            } else {
-                1
-            },
-            uid: owner.uid,
-            gid: owner.gid,
-            rdev: 0,
-            blksize,
-            flags: 0,
-        }
-    }
-}
-
-/// Who owns the mount's files, and since when.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Owner {
-    pub(crate) uid: u32,
-    pub(crate) gid: u32,
-    pub(crate) since: SystemTime,
-    /// Whether other users may read the session's files (status files,
-    /// items, the journal).
-    pub(crate) share_journal: bool,
-}
-
-impl Owner {
-    /// The user running this process, from now.
-    pub(crate) fn current(share_journal: bool) -> Self {
-        Owner {
-            uid: getuid().as_raw(),
-            gid: getgid().as_raw(),
-            since: SystemTime::now(),
-            share_journal,
-        }
-    }
-}
 
 /// The inode table of one mount.
 #[derive(Debug)]
 pub(crate) struct Inodes {
     table: Mutex<Table>,
-    with_plan: bool,
 }
 
 #[derive(Debug)]
@@ -480,7 +199,9 @@ impl Table {
 }
 
 impl Inodes {
-    /// The table of a mount; the `plan` directory exists only `with_plan`.
+    /// The table of a mount. The `plan` directory and its files get
+    /// inodes only `with_plan` (a mount with a plan desk): without one, no
+    /// lookup, listing or open can lead to them.
     pub(crate) fn new(with_plan: bool) -> Self {
         let mut table = Table {
             by_ino: [(INodeNo::ROOT.0, Node::Root)].into_iter().collect(),
@@ -492,26 +213,23 @@ impl Inodes {
             next: INodeNo::ROOT.0 + 1,
         };
         for (name, node) in ROOT_ENTRIES {
-            table.name(name.to_string(), node);
+            if with_plan || node != Node::PlanDir {
+                table.name(name.to_string(), node);
+            }
         }
-        for (name, node) in PLAN_ENTRIES {
-            table.name(format!("plan/{name}"), node);
+        if with_plan {
+            for (name, node) in PLAN_ENTRIES {
+                table.name(format!("plan/{name}"), node);
+            }
         }
         Inodes {
             table: Mutex::new(table),
-            with_plan,
         }
     }
 
     /// What `ino` is.
     pub(crate) fn node(&self, ino: INodeNo) -> Option<Node> {
-        let node = self.table.lock().by_ino.get(&ino.0).cloned()?;
-        let hidden = !self.with_plan
-            && matches!(
-                node,
-                Node::PlanDir | Node::PlanCtl | Node::Text(TextFile::PlanStatus)
-            );
-        (!hidden).then_some(node)
+        self.table.lock().by_ino.get(&ino.0).cloned()
     }
 
     fn named(&self, path: &str) -> Option<(INodeNo, Node)> {
@@ -801,7 +519,7 @@ impl Inodes {
     /// its answer, and truncating (`>`) or extending that file needs the
     /// same lock: a second `echo ... > resolve` would queue behind a slow
     /// handler, uninterruptibly. Openers of a busy inode are sent to look
-    /// the name up again (see `fs::busy`), and find this fresh one.
+    /// the name up again (see `fs::kernel::busy`), and find this fresh one.
     fn renew(&self, device: Device) -> INodeNo {
         INodeNo(
             self.table
@@ -834,6 +552,7 @@ fn is_file_name(id: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fs::tree::status::TextFile;
 
     fn none() -> Vec<String> {
         Vec::new()
@@ -859,6 +578,28 @@ mod tests {
         assert_eq!(inodes.lookup(&Node::Root, "plan", |_| false, free), None);
         assert_eq!(inodes.lookup(&Node::Root, "nope", |_| false, free), None);
         assert_eq!(Inodes::new(true).entries(&Node::Root, none).len(), 13);
+    }
+
+    #[test]
+    fn the_plan_files_have_inodes_only_with_a_plan_desk() {
+        let is_plan = |node: &Node| {
+            matches!(
+                node,
+                Node::PlanDir | Node::PlanCtl | Node::Text(TextFile::PlanStatus)
+            )
+        };
+        let without = Inodes::new(false);
+        assert!(!without.table.lock().by_ino.values().any(is_plan));
+        let with = Inodes::new(true);
+        assert_eq!(
+            with.table
+                .lock()
+                .by_ino
+                .values()
+                .filter(|n| is_plan(n))
+                .count(),
+            3
+        );
     }
 
     #[test]

@@ -1,0 +1,222 @@
+//! Answering a message's writer: a device write's outcome (the handler may
+//! take its time), a later write's (the first's, waited for if need be),
+//! a renamed draft's. Only a signal that stops the writer, or the mount
+//! closing, lets it go before the outcome.
+
+use std::sync::Arc;
+
+use fuser::{Errno, FileHandle, INodeNo};
+
+use super::deliver::Claimed;
+use crate::fs::handles::message::WriteStep;
+use crate::fs::handles::table::Outcome;
+use crate::fs::kernel::busy::Writing;
+use crate::fs::kernel::control::InFlight;
+use crate::fs::refusal::errno_of;
+use crate::fs::requests::draft_ops::Renaming;
+use crate::fs::requests::write::Delivery;
+use crate::fs::state::XdevFs;
+use crate::fs::tree::target::Target;
+use crate::journal::Commit;
+use crate::who::Who;
+
+/// A write on a device-like descriptor, as the adapter hands it on.
+#[derive(Debug)]
+pub(crate) struct MessageWrite {
+    /// The writer: its uid and thread.
+    pub(crate) uid: u32,
+    pub(crate) tid: u32,
+    /// The inode written, which a dispatched message keeps busy while it
+    /// waits, and the descriptor.
+    pub(crate) ino: INodeNo,
+    pub(crate) fh: FileHandle,
+    /// What the write does with `target`'s message (the write decision's).
+    pub(crate) target: Target,
+    pub(crate) step: WriteStep,
+    /// How many bytes the write carried.
+    pub(crate) bytes: u32,
+}
+
+impl XdevFs {
+    /// Answers a write on a device-like descriptor: the first write's
+    /// message is dispatched (or refused), a later one gets its outcome.
+    pub(crate) fn answer_write(
+        self: &Arc<Self>,
+        write: MessageWrite,
+        answer: impl FnOnce(Outcome) + Send + 'static,
+    ) {
+        let MessageWrite {
+            uid,
+            tid,
+            ino,
+            fh,
+            target,
+            step,
+            bytes,
+        } = write;
+        let who = self.who.who(uid, tid);
+        match step {
+            WriteStep::Repeat => self.repeat_outcome(tid, fh, &who, answer),
+            WriteStep::Refuse(error) => {
+                let refused = self.refuse(&target, Some(fh), error, who, "");
+                self.answer_refused(refused, answer);
+            }
+            WriteStep::Dispatch(text) => {
+                if let Some(stopping) = self.control.refusal() {
+                    // A mount that is stopping takes no new decisions.
+                    let refused = self.refuse(&target, Some(fh), stopping, who, &text);
+                    return self.answer_refused(refused, answer);
+                }
+                // The kernel holds the inode's lock until this is answered:
+                // from now on, openers are sent elsewhere (see `busy`).
+                let writing = matches!(target, Target::Device(_) | Target::Session { .. })
+                    .then(|| self.busy.begin(ino));
+                let delivery = Delivery {
+                    target,
+                    text,
+                    bytes: u64::from(bytes),
+                    fh: Some(fh),
+                };
+                self.decide(tid, who, delivery, writing, answer);
+            }
+        }
+    }
+
+    /// Answers a rename of a draft by thread `tid` of `uid`: a move at
+    /// once; a delivery with its outcome, as a write would be (the journal
+    /// names the renaming process); a draft that breaks a message's rules
+    /// with its refusal, recorded as the device's result.
+    pub(crate) fn answer_rename(
+        self: &Arc<Self>,
+        (uid, tid): (u32, u32),
+        renaming: Renaming,
+        answer: impl FnOnce(Outcome) + Send + 'static,
+    ) {
+        let delivery = match renaming {
+            Renaming::Moved => return answer(Ok(())),
+            Renaming::Deliver(delivery) => delivery,
+            Renaming::Refused { target, error } => {
+                let who = self.who.who(uid, tid);
+                let refused = self.refuse(&target, None, error, who, "");
+                return self.answer_refused(refused, answer);
+            }
+        };
+        let who = self.who.who(uid, tid);
+        if let Some(stopping) = self.control.refusal() {
+            // A mount that is stopping takes no new decisions.
+            let refused = self.refuse(&delivery.target, None, stopping, who, &delivery.text);
+            return self.answer_refused(refused, answer);
+        }
+        self.decide(tid, who, delivery, None, answer);
+    }
+
+    /// Answers a message refused before dispatch with its errno, once its
+    /// record's `commit` is ready.
+    fn answer_refused(
+        &self,
+        (errno, commit): (Errno, Commit),
+        answer: impl FnOnce(Outcome) + Send + 'static,
+    ) {
+        self.answer_after(commit, move || answer(Err(errno)));
+    }
+
+    /// Dispatches `delivery` for thread `tid` of `who` and hands the outcome
+    /// to `answer`, at once when the handler answers at once. `writing` is
+    /// the device inode a write keeps busy while it waits.
+    ///
+    /// Only a signal that stops the writer (or the mount closing) lets it
+    /// go before the outcome: a proposal is then withdrawn (`EINTR` is
+    /// true, and a retry proposes again); any other decision goes on, the
+    /// journal notes that its writer left, and a retry on the descriptor
+    /// joins it. A signal the writer merely handles changes nothing: it is
+    /// delivered once the outcome is.
+    fn decide(
+        self: &Arc<Self>,
+        tid: u32,
+        who: Who,
+        delivery: Delivery,
+        writing: Option<Writing>,
+        answer: impl FnOnce(Outcome) + Send + 'static,
+    ) {
+        let fs = Arc::clone(self);
+        let waiting = InFlight::decision(&self.control);
+        let mut stop = self.control.stop_for(tid);
+        self.answer_soon(async move {
+            let _waiting = waiting;
+            let Delivery {
+                target,
+                text,
+                bytes,
+                fh,
+            } = delivery;
+            let pid = who.pid;
+            let claimed = Claimed::default();
+            let mut decision = Box::pin({
+                let (fs, target, text) = (Arc::clone(&fs), target.clone(), text.clone());
+                let (who, claimed) = (who.clone(), Arc::clone(&claimed));
+                async move { fs.dispatch(&target, &text, fh, Some(who), claimed).await }
+            });
+            let ended = tokio::select! {
+                biased;
+                decided = &mut decision => Ok(decided),
+                why = &mut stop => Err(why),
+            };
+            // Free before the answer: the writer's next open may
+            // come at once, and must not be sent elsewhere.
+            drop(writing);
+            match ended {
+                Ok(decided) => {
+                    let errno = decided.error().map(errno_of);
+                    if errno.is_none() {
+                        fs.writer_sizes.record(target, pid, bytes);
+                    }
+                    answer(errno.map_or(Ok(()), Err));
+                }
+                Err(why) => {
+                    let errno = errno_of(&why);
+                    if target.withdrawable() {
+                        drop(decision);
+                        let _ = fs.withdrawn(&target, fh, &text, why, who).await;
+                    } else {
+                        fs.writer_left(&target, &text, &claimed, why, who);
+                        fs.runtime.spawn(decision);
+                    }
+                    answer(Err(errno));
+                }
+            }
+        });
+    }
+
+    /// Answers a later write on a device descriptor with the first write's
+    /// outcome (success, or the same errno), waiting for it if the first is
+    /// still being decided: the writer (thread `tid`) may go on a signal
+    /// that stops it (`EINTR`), and ask again.
+    fn repeat_outcome(
+        &self,
+        tid: u32,
+        fh: FileHandle,
+        who: &Who,
+        answer: impl FnOnce(Outcome) + Send + 'static,
+    ) {
+        let Some(mut first) = self.handles.first_outcome(fh, who) else {
+            return answer(Err(Errno::EBADF));
+        };
+        let known = *first.borrow();
+        if let Some(outcome) = known {
+            return answer(outcome);
+        }
+        let stop = self.control.stop_for(tid);
+        let in_flight = InFlight::start(&self.control);
+        self.answer_soon(async move {
+            let _in_flight = in_flight;
+            tokio::select! {
+                biased;
+                outcome = first.wait_for(Option::is_some) => {
+                    let outcome = outcome.ok().and_then(|outcome| *outcome);
+                    answer(outcome.unwrap_or(Err(Errno::EBADF)))
+                }
+                why = stop => answer(Err(errno_of(&why))),
+            }
+        });
+    }
+}
