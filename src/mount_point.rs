@@ -37,21 +37,21 @@ use crate::error::describe;
 #[derive(Debug, Error)]
 pub enum MountError {
     /// The mount point does not exist.
-    #[error("mount point {0} does not exist")]
+    #[error("{}", crate::texts::mount_point_does_not_exist(.0))]
     Missing(String),
     /// The mount point is not a directory.
-    #[error("mount point {0} is not a directory")]
+    #[error("{}", crate::texts::mount_point_not_a_directory(.0))]
     NotADirectory(String),
     /// The mount point has entries in it.
-    #[error("mount point {0} is not empty")]
+    #[error("{}", crate::texts::mount_point_not_empty(.0))]
     NotEmpty(String),
     /// The mount point is already a live xdev mount.
-    #[error("mount point {0} is already served by a running xdev (stop that daemon first, or use another directory)")]
+    #[error("{}", crate::texts::mount_point_already_served(.0))]
     AlreadyServed(String),
     /// The mount point holds regular files named like the devices: what a
     /// write such as `echo ... > DIR/resolve` leaves while nothing is
     /// mounted there. xdev never deletes them.
-    #[error("mount point {dir} holds {} left by writes while nothing was mounted there; check them, remove them ({}), then mount again", plural_files(files), remove_command(dir, files))]
+    #[error("{}", crate::texts::leftover_device_files(.dir, .files))]
     LeftoverDeviceFiles {
         /// The mount point.
         dir: String,
@@ -59,7 +59,7 @@ pub enum MountError {
         files: Vec<String>,
     },
     /// The missing mount point could not be created.
-    #[error("cannot create mount point {dir}: {}", describe(source))]
+    #[error("{}", crate::texts::cannot_create_mount_point(.dir, &describe(.source)))]
     CreateDir {
         /// The mount point.
         dir: String,
@@ -78,10 +78,10 @@ pub enum MountError {
     },
     /// The `--journal` file cannot be used (not a regular file, no access,
     /// another user could write it). The message names the file.
-    #[error("cannot use the journal file: {0}")]
+    #[error("{}", crate::texts::cannot_use_journal_file(.0))]
     Journal(io::Error),
     /// Anything else (FUSE missing, no permission, ...).
-    #[error("cannot mount {dir}: {}{}", source.to_string().trim_end(), permission_hint(source))]
+    #[error("{}", crate::texts::cannot_mount(.dir, .source.to_string().trim_end(), permission_hint(.source)))]
     Io {
         /// The mount point.
         dir: String,
@@ -102,28 +102,6 @@ fn permission_hint(source: &io::Error) -> &'static str {
     } else {
         ""
     }
-}
-
-/// `2 files named like devices (resolve, reject)` or `a file named like a
-/// device (resolve)`.
-fn plural_files(files: &[String]) -> String {
-    match files {
-        [one] => format!("a file named like a device ({one})"),
-        many => format!(
-            "{} files named like devices ({})",
-            many.len(),
-            many.join(", ")
-        ),
-    }
-}
-
-/// `rm -- '/xdev/resolve' '/xdev/reject'`.
-fn remove_command(dir: &str, files: &[String]) -> String {
-    let paths: Vec<String> = files
-        .iter()
-        .map(|file| format!("'{}'", Path::new(dir).join(file).display()))
-        .collect();
-    format!("rm -- {}", paths.join(" "))
 }
 
 /// The source (`FSName`) every xdev mount shows in `/proc/self/mountinfo`.
@@ -448,7 +426,7 @@ pub(crate) fn unmount_dir(dir: &Path, lazy: bool) -> io::Result<()> {
     if dir.as_os_str().as_encoded_bytes().contains(&0) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            "a mount point path cannot hold a NUL byte",
+            crate::texts::MOUNT_POINT_WITH_NUL,
         ));
     }
     match umount2(dir, flags) {

@@ -8,9 +8,8 @@
 //! Not here: the CLI's help (the argument definitions in `bin/xdev.rs`,
 //! which the man page and completions are made from), log messages
 //! (`tracing` events with their fields) and protocol words (JSON keys,
-//! event names, outcome keywords). The lines of the `status` files
-//! (`fs/tree/status.rs`) and the mount's own errors (`MountError`, `mount_point.rs`)
-//! are still written where they are made.
+//! event names, outcome keywords). The lines of the `status` files are
+//! still written where they are rendered (`fs/tree/status.rs`).
 //!
 //! `dir` is always the mount point as the user gave it (for example `/xdev`).
 
@@ -889,8 +888,70 @@ pub fn killed_by_signal(signal: i32) -> String {
 /// How a command that failed ended, when the system does not say.
 pub const EXIT_STATUS_UNKNOWN: &str = "exit status unknown";
 
-// Mount point texts: what a directory is, when it is not the xdev mount a
-// command looked for, and why FUSE cannot be used.
+// Mount point texts: why a directory cannot be mounted on, what it is when
+// it is not the xdev mount a command looked for, and why FUSE cannot be
+// used.
+
+/// `xdev mount DIR` where `dir` does not exist.
+pub fn mount_point_does_not_exist(dir: &str) -> String {
+    format!("mount point {dir} does not exist")
+}
+
+/// `xdev mount DIR` where `dir` is a file.
+pub fn mount_point_not_a_directory(dir: &str) -> String {
+    format!("mount point {dir} is not a directory")
+}
+
+/// `xdev mount DIR` where `dir` has entries in it.
+pub fn mount_point_not_empty(dir: &str) -> String {
+    format!("mount point {dir} is not empty")
+}
+
+/// `xdev mount DIR` where a running xdev serves `dir` already.
+pub fn mount_point_already_served(dir: &str) -> String {
+    format!("mount point {dir} is already served by a running xdev (stop that daemon first, or use another directory)")
+}
+
+/// `xdev mount DIR` where `dir` holds regular files named like the
+/// devices (`files`), left by writes while nothing was mounted there.
+pub fn leftover_device_files(dir: &str, files: &[String]) -> String {
+    let found = match files {
+        [one] => format!("a file named like a device ({one})"),
+        many => format!(
+            "{} files named like devices ({})",
+            many.len(),
+            many.join(", ")
+        ),
+    };
+    let paths: Vec<String> = files
+        .iter()
+        .map(|file| format!("'{}'", Path::new(dir).join(file).display()))
+        .collect();
+    format!(
+        "mount point {dir} holds {found} left by writes while nothing was mounted there; check them, remove them (rm -- {}), then mount again",
+        paths.join(" ")
+    )
+}
+
+/// The missing mount point `dir` could not be created (`why` is what the
+/// system said).
+pub fn cannot_create_mount_point(dir: &str, why: &str) -> String {
+    format!("cannot create mount point {dir}: {why}")
+}
+
+/// The `--journal` file cannot be used (`why` names it and says why).
+pub fn cannot_use_journal_file(why: impl std::fmt::Display) -> String {
+    format!("cannot use the journal file: {why}")
+}
+
+/// `dir` could not be mounted (`why` is what the system said, `hint`
+/// [`MOUNT_NOT_PERMITTED_HINT`] when mounting was not permitted, else empty).
+pub fn cannot_mount(dir: &str, why: &str, hint: &str) -> String {
+    format!("cannot mount {dir}: {why}{hint}")
+}
+
+/// A mount point path with a NUL byte, which no system call can take.
+pub const MOUNT_POINT_WITH_NUL: &str = "a mount point path cannot hold a NUL byte";
 
 /// A live xdev mount.
 pub const MOUNT_POINT_XDEV: &str = "it is a live xdev mount";
