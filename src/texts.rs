@@ -8,8 +8,7 @@
 //! Not here: the CLI's help (the argument definitions in `bin/xdev.rs`,
 //! which the man page and completions are made from), log messages
 //! (`tracing` events with their fields) and protocol words (JSON keys,
-//! event names, outcome keywords). The lines of the `status` files are
-//! still written where they are rendered (`fs/tree/status.rs`).
+//! event names, outcome keywords).
 //!
 //! `dir` is always the mount point as the user gave it (for example `/xdev`).
 
@@ -271,8 +270,6 @@ pub fn unknown_plan_handler(name: &str) -> String {
 /// plan mode), in the journal.
 pub const PLAN_MODE_LABEL: &str = "plan mode";
 
-/// `plan/ctl` on a mount without a plan desk.
-pub const NO_PLAN_DESK: &str = "This mount has no plan desk (mount with --plan-dir).";
 /// `plan/ctl` answered `enter`.
 pub const PLAN_MODE_ENTERED: &str = "Plan mode entered.";
 /// `plan/ctl` answered `exit`.
@@ -547,6 +544,87 @@ pub fn journal_file_kind(kind: std::fs::FileType) -> &'static str {
     } else {
         "not a regular file"
     }
+}
+
+// Status texts: the lines of `status` and `sessions/<id>/status`. Every
+// field a writer chose (an id, a label, a result text) is kept to one line,
+// so that it cannot add a line such as `plan mode: on`.
+
+/// `status`: how many previews wait.
+pub fn status_pending(count: usize) -> String {
+    format!("pending: {count}\n")
+}
+
+/// `status`: how many previews are being decided right now (shown only
+/// when some are).
+pub fn status_in_progress(count: usize) -> String {
+    format!("in progress: {count}\n")
+}
+
+/// `status`: the head of the stack (`id`, `source` tool, `label`), or none.
+pub fn status_head(head: Option<(&str, &str, &str)>) -> String {
+    match head {
+        Some((id, source, label)) => format!(
+            "head: {} (source: {}) {}\n",
+            one_line(id),
+            one_line(source),
+            one_line(label)
+        ),
+        None => "head: none\n".to_string(),
+    }
+}
+
+/// `status`: one agent session with `pending` previews, and its head.
+pub fn status_session(agent: &str, pending: usize, head: (&str, &str, &str)) -> String {
+    let (id, source, label) = head;
+    format!(
+        "session: {} pending: {pending} head: {} (source: {}) {}\n",
+        one_line(agent),
+        one_line(id),
+        one_line(source),
+        one_line(label)
+    )
+}
+
+/// `sessions/<agent>/status`: its first two lines.
+pub fn session_status_header(agent: &str, pending: usize) -> String {
+    format!("session: {}\npending: {pending}\n", one_line(agent))
+}
+
+/// `status`: whether plan mode is on.
+pub fn status_plan_mode(on: bool) -> String {
+    format!("plan mode: {}\n", if on { "on" } else { "off" })
+}
+
+/// `status`: the plan a proposal waits on the plan desk with.
+pub fn status_plan_under_review(slug: &str, path: &str) -> String {
+    format!(
+        "plan under review: {} ({})\n",
+        one_line(slug),
+        one_line(path)
+    )
+}
+
+/// `status`: the last device result, a success.
+pub fn status_last_ok(device: &str, text: &str) -> String {
+    format!("last: {} ok: {}\n", one_line(device), one_line(text))
+}
+
+/// `status`: the last device result, a failure with its errno's name.
+pub fn status_last_error(device: &str, errno: &str, text: &str) -> String {
+    format!(
+        "last: {} error {errno}: {}\n",
+        one_line(device),
+        one_line(text)
+    )
+}
+
+/// `status`: no device has been written yet.
+pub const STATUS_LAST_NONE: &str = "last: none\n";
+
+/// `status`: the journal file's health, when it has something to say.
+pub fn status_journal(health: &str) -> String {
+    format!("journal: {health}\n")
 }
 
 // Journal texts: what `log`, `events` and the status files say of the

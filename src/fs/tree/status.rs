@@ -18,7 +18,6 @@ use serde_json::json;
 use crate::dispatch::DeviceResult;
 use crate::journal::Journal;
 use crate::plan_desk::{PlanDesk, PlanUnderReview};
-use crate::safe_text::one_line;
 use crate::session::preview::PreviewInfo;
 use crate::session::Session;
 use crate::texts;
@@ -163,53 +162,41 @@ fn render_status(
     under_review: Option<PlanUnderReview>,
     journal: Option<String>,
 ) -> String {
-    let mut out = format!("pending: {}\n", session.pending_count());
+    let mut out = texts::status_pending(session.pending_count());
     let in_progress = session.in_progress_count();
     if in_progress > 0 {
-        out.push_str(&format!("in progress: {in_progress}\n"));
+        out.push_str(&texts::status_in_progress(in_progress));
     }
-    // Every field is one line (see [`one_line`]): a label or a result text
-    // must not be able to add a line such as `plan mode: on`.
+    // Every field is one line (the texts see to it): a label or a result
+    // text must not be able to add a line such as `plan mode: on`.
     out.push_str(&head_line(session.pending_head().as_ref()));
     // One line per agent session with previews waiting; none at all while
     // no preview names a session, so that such a mount's status is as it
     // always was.
     for summary in session.pending_sessions() {
-        out.push_str(&format!(
-            "session: {} pending: {} head: {} (source: {}) {}\n",
-            one_line(&summary.id),
+        let head = &summary.head;
+        out.push_str(&texts::status_session(
+            &summary.id,
             summary.pending,
-            one_line(&summary.head.id),
-            one_line(&summary.head.source_tool),
-            one_line(&summary.head.label)
+            (&head.id, &head.source_tool, &head.label),
         ));
     }
-    let plan_mode = if session.plan_mode() { "on" } else { "off" };
-    out.push_str(&format!("plan mode: {plan_mode}\n"));
+    out.push_str(&texts::status_plan_mode(session.plan_mode()));
     // Only while a proposal waits on the plan desk, as the session lines.
     if let Some(plan) = under_review {
-        out.push_str(&format!(
-            "plan under review: {} ({})\n",
-            one_line(&plan.slug),
-            one_line(&plan.path)
-        ));
+        out.push_str(&texts::status_plan_under_review(&plan.slug, &plan.path));
     }
     match last {
-        Some(last) if last.ok => out.push_str(&format!(
-            "last: {} ok: {}\n",
-            one_line(&last.device),
-            one_line(&last.text)
-        )),
-        Some(last) => out.push_str(&format!(
-            "last: {} error {}: {}\n",
-            one_line(&last.device),
+        Some(last) if last.ok => out.push_str(&texts::status_last_ok(&last.device, &last.text)),
+        Some(last) => out.push_str(&texts::status_last_error(
+            &last.device,
             last.errno.as_deref().unwrap_or("E?"),
-            one_line(&last.text)
+            &last.text,
         )),
-        None => out.push_str("last: none\n"),
+        None => out.push_str(texts::STATUS_LAST_NONE),
     }
     if let Some(journal) = journal {
-        out.push_str(&format!("journal: {journal}\n"));
+        out.push_str(&texts::status_journal(&journal));
     }
     out
 }
@@ -241,22 +228,20 @@ fn render_status_json(
 /// each field escaped on its line as in `status`.
 pub(crate) fn render_session_status(session: &Session, agent: &str) -> String {
     let pending = session.pending_in(agent);
-    let mut out = format!("session: {}\npending: {}\n", one_line(agent), pending.len());
+    let mut out = texts::session_status_header(agent, pending.len());
     out.push_str(&head_line(pending.first()));
     out
 }
 
 /// The `head:` line of `status`: id, source tool and label, each escaped.
 fn head_line(head: Option<&PreviewInfo>) -> String {
-    match head {
-        Some(head) => format!(
-            "head: {} (source: {}) {}\n",
-            one_line(&head.id),
-            one_line(&head.source_tool),
-            one_line(&head.label)
-        ),
-        None => "head: none\n".to_string(),
-    }
+    texts::status_head(head.map(|head| {
+        (
+            head.id.as_str(),
+            head.source_tool.as_str(),
+            head.label.as_str(),
+        )
+    }))
 }
 
 fn render_reminder(session: &Session) -> String {
