@@ -1,6 +1,6 @@
 //! Build script: gives `xdev --version` the commit it was built from.
 //!
-//! Sets `XDEV_VERSION` for the crate to `0.1.0 (abc1234)` when the package
+//! Sets `XDEV_VERSION` for the crate to `0.2.0 (abc1234)` when the package
 //! is built from a git checkout of its own, and to the bare version
 //! otherwise (a crate tarball, a `git archive`, no `git` installed, or a
 //! checkout git refuses to read): the build never fails for want of git.
