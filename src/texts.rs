@@ -270,6 +270,8 @@ pub fn unknown_plan_handler(name: &str) -> String {
 /// plan mode), in the journal.
 pub const PLAN_MODE_LABEL: &str = "plan mode";
 
+/// `plan/ctl` on a mount without a plan desk (which has no `plan/ctl`).
+pub const NO_PLAN_DESK: &str = "This mount has no plan desk (mount with --plan-dir).";
 /// `plan/ctl` answered `enter`.
 pub const PLAN_MODE_ENTERED: &str = "Plan mode entered.";
 /// `plan/ctl` answered `exit`.

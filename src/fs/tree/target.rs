@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::device::Device;
 use crate::dispatch::{Decision, Dispatch, DispatchHooks};
+use crate::error::Error;
 use crate::plan_command::PlanCommand;
 use crate::plan_desk::PlanDesk;
 use crate::session::answer::ToolResult;
@@ -91,9 +92,12 @@ impl Target {
             }
             Target::PlanCtl => {
                 // `plan/ctl` has an inode only on a mount with a plan desk
-                // (see `Inodes::new`), and only its node makes this target.
+                // (see `Inodes::new`), and only its node makes this target;
+                // should that ever change, the writer is told, not hung up
+                // on by a panicking request thread.
                 let Some(desk) = plan else {
-                    unreachable!("plan/ctl exists only with a plan desk")
+                    let error = Error::NotInPlanMode(texts::NO_PLAN_DESK.into());
+                    return Decision::failed(error, None, None);
                 };
                 return plan_control(desk, text);
             }
