@@ -66,6 +66,9 @@ pub struct Daemon {
 /// Mounts a fresh session at `dir` with `options` and waits until the mount
 /// answers.
 pub fn start(dir: &Path, options: &DaemonOptions) -> Result<Daemon, ClientError> {
+    if options.mount.plan.is_some() {
+        tracing::warn!("DaemonOptions::mount.plan is not read: the daemon makes its own plan desk from DaemonOptions::plan");
+    }
     let session = Session::new();
     let desk = match &options.plan {
         Some(plan) => {
@@ -232,7 +235,7 @@ impl Signals {
 fn signal_name(kind: SignalKind) -> String {
     let number = kind.as_raw_value();
     Signal::try_from(number).map_or_else(
-        |_| format!("signal {number}"),
+        |_| texts::unnamed_signal(number),
         |signal| signal.as_str().to_string(),
     )
 }

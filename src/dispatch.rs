@@ -375,8 +375,7 @@ impl<'a> Dispatch<'a> {
 }
 
 /// The seed runtime's name for a device write, kept on purpose (agent
-/// runtimes ported to xdev call it, and the product contract names it):
-/// `Dispatch::device(device, text).run(session)`.
+/// runtimes ported to xdev call it): `Dispatch::device(device, text).run(session)`.
 pub async fn dispatch_resolution_device(session: &Session, device: Device, text: &str) -> Decision {
     Dispatch::device(device, text).run(session).await
 }

@@ -114,7 +114,7 @@
 //! | decisions | [`dispatch`], [`harness`] | resolve / reject / propose and the resolve tool, raced against cancels ([`dispatch::DispatchHooks`], the details of a decision); the hard directives and the soft requirement a harness enforces on the model |
 //! | plan review, producers | [`plan_desk`], [`stage_protocol`], [`producer`], [`plan_command`] | the daemon's plan desk (yolo / review / async) and its status; the stage protocol's messages and the session side of an external producer; `plan/ctl` commands |
 //! | journal | `journal`, `who` | the JSON Lines record of every staging and decision, and who wrote |
-//! | FUSE adapter | `fs/` (private) | inodes, handles, and one decision function per file operation; knows nothing of how previews are applied |
+//! | FUSE layer | `fs/` (private) | a thin adapter (`XdevFuse`: decode, call, reply) over the core (`XdevFs`: inodes, handles, one decision per request family, the replies that wait); refusals name their rule in a debug log; knows nothing of how previews are applied |
 //! | mount lifecycle | `mount` | mounting, stale-mount recovery, unmounting with a grace period; the mount point checks and request threads |
 //! | programs | `daemon`, `client`, `hook`, `bin/xdev.rs` | the `xdev` daemon; the client side (device I/O, commands, the stager); `xdev hook` for Claude Code and Codex; the thin CLI |
 

@@ -450,10 +450,7 @@ fn fusermount_unmount(dir: &Path, lazy: bool) -> io::Result<()> {
     } else if !lazy {
         fusermount_unmount(dir, true)
     } else {
-        Err(io::Error::other(format!(
-            "fusermount3 -uz {} failed",
-            dir.display()
-        )))
+        Err(io::Error::other(crate::texts::lazy_unmount_failed(dir)))
     }
 }
 

@@ -799,6 +799,11 @@ pub fn stopping_on(signal: &str) -> String {
     format!("Stopping on {signal}")
 }
 
+/// A caught signal nix has no name for, in the service manager's status.
+pub fn unnamed_signal(number: i32) -> String {
+    format!("signal {number}")
+}
+
 // Client texts: what a command that talks to a mount fails with.
 
 /// `dir` is not a live xdev mount (it is `found`); `env` is the variable
@@ -1078,6 +1083,11 @@ pub fn fuse_device_unusable(path: &str, why: &str) -> String {
 /// What follows a FUSE device problem (`what`) for a user other than root.
 pub fn fuse_device_for_users(what: &str, path: &str) -> String {
     format!("{what}; as a user other than root, xdev needs fusermount3 (package fuse3) and a {path} that everyone may read and write (crw-rw-rw-)")
+}
+
+/// Even a lazy `fusermount3 -uz` of `dir` failed.
+pub fn lazy_unmount_failed(dir: &Path) -> String {
+    format!("fusermount3 -uz {} failed", dir.display())
 }
 
 // Hook texts: what `xdev hook` says on stderr, and what it tells an agent.

@@ -26,7 +26,8 @@ pub struct ToolResult {
     /// handler reports `plan_approval`); ignored for a preview's callbacks.
     pub source_tool_name: Option<String>,
     /// The plan the answer is about (a plan handler's, or the reviewer's
-    /// decision): the status files and the journal name it.
+    /// decision): the status files and the journal name it, whichever
+    /// handler or callback answered with it.
     pub plan: Option<PlanApprovalDetails>,
 }
 

@@ -82,7 +82,7 @@ async fn a_failed_apply_still_carries_details_without_source_details() {
 }
 
 #[tokio::test]
-async fn run_resolve_invocation_decides_one_id_and_refuses_unknown_ones() {
+async fn by_id_decides_one_id_and_refuses_unknown_ones() {
     let session = Session::new();
     let low = stage_echoing(&session, "low", "edit");
     let high = stage_echoing(&session, "high", "edit");

@@ -123,7 +123,7 @@ async fn registering_an_existing_id_moves_it_to_the_head() {
     assert!(!session.restage("pending-action:edit:no-such-id"));
     assert_eq!(pending_ids(&session), [&*a, &*c, &*b]);
 
-    // register_pending with an existing id: moves, and the new invoker wins.
+    // `stage` with the id of a pending preview: moves, and the new invoker wins.
     session.stage(
         "edit b.rs again",
         "edit",

@@ -9,7 +9,7 @@
 //! | module | answers |
 //! |---|---|
 //! | [`decision`] | a message's writer, once its decision is made (or the writer stops waiting) |
-//! | [`deliver`] | (records) a message's dispatch and where its result goes: descriptor, status files, journal |
+//! | [`deliver`] | a message's dispatch, and where its result is recorded: descriptor, status files, journal |
 //! | [`ready`] | a read of a stream, an open of a busy device, once ready |
 //!
 //! This file holds how an answer runs: at once, or later on the runtime.

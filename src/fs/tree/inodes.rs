@@ -140,13 +140,7 @@ impl Table {
         if self.sessions.len() <= listed.len() {
             return;
         }
-        let listed: HashSet<&str> = listed.iter().map(String::as_str).collect();
-        let gone: Vec<Arc<str>> = self
-            .sessions
-            .iter()
-            .filter(|(id, dir)| !listed.contains(&***id) && !self.session_known(**dir))
-            .map(|(id, _)| Arc::clone(id))
-            .collect();
+        let gone = unlisted_and_unknown(&self.sessions, listed, |dir| self.session_known(dir));
         for id in gone {
             self.drop_session(&id);
         }
@@ -171,13 +165,7 @@ impl Table {
         if self.items.len() <= pending.len() {
             return;
         }
-        let pending: HashSet<&str> = pending.iter().map(String::as_str).collect();
-        let gone: Vec<Arc<str>> = self
-            .items
-            .iter()
-            .filter(|(id, dir)| !pending.contains(&***id) && !self.item_known(**dir))
-            .map(|(id, _)| Arc::clone(id))
-            .collect();
+        let gone = unlisted_and_unknown(&self.items, pending, |dir| self.item_known(dir));
         for id in gone {
             self.drop_item(&id);
         }
@@ -547,6 +535,20 @@ fn is_file_name(id: &str) -> bool {
         tracing::warn!(id = %id.escape_debug(), "a pending id that is no file name is not listed");
     }
     fits
+}
+
+/// The names in `dirs` that are not `listed` and whose directory the kernel
+/// does not know (`known`): their inodes can go.
+fn unlisted_and_unknown(
+    dirs: &HashMap<Arc<str>, u64>,
+    listed: &[String],
+    known: impl Fn(u64) -> bool,
+) -> Vec<Arc<str>> {
+    let listed: HashSet<&str> = listed.iter().map(String::as_str).collect();
+    dirs.iter()
+        .filter(|(name, dir)| !listed.contains(&***name) && !known(**dir))
+        .map(|(name, _)| Arc::clone(name))
+        .collect()
 }
 
 #[cfg(test)]
