@@ -352,10 +352,13 @@ impl Drafts {
     }
 
     /// Renames the draft at `from` to `to` (same uid), replacing a draft
-    /// already there, as rename(2) does.
+    /// already there, as rename(2) does. The caller found the draft first:
+    /// it is missing only if it went in between (an unlink, a delivery).
     pub(crate) fn rename(&self, from: &Place, to: Place) -> Result<(), Refusal> {
         let mut table = self.table.lock();
-        let draft = table.remove(from).ok_or(refuse!(ENOENT, "no such draft"))?;
+        let draft = table
+            .remove(from)
+            .ok_or(refuse!(ENOENT, "the draft went while it was being renamed"))?;
         table.remove(&to);
         table.insert(to, draft);
         Ok(())
@@ -535,9 +538,11 @@ mod tests {
                 ),
             ),
             (
+                // Through a rename, only a draft removed between its find
+                // and its move gets here (a race).
                 "a rename of a draft that is not there",
                 |drafts| drafts.rename(&place("a.tmp"), place("b.tmp")).err(),
-                refuse!(ENOENT, "no such draft"),
+                refuse!(ENOENT, "the draft went while it was being renamed"),
             ),
             (
                 "a write to a draft whose name is gone",

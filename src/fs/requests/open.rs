@@ -171,12 +171,13 @@ impl XdevFs {
     }
 
     /// Opens the caller's draft `ino` (`O_TRUNC` empties it); another
-    /// uid's draft does not exist for it.
+    /// uid's draft does not exist for it. Its node was just found: the
+    /// draft is missing only if it went in between (an unlink, a delivery).
     fn open_draft(&self, ino: INodeNo, uid: u32, flags: OpenFlags) -> Result<Handle, Refusal> {
         let draft = self
             .drafts
             .get(ino)
-            .ok_or(refuse!(ENOENT, "the draft is gone"))?;
+            .ok_or(refuse!(ENOENT, "the draft went while it was being opened"))?;
         if !draft.is_visible_to(uid) {
             return Err(refuse!(ENOENT, "a draft is its own uid's only"));
         }
@@ -396,7 +397,7 @@ mod tests {
                 // its open gets here (a race): asked of `open_draft` itself.
                 "a draft gone by the time it is opened",
                 |fs| fs.open_draft(INodeNo(9_999_999), OWNER_UID, READ).err(),
-                refuse!(ENOENT, "the draft is gone"),
+                refuse!(ENOENT, "the draft went while it was being opened"),
             ),
             (
                 "an inode that is gone (the lookup's rule)",
