@@ -4,12 +4,14 @@ use std::ffi::OsStr;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use fuser::INodeNo;
+use fuser::{FileHandle, INodeNo};
 
+use super::refusal::Refusal;
+use super::requests::draft_ops::Caller;
 use super::state::XdevFs;
 use super::tree::node::Owner;
 use crate::journal::Journal;
-use crate::session::Session;
+use crate::session::{apply_fn, Origin, Session, StageOptions, ToolResult};
 
 /// The uid that owns the test mount's files.
 pub(super) const OWNER_UID: u32 = 4242;
@@ -50,8 +52,89 @@ impl Mount {
 
 /// The inode of the root's file `name`.
 pub(super) fn ino_of(fs: &XdevFs, name: &str) -> INodeNo {
-    let entry = fs.lookup(INodeNo::ROOT, OsStr::new(name), OWNER_UID, 1);
-    entry.expect("a file of the root").attr.ino
+    ino_at(fs, &[name])
+}
+
+/// The inode at `path` under the root, each name looked up in turn as the
+/// kernel walks a path.
+pub(super) fn ino_at(fs: &XdevFs, path: &[&str]) -> INodeNo {
+    path.iter().fold(INodeNo::ROOT, |dir, name| {
+        let entry = fs.lookup(dir, OsStr::new(name), OWNER_UID, 1);
+        entry
+            .unwrap_or_else(|_| panic!("{name} of {path:?}"))
+            .attr
+            .ino
+    })
+}
+
+/// The mount's owner, asking from thread 1.
+pub(super) fn owner() -> Caller {
+    Caller {
+        uid: OWNER_UID,
+        gid: OWNER_UID,
+        tid: 1,
+    }
+}
+
+/// Stages a preview that applies nothing (under agent session `session`,
+/// if given): its id, the name of its directory under `pending/`.
+pub(super) fn stage(fs: &XdevFs, session: Option<&str>) -> String {
+    let apply = apply_fn(|_, _| async { Ok(ToolResult::ok("applied")) });
+    let origin = session.map(|session| Origin {
+        session_id: Some(session.to_string()),
+        tool_use_id: None,
+    });
+    let options = StageOptions {
+        origin,
+        ..StageOptions::default()
+    };
+    fs.session.stage("edit a.rs", "edit", apply, None, options)
+}
+
+/// Creates the owner's draft `name` in directory `dir`: its inode and the
+/// descriptor the create opened.
+pub(super) fn draft(fs: &XdevFs, dir: INodeNo, name: &str) -> (INodeNo, FileHandle) {
+    let created = fs.create(owner(), dir, OsStr::new(name), 0o100600, 0, 0);
+    let (attr, fh) = created.unwrap_or_else(|refusal| panic!("draft {name}: {refusal:?}"));
+    (attr.ino, fh)
+}
+
+/// One refusal a decision must make: what the case is, how to trigger it
+/// on a fresh `T` (a mount's core, a store), and the refusal expected (its
+/// errno and rule).
+pub(super) type RefusalCase<T> = (&'static str, fn(&T) -> Option<Refusal>, Refusal);
+
+/// Checks each case on a fresh `T` (made for it by `fresh`) refuses as
+/// expected, and that each rule `source` (a module's text) refuses with
+/// is one a case expects: a new refusal site needs a case.
+pub(super) fn assert_refusals<T>(
+    source: &str,
+    cases: &[RefusalCase<T>],
+    fresh: impl Fn(fn(&T) -> Option<Refusal>) -> Option<Refusal>,
+) {
+    let mut failed = Vec::new();
+    for (case, trigger, expected) in cases {
+        let got = fresh(*trigger);
+        if got != Some(*expected) {
+            failed.push(format!("{case}: expected {expected:?}, got {got:?}"));
+        }
+    }
+    for why in whys_in(source) {
+        if !cases.iter().any(|(_, _, expected)| expected.why == why) {
+            failed.push(format!("no case refuses with {why:?}"));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+/// The rules a module's text refuses with: the text of each `refuse!`
+/// before its tests.
+fn whys_in(source: &str) -> Vec<&str> {
+    let code = source.split("#[cfg(test)]").next().unwrap_or(source);
+    code.split("refuse!(")
+        .skip(1)
+        .filter_map(|site| site.split('"').nth(1))
+        .collect()
 }
 
 /// The decisions of a mount's operations, through [`XdevFs`] as the
@@ -60,12 +143,12 @@ pub(super) fn ino_of(fs: &XdevFs, name: &str) -> INodeNo {
 mod tests {
     use std::os::unix::ffi::OsStrExt;
 
-    use fuser::{Errno, FileHandle, RenameFlags};
+    use fuser::{Errno, RenameFlags};
 
     use super::*;
     use crate::fs::handles::message::WriteStep;
     use crate::fs::refusal::Refusal;
-    use crate::fs::requests::draft_ops::{Caller, Renaming};
+    use crate::fs::requests::draft_ops::Renaming;
     use crate::fs::requests::read::Read;
     use crate::fs::requests::setattr::AttrChange;
     use crate::fs::requests::write::{Delivery, Written};
@@ -76,14 +159,6 @@ mod tests {
     /// The errno a decision refused with (`None`: it was allowed).
     fn errno<T>(decided: Result<T, Refusal>) -> Option<Errno> {
         decided.err().map(|refusal| refusal.errno)
-    }
-
-    fn owner() -> Caller {
-        Caller {
-            uid: OWNER_UID,
-            gid: OWNER_UID,
-            tid: 1,
-        }
     }
 
     fn truncate(size: u64) -> AttrChange {

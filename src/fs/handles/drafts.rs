@@ -352,10 +352,13 @@ impl Drafts {
     }
 
     /// Renames the draft at `from` to `to` (same uid), replacing a draft
-    /// already there, as rename(2) does.
+    /// already there, as rename(2) does. The caller found the draft first:
+    /// it is missing only if it went in between (an unlink, a delivery).
     pub(crate) fn rename(&self, from: &Place, to: Place) -> Result<(), Refusal> {
         let mut table = self.table.lock();
-        let draft = table.remove(from).ok_or(refuse!(ENOENT, "no such draft"))?;
+        let draft = table
+            .remove(from)
+            .ok_or(refuse!(ENOENT, "the draft went while it was being renamed"))?;
         table.remove(&to);
         table.insert(to, draft);
         Ok(())
@@ -423,5 +426,175 @@ impl Drafts {
         file.mtime = now;
         file.ctime = now;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use super::*;
+    use crate::fs::testing::{assert_refusals, RefusalCase};
+
+    const UID: u32 = 4242;
+
+    /// The place of uid [`UID`]'s draft `name` in the root.
+    fn place(name: &str) -> Place {
+        Place {
+            dir: INodeNo::ROOT,
+            uid: UID,
+            name: name.to_string(),
+        }
+    }
+
+    /// This test process, as a creator that still runs: its drafts are
+    /// never orphans.
+    fn running() -> Creator {
+        Creator::new(UID, UID, std::process::id())
+    }
+
+    /// A fresh inode number.
+    fn fresh_ino() -> INodeNo {
+        static NEXT: AtomicU64 = AtomicU64::new(1_000);
+        INodeNo(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Creates a draft at `place` for `creator` (exclusively, if asked).
+    fn create(
+        drafts: &Drafts,
+        place: Place,
+        creator: Creator,
+        exclusive: bool,
+    ) -> Result<Created, Refusal> {
+        drafts.create(place, creator, 0o600, exclusive, fresh_ino, |_| true)
+    }
+
+    /// Creates the running creator's new draft `name` in the root.
+    fn new_draft(drafts: &Drafts, name: &str) -> Arc<Draft> {
+        match create(drafts, place(name), running(), true) {
+            Ok(Created::New(draft)) => draft,
+            other => panic!("draft {name}: {other:?}"),
+        }
+    }
+
+    /// Fills the uid's byte quota with full drafts of a running creator.
+    fn fill_byte_quota(drafts: &Drafts) {
+        for n in 0..MAX_DRAFT_BYTES_PER_UID / MAX_MESSAGE {
+            let draft = new_draft(drafts, &format!("full{n}"));
+            drafts
+                .set_len(&draft, MAX_MESSAGE as u64)
+                .expect("a full draft");
+        }
+    }
+
+    /// Each refusal of the drafts' store, on a fresh store: its errno and
+    /// its rule.
+    #[test]
+    fn each_refusal_of_the_store_names_its_rule() {
+        let cases: &[RefusalCase<Drafts>] = &[
+            (
+                "a write past one message",
+                |drafts| {
+                    let draft = new_draft(drafts, "a.tmp");
+                    drafts.write(&draft, MAX_MESSAGE as u64, b"x").err()
+                },
+                refuse!(EFBIG, "a draft holds at most one message"),
+            ),
+            (
+                "a write whose end overflows",
+                |drafts| {
+                    let draft = new_draft(drafts, "a.tmp");
+                    drafts.write(&draft, u64::MAX, b"x").err()
+                },
+                refuse!(EFBIG, "a draft holds at most one message"),
+            ),
+            (
+                "a truncate past one message",
+                |drafts| {
+                    let draft = new_draft(drafts, "a.tmp");
+                    drafts.set_len(&draft, MAX_MESSAGE as u64 + 1).err()
+                },
+                refuse!(EFBIG, "a draft holds at most one message"),
+            ),
+            (
+                "an exclusive create of a draft that exists",
+                |drafts| {
+                    new_draft(drafts, "a.tmp");
+                    create(drafts, place("a.tmp"), running(), true).err()
+                },
+                refuse!(EEXIST, "the draft exists (O_EXCL)"),
+            ),
+            (
+                "a create past the uid's count, with no orphan",
+                |drafts| {
+                    for n in 0..MAX_DRAFTS_PER_UID {
+                        new_draft(drafts, &format!("d{n}"));
+                    }
+                    create(drafts, place("one.more"), running(), true).err()
+                },
+                refuse!(
+                    EDQUOT,
+                    "the uid holds its most drafts, none of them an orphan"
+                ),
+            ),
+            (
+                // Through a rename, only a draft removed between its find
+                // and its move gets here (a race).
+                "a rename of a draft that is not there",
+                |drafts| drafts.rename(&place("a.tmp"), place("b.tmp")).err(),
+                refuse!(ENOENT, "the draft went while it was being renamed"),
+            ),
+            (
+                "a write to a draft whose name is gone",
+                |drafts| {
+                    let draft = new_draft(drafts, "a.tmp");
+                    drafts.remove(&place("a.tmp"));
+                    drafts.write(&draft, 0, b"x").err()
+                },
+                refuse!(ENOENT, "the draft's name is gone"),
+            ),
+            (
+                "a write past the uid's bytes, with no orphan",
+                |drafts| {
+                    fill_byte_quota(drafts);
+                    let draft = new_draft(drafts, "one.more");
+                    drafts.write(&draft, 0, b"x").err()
+                },
+                refuse!(
+                    EDQUOT,
+                    "the uid's drafts hold their most bytes, none of them an orphan"
+                ),
+            ),
+        ];
+        assert_refusals(include_str!("drafts.rs"), cases, |trigger| {
+            trigger(&Drafts::default())
+        });
+    }
+
+    /// Where a quota would refuse, an orphan (its creator has exited) makes
+    /// room instead.
+    #[test]
+    fn an_orphan_makes_room_before_a_quota_refuses() {
+        // No process has this pid: its drafts are orphans from the start.
+        let exited = Creator::new(UID, UID, u32::MAX);
+        let drafts = Drafts::default();
+        let orphan = create(&drafts, place("orphan"), exited, true);
+        assert!(matches!(orphan, Ok(Created::New(_))));
+        for n in 1..MAX_DRAFTS_PER_UID {
+            new_draft(&drafts, &format!("d{n}"));
+        }
+        let made = create(&drafts, place("one.more"), running(), true);
+        assert!(matches!(made, Ok(Created::New(_))));
+        assert!(drafts.find(&place("orphan")).is_none());
+
+        let drafts = Drafts::default();
+        let orphan = match create(&drafts, place("orphan"), exited, true) {
+            Ok(Created::New(draft)) => draft,
+            other => panic!("the orphan: {other:?}"),
+        };
+        drafts.set_len(&orphan, 1).expect("a byte");
+        // The last full draft needs the orphan's byte.
+        fill_byte_quota(&drafts);
+        assert!(drafts.find(&place("orphan")).is_none());
     }
 }

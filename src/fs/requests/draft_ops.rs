@@ -325,7 +325,255 @@ impl XdevFs {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::ffi::OsStrExt;
+
     use super::*;
+    use crate::fs::testing::{
+        assert_refusals, draft, ino_at, ino_of, owner, stage, Mount, RefusalCase, OWNER_UID,
+    };
+
+    const ROOT: INodeNo = INodeNo::ROOT;
+    const GONE: INodeNo = INodeNo(9_999_999);
+    /// A rename with no flag.
+    const PLAIN: RenameFlags = RenameFlags::empty();
+
+    /// A name that is not UTF-8.
+    fn not_utf8() -> &'static OsStr {
+        OsStr::from_bytes(b"\xff")
+    }
+
+    /// The owner's create of `name` in `dir`, refused or not.
+    fn create(fs: &XdevFs, dir: INodeNo, name: &OsStr) -> Option<Refusal> {
+        fs.create(owner(), dir, name, 0o100600, 0, 0).err()
+    }
+
+    /// The owner's rename of `from` to `to`, refused or not.
+    fn rename(
+        fs: &XdevFs,
+        from: (INodeNo, &str),
+        to: (INodeNo, &str),
+        flags: RenameFlags,
+    ) -> Option<Refusal> {
+        let from = (from.0, OsStr::new(from.1));
+        let to = (to.0, OsStr::new(to.1));
+        fs.rename(OWNER_UID, from, to, flags).err()
+    }
+
+    /// Each refusal of a create, an unlink or a rename, on a fresh mount:
+    /// its errno and its rule.
+    #[test]
+    fn each_refusal_of_a_draft_operation_names_its_rule() {
+        let cases: &[RefusalCase<XdevFs>] = &[
+            // create
+            (
+                "create of a name that is not UTF-8",
+                |fs| create(fs, ROOT, not_utf8()),
+                refuse!(EINVAL, "a draft's name is UTF-8"),
+            ),
+            (
+                "create of a name of the root's own",
+                |fs| create(fs, ROOT, OsStr::new("status")),
+                refuse!(EPERM, "the mount keeps this name for its own files"),
+            ),
+            (
+                "create in pending/, whose every name is the mount's",
+                |fs| create(fs, ino_of(fs, "pending"), OsStr::new("note.tmp")),
+                refuse!(EPERM, "the mount keeps this name for its own files"),
+            ),
+            (
+                "create in an item's directory as its agent session lists it",
+                |fs| {
+                    let id = stage(fs, Some("s1"));
+                    let scoped = ino_at(fs, &["sessions", "s1", "pending", &id]);
+                    create(fs, scoped, OsStr::new("note.tmp"))
+                },
+                refuse!(
+                    EPERM,
+                    "drafts are made only in the root and in a pending item's directory"
+                ),
+            ),
+            (
+                "create by a uid that does not own the mount",
+                |fs| {
+                    let other = Caller {
+                        uid: OWNER_UID + 1,
+                        ..owner()
+                    };
+                    fs.create(other, ROOT, OsStr::new("note.tmp"), 0o100600, 0, 0)
+                        .err()
+                },
+                refuse!(EACCES, "only the mount's owner (or root) makes drafts"),
+            ),
+            (
+                "create in a directory that is gone (the lookup's rule)",
+                |fs| create(fs, GONE, OsStr::new("note.tmp")),
+                refuse!(ENOENT, "the directory is gone"),
+            ),
+            // unlink
+            (
+                "unlink in a directory that is gone",
+                |fs| fs.unlink(OWNER_UID, GONE, OsStr::new("note.tmp")).err(),
+                refuse!(EPERM, "only drafts are removed, and the directory is gone"),
+            ),
+            (
+                "unlink of a name that is not UTF-8",
+                |fs| fs.unlink(OWNER_UID, ROOT, not_utf8()).err(),
+                refuse!(
+                    EPERM,
+                    "only drafts are removed, and a draft's name is UTF-8"
+                ),
+            ),
+            (
+                "unlink in pending/",
+                |fs| {
+                    let pending = ino_of(fs, "pending");
+                    fs.unlink(OWNER_UID, pending, OsStr::new("x")).err()
+                },
+                refuse!(
+                    EPERM,
+                    "only drafts are removed, and this directory holds none"
+                ),
+            ),
+            (
+                "unlink of status",
+                |fs| fs.unlink(OWNER_UID, ROOT, OsStr::new("status")).err(),
+                refuse!(EPERM, "the mount's own files are never removed"),
+            ),
+            (
+                "unlink of a draft that is not there",
+                |fs| fs.unlink(OWNER_UID, ROOT, OsStr::new("note.tmp")).err(),
+                refuse!(ENOENT, "no such draft"),
+            ),
+            // rename
+            (
+                "rename of a name that is not UTF-8",
+                |fs| {
+                    let to = (ROOT, OsStr::new("note.tmp"));
+                    let renamed = fs.rename(OWNER_UID, (ROOT, not_utf8()), to, PLAIN);
+                    renamed.err()
+                },
+                refuse!(
+                    EPERM,
+                    "only drafts are renamed, and a draft's name is UTF-8"
+                ),
+            ),
+            (
+                "rename exchanging two names",
+                |fs| {
+                    draft(fs, ROOT, "a.tmp");
+                    draft(fs, ROOT, "b.tmp");
+                    let exchange = RenameFlags::RENAME_EXCHANGE;
+                    rename(fs, (ROOT, "a.tmp"), (ROOT, "b.tmp"), exchange)
+                },
+                refuse!(
+                    EPERM,
+                    "a draft is renamed plainly: no exchange, no whiteout"
+                ),
+            ),
+            (
+                "rename leaving a whiteout",
+                |fs| {
+                    draft(fs, ROOT, "a.tmp");
+                    let whiteout = RenameFlags::RENAME_WHITEOUT;
+                    rename(fs, (ROOT, "a.tmp"), (ROOT, "b.tmp"), whiteout)
+                },
+                refuse!(
+                    EPERM,
+                    "a draft is renamed plainly: no exchange, no whiteout"
+                ),
+            ),
+            (
+                "rename out of pending/",
+                |fs| {
+                    let pending = ino_of(fs, "pending");
+                    rename(fs, (pending, "x"), (ROOT, "note.tmp"), PLAIN)
+                },
+                refuse!(
+                    EPERM,
+                    "only drafts are renamed, and this directory holds none"
+                ),
+            ),
+            (
+                "rename of status",
+                |fs| rename(fs, (ROOT, "status"), (ROOT, "elsewhere"), PLAIN),
+                refuse!(EPERM, "the mount's own files are never renamed"),
+            ),
+            (
+                "rename of a draft that is not there",
+                |fs| rename(fs, (ROOT, "note.tmp"), (ROOT, "other.tmp"), PLAIN),
+                refuse!(ENOENT, "no such draft"),
+            ),
+            (
+                "rename onto resolve, not replacing",
+                |fs| {
+                    draft(fs, ROOT, "a.tmp");
+                    let noreplace = RenameFlags::RENAME_NOREPLACE;
+                    rename(fs, (ROOT, "a.tmp"), (ROOT, "resolve"), noreplace)
+                },
+                refuse!(EEXIST, "the name is taken (RENAME_NOREPLACE)"),
+            ),
+            (
+                "rename onto another draft, not replacing",
+                |fs| {
+                    draft(fs, ROOT, "a.tmp");
+                    draft(fs, ROOT, "b.tmp");
+                    let noreplace = RenameFlags::RENAME_NOREPLACE;
+                    rename(fs, (ROOT, "a.tmp"), (ROOT, "b.tmp"), noreplace)
+                },
+                refuse!(EEXIST, "the name is taken (RENAME_NOREPLACE)"),
+            ),
+            (
+                "rename onto status",
+                |fs| {
+                    draft(fs, ROOT, "a.tmp");
+                    rename(fs, (ROOT, "a.tmp"), (ROOT, "status"), PLAIN)
+                },
+                refuse!(
+                    EPERM,
+                    "a draft replaces only a device-like file of the mount"
+                ),
+            ),
+            (
+                "rename into pending/",
+                |fs| {
+                    draft(fs, ROOT, "a.tmp");
+                    let pending = ino_of(fs, "pending");
+                    rename(fs, (ROOT, "a.tmp"), (pending, "a.tmp"), PLAIN)
+                },
+                refuse!(
+                    EPERM,
+                    "drafts move only to the root or a pending item's directory"
+                ),
+            ),
+            (
+                "rename onto plan, hidden on a mount without a plan desk",
+                |fs| {
+                    draft(fs, ROOT, "a.tmp");
+                    rename(fs, (ROOT, "a.tmp"), (ROOT, "plan"), PLAIN)
+                },
+                refuse!(EPERM, "the mount keeps this name for its own files"),
+            ),
+            (
+                "rename onto an item's resolve while its decision is under way",
+                |fs| {
+                    draft(fs, ROOT, "a.tmp");
+                    let id = stage(fs, None);
+                    let item = ino_at(fs, &["pending", &id]);
+                    let _claimed = fs.session.claim(&id);
+                    rename(fs, (ROOT, "a.tmp"), (item, "resolve"), PLAIN)
+                },
+                refuse!(EBUSY, "a decision of this preview is under way"),
+            ),
+            (
+                "rename in a directory that is gone (the lookup's rule)",
+                |fs| rename(fs, (GONE, "a.tmp"), (ROOT, "b.tmp"), PLAIN),
+                refuse!(ENOENT, "the directory is gone"),
+            ),
+        ];
+        assert_refusals(include_str!("draft_ops.rs"), cases, |trigger| {
+            trigger(&Mount::new().fs)
+        });
+    }
 
     #[test]
     fn a_created_file_gets_its_mode_less_the_umask() {

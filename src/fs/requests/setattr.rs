@@ -108,7 +108,8 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::device::Device;
+    use crate::device::{Device, MAX_MESSAGE};
+    use crate::fs::testing::{assert_refusals, draft, ino_of, Mount, RefusalCase, OWNER_UID};
     use crate::fs::tree::node::ItemFile;
     use crate::fs::tree::status::TextFile;
     use fuser::Errno;
@@ -215,25 +216,89 @@ mod tests {
     }
 
     #[test]
-    fn each_refusal_names_its_rule() {
-        let device = Node::Device(Device::Resolve);
-        let refused = check_change(&device, &truncate(3), || None);
-        assert_eq!(
-            refused.map_err(|refusal| refusal.why),
-            Err("a writable file truncates only to 0, or to what its descriptor wrote")
-        );
-        let status = Node::Text(TextFile::Status);
-        let refused = check_change(&status, &truncate(0), || None);
-        assert_eq!(
-            refused.map_err(|refusal| refusal.why),
-            Err("a read-only file keeps its size")
-        );
-    }
-
-    #[test]
     fn an_empty_change_is_allowed_anywhere() {
         for node in [Node::Root, Node::Log, Node::Device(Device::Resolve)] {
             assert_eq!(check(&node, &AttrChange::default(), || None), Ok(()));
         }
+    }
+
+    /// Each refusal of a setattr, on a fresh mount: its errno and its rule.
+    #[test]
+    fn each_refusal_of_a_setattr_names_its_rule() {
+        let cases: &[RefusalCase<XdevFs>] = &[
+            (
+                "resolve truncated to 3 bytes it did not write",
+                |fs| fs.setattr(ino_of(fs, "resolve"), &truncate(3), None).err(),
+                refuse!(
+                    EINVAL,
+                    "a writable file truncates only to 0, or to what its descriptor wrote"
+                ),
+            ),
+            (
+                "status truncated",
+                |fs| fs.setattr(ino_of(fs, "status"), &truncate(0), None).err(),
+                refuse!(EPERM, "a read-only file keeps its size"),
+            ),
+            (
+                "resolve's mode changed",
+                |fs| {
+                    let chmod = AttrChange {
+                        mode: Some(0o600),
+                        ..AttrChange::default()
+                    };
+                    fs.setattr(ino_of(fs, "resolve"), &chmod, None).err()
+                },
+                refuse!(EPERM, "the mount's files keep their mode and owner"),
+            ),
+            (
+                "status's group changed",
+                |fs| {
+                    let chgrp = AttrChange {
+                        gid: Some(0),
+                        ..AttrChange::default()
+                    };
+                    fs.setattr(ino_of(fs, "status"), &chgrp, None).err()
+                },
+                refuse!(EPERM, "the mount's files keep their mode and owner"),
+            ),
+            (
+                "resolve's modification time changed",
+                |fs| {
+                    let touch = AttrChange {
+                        mtime: Some(TimeOrNow::Now),
+                        ..AttrChange::default()
+                    };
+                    fs.setattr(ino_of(fs, "resolve"), &touch, None).err()
+                },
+                refuse!(EPERM, "the mount's files keep their times"),
+            ),
+            (
+                "an inode that is gone (the lookup's rule)",
+                |fs| fs.setattr(INodeNo(9_999_999), &truncate(0), None).err(),
+                refuse!(ENOENT, "the inode is gone"),
+            ),
+            (
+                "a draft extended past one message (the drafts' rule)",
+                |fs| {
+                    let (ino, fh) = draft(fs, INodeNo::ROOT, "note.tmp");
+                    let past = MAX_MESSAGE as u64 + 1;
+                    fs.setattr(ino, &truncate(past), Some(fh)).err()
+                },
+                refuse!(EFBIG, "a draft holds at most one message"),
+            ),
+            (
+                "a removed draft truncated through its descriptor (the drafts' rule)",
+                |fs| {
+                    let (ino, fh) = draft(fs, INodeNo::ROOT, "note.tmp");
+                    let unlinked = fs.unlink(OWNER_UID, INodeNo::ROOT, "note.tmp".as_ref());
+                    unlinked.expect("the draft goes");
+                    fs.setattr(ino, &truncate(1), Some(fh)).err()
+                },
+                refuse!(ENOENT, "the draft's name is gone"),
+            ),
+        ];
+        assert_refusals(include_str!("setattr.rs"), cases, |trigger| {
+            trigger(&Mount::new().fs)
+        });
     }
 }
