@@ -155,12 +155,11 @@ PY
     export E2E_WORK=$R E2E_PROJECT=$project E2E_HOME=$R/home E2E_CLAUDE=$CLAUDE E2E_PROMPT=$PROMPT \
         E2E_TIMEOUT=$TIMEOUT E2E_PYTHON=$PYTHON E2E_SERVER=$E2E/model_server.py E2E_SCRIPT=plan \
         E2E_PLAN=$PLAN E2E_FILE=$project/hello.txt E2E_CONTENT=$CONTENT E2E_STRACE=
-    e2e_run_in_netns
-    [ "$netns_status" = 0 ] || die "$name: the namespace run failed (status $netns_status); see $R"
+    e2e_run_agent "$R" "$name"
 
     # The decider is done once it decided; a plan never proposed leaves it waiting.
     e2e_finish_decider
-    cat "$MNT/log" >"$R/journal.jsonl" 2>/dev/null || die "cannot read $MNT/log"
+    e2e_save_journal "$R/journal.jsonl"
     "$XDEV_BIN" plan status --mount "$MNT" >"$R/plan-status.json" 2>&1
     e2e_unmount "$MNT"
     MNT=

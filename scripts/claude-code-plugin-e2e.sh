@@ -101,11 +101,10 @@ decider_pid=$!
 export E2E_WORK=$W E2E_PROJECT=$PROJECT E2E_HOME=$HOME_DIR E2E_MARK1=$MARK1 E2E_MARK2=$MARK2 \
     E2E_CLAUDE=$CLAUDE E2E_PROMPT=$PROMPT E2E_TIMEOUT=$TIMEOUT E2E_PYTHON=$PYTHON \
     E2E_SERVER=$E2E/model_server.py E2E_PATH=$W/bin:/usr/local/bin:/usr/bin:/bin
-e2e_run_in_netns
-[ "$netns_status" = 0 ] || die "the namespace run failed (status $netns_status); see $W"
+e2e_run_agent "$W"
 e2e_finish_decider
 
-cat "$MNT/log" >"$W/journal.jsonl" 2>/dev/null || die "cannot read $MNT/log"
+e2e_save_journal "$W/journal.jsonl"
 
 say "decider:"
 sed 's/^/  /' "$W/decider.err"

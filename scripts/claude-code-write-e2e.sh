@@ -129,8 +129,7 @@ run_variant() {
     export E2E_WORK=$R E2E_PROJECT=$R/project E2E_HOME=$R/home E2E_CLAUDE=$CLAUDE E2E_PROMPT=$PROMPT \
         E2E_TIMEOUT=$TIMEOUT E2E_PYTHON=$PYTHON E2E_SERVER=$E2E/model_server.py E2E_SCRIPT=write \
         E2E_FILE=$MNT/resolve E2E_CONTENT=$CONTENT E2E_PERMISSIONS=$permissions E2E_STRACE
-    e2e_run_in_netns
-    [ "$netns_status" = 0 ] || die "$name: the namespace run failed (status $netns_status); see $R"
+    e2e_run_agent "$R" "$name"
 
     if [ -n "$stage_pid" ]; then
         # An applied stager exits at once; one still waiting is withdrawn.
@@ -146,7 +145,7 @@ run_variant() {
         stage_pid=
     fi
     ls -A "$MNT" >"$R/ls.after"
-    cat "$MNT/log" >"$R/journal.jsonl" 2>/dev/null || die "cannot read $MNT/log"
+    e2e_save_journal "$R/journal.jsonl"
     cat "$MNT/status.json" >"$R/status.json" 2>/dev/null
     cat "$MNT/last" >"$R/last.txt" 2>/dev/null
     local mnt=$MNT

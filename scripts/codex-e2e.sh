@@ -138,10 +138,9 @@ PY
         E2E_MARK1=$MARK1 E2E_MARK2=$MARK2 E2E_CODEX=$CODEX E2E_PROMPT=$PROMPT E2E_TIMEOUT=$TIMEOUT \
         E2E_PYTHON=$PYTHON E2E_SERVER=$E2E/model_server.py E2E_ESCALATE=$escalate E2E_CODEX_ARGS=$codex_args
     say "run $run: $event hook, approval $approval, sandbox $sandbox${extra:+, $extra}, hook trust: ${bypass:-${trust:-none}}"
-    e2e_run_in_netns
-    [ "$netns_status" = 0 ] || die "the namespace run failed (status $netns_status); see $RD"
+    e2e_run_agent "$RD"
     e2e_finish_decider
-    cat "$MNT/log" >"$W/journal.jsonl" 2>/dev/null || die "cannot read $MNT/log"
+    e2e_save_journal "$W/journal.jsonl"
     sed 's/^/  /' "$RD/decider.err"
     e2e_print_requests "$RD/requests.jsonl"
     if [ "$run" = untrusted ]; then

@@ -68,6 +68,7 @@ def check(cond, what, why=""):
 
 
 def read_jsonl(name):
+    """The records of the JSON Lines file `name` (in `work` unless absolute)."""
     path = os.path.join(work, name)
     records = []
     try:
@@ -584,12 +585,7 @@ def check_codex(argv):
         check(reject_reason in second[1],
               f"request {second[0]} carries the rejection reason in the function_call_output: {second[1]!r}")
 
-    journal = []
-    try:
-        with open(journal_path) as f:
-            journal = [json.loads(line) for line in f if line.strip()]
-    except (OSError, ValueError) as e:
-        fail(f"cannot read the journal {journal_path}: {e}")
+    journal = read_jsonl(journal_path)
     mine = [r for r in journal if r.get("sessionId") == session]
     resolves = [r for r in mine if r.get("event") == "resolve"]
     rejects = [r for r in mine if r.get("event") == "reject"]
@@ -662,12 +658,7 @@ def check_codex_untrusted(argv):
     _, session = codex_run()
     check(os.path.exists(mark1) and os.path.exists(mark2),
           "MARK1 and MARK2 exist: with the hook untrusted, both commands ran unasked")
-    journal = []
-    try:
-        with open(journal_path) as f:
-            journal = [json.loads(line) for line in f if line.strip()]
-    except (OSError, ValueError) as e:
-        fail(f"cannot read the journal {journal_path}: {e}")
+    journal = read_jsonl(journal_path)
     mine = [r for r in journal if session is not None and r.get("sessionId") == session]
     check(not mine, f"the journal has no record of session {session}: the hook never ran",
           f"{len(mine)} records")

@@ -295,6 +295,18 @@ e2e_run_in_netns() {
     elapsed=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
 }
 
+# e2e_run_agent RUN_DIR [NAME]: e2e_run_in_netns, then stops the script if
+# the namespace run failed (RUN_DIR holds its files; NAME starts the message).
+e2e_run_agent() {
+    e2e_run_in_netns
+    [ "$netns_status" = 0 ] || die "${2:+$2: }the namespace run failed (status $netns_status); see $1"
+}
+
+# e2e_save_journal DEST: copies the mount's journal ($MNT/log) to DEST.
+e2e_save_journal() {
+    cat "$MNT/log" >"$1" 2>/dev/null || die "cannot read $MNT/log"
+}
+
 # e2e_print_requests REQUESTS [model]: prints, indented, a line for each
 # request the scripted model server answered (its requests.jsonl), with the
 # model asked for when the second argument is "model".
