@@ -168,6 +168,12 @@ impl Decision {
         self.id.as_deref()
     }
 
+    /// [`Decision::id`], shared rather than copied.
+    #[cfg(any(test, feature = "mount"))]
+    pub(crate) fn shared_id(&self) -> Option<Arc<str>> {
+        self.id.clone()
+    }
+
     /// The details of the decided preview or handler, when one was decided.
     pub fn details(&self) -> Option<&Details> {
         self.details.as_ref()

@@ -74,7 +74,7 @@ impl XdevFs {
                 .map_or(Ok(()), |error| Err(errno_of(error)));
             let details = decision.details();
             let decided = Decided {
-                id: decision.id().map(str::to_string),
+                id: decision.shared_id(),
                 label: details.map(|details| details.label.clone()),
                 source_tool: details.map(|details| details.source_tool_name.clone()),
             };

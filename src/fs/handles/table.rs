@@ -63,7 +63,7 @@ pub(crate) enum Handle {
 /// later, ignored bytes names.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Decided {
-    pub(crate) id: Option<String>,
+    pub(crate) id: Option<Arc<str>>,
     pub(crate) label: Option<String>,
     pub(crate) source_tool: Option<String>,
 }

@@ -34,7 +34,7 @@ impl XdevFs {
                 let decided = decided.unwrap_or_default();
                 let note = Record::ignored(
                     &target.name(),
-                    decided.id,
+                    decided.id.as_deref().map(str::to_string),
                     (decided.label, decided.source_tool),
                     message.ignored(),
                     writer,
