@@ -929,6 +929,32 @@ fn writers_of_the_same_device_do_not_queue_behind_a_slow_one() {
     let_the_slow_write_finish(&slow, &gate, blocked);
 }
 
+/// Two descriptors opened for writing before either writes (two shells'
+/// `>` at the same moment, or `exec 3>resolve 4>resolve`) lead to inodes of
+/// their own: the second write decides at once while the first waits for
+/// a slow apply, instead of queueing behind it in the kernel, where no
+/// signal reaches it.
+#[test]
+fn descriptors_opened_before_either_writes_decide_side_by_side() {
+    let _quiet = quiet();
+    let fx = Fixture::new();
+    let (_, fast) = stage_recording(&fx.session, "fast");
+    let (slow_id, slow, gate) = stage_gated(&fx.session, "slow");
+    let flags = libc::O_WRONLY | libc::O_TRUNC;
+    let first = Fd::open(&fx.path("resolve"), flags).expect("open the first");
+    let second = Fd::open(&fx.path("resolve"), flags).expect("open the second");
+    let blocked = std::thread::spawn(move || first.write(b"slow one"));
+    fx.wait_until_deciding(&slow_id);
+    let quick = std::thread::spawn(move || second.write(b"fast"));
+    assert!(
+        eventually(Duration::from_secs(10), || quick.is_finished()),
+        "the second descriptor's write queued behind the slow one"
+    );
+    assert_eq!(quick.join().expect("second writer"), Ok(4));
+    assert_eq!(fast.reasons(), ["fast"]);
+    let_the_slow_write_finish(&slow, &gate, blocked);
+}
+
 #[test]
 fn reopening_a_device_through_an_old_descriptor_while_a_write_waits_fails_at_once() {
     let _quiet = quiet();

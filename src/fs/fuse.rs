@@ -204,7 +204,7 @@ impl Filesystem for XdevFuse {
     ) {
         let written = data.len() as u32;
         match self.fs.write(fh, offset, data, req.uid(), req.pid()) {
-            Ok(Written::Message(target, step)) => {
+            Ok(Written::Message(target, step, held)) => {
                 let write = MessageWrite {
                     uid: req.uid(),
                     tid: req.pid(),
@@ -212,6 +212,7 @@ impl Filesystem for XdevFuse {
                     fh,
                     target,
                     step,
+                    held,
                     bytes: written,
                 };
                 self.fs.answer_write(write, move |outcome| match outcome {

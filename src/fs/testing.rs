@@ -231,10 +231,13 @@ mod tests {
         let first = fs.write(fh, 0, b"done\n", OWNER_UID, 1);
         assert!(matches!(
             first,
-            Ok(Written::Message(_, WriteStep::Dispatch(_)))
+            Ok(Written::Message(_, WriteStep::Dispatch(_), _))
         ));
         let second = fs.write(fh, 5, b"more\n", OWNER_UID, 1);
-        assert!(matches!(second, Ok(Written::Message(_, WriteStep::Repeat))));
+        assert!(matches!(
+            second,
+            Ok(Written::Message(_, WriteStep::Repeat, _))
+        ));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use fuser::{Errno, FileHandle, INodeNo};
 use super::deliver::Claimed;
 use crate::fs::handles::message::WriteStep;
 use crate::fs::handles::table::Outcome;
-use crate::fs::kernel::busy::Writing;
+use crate::fs::kernel::busy::{Held, Writing};
 use crate::fs::kernel::control::InFlight;
 use crate::fs::refusal::errno_of;
 use crate::fs::requests::draft_ops::Renaming;
@@ -33,6 +33,9 @@ pub(crate) struct MessageWrite {
     /// What the write does with `target`'s message (the write decision's).
     pub(crate) target: Target,
     pub(crate) step: WriteStep,
+    /// The descriptor's hold on a device inode, which a dispatched
+    /// message turns into its write in flight.
+    pub(crate) held: Option<Held>,
     /// How many bytes the write carried.
     pub(crate) bytes: u32,
 }
@@ -52,6 +55,7 @@ impl XdevFs {
             fh,
             target,
             step,
+            held,
             bytes,
         } = write;
         let who = self.who.who(uid, tid);
@@ -68,9 +72,14 @@ impl XdevFs {
                     return self.answer_refused(refused, answer);
                 }
                 // The kernel holds the inode's lock until this is answered:
-                // from now on, openers are sent elsewhere (see `busy`).
-                let writing = matches!(target, Target::Device(_) | Target::Session { .. })
-                    .then(|| self.busy.begin(ino));
+                // openers are sent elsewhere meanwhile (see `busy`). A
+                // descriptor's first message takes over its open's hold; a
+                // later one (after a withdrawn proposal) begins anew.
+                let writing = match held {
+                    Some(held) => Some(held.write()),
+                    None => matches!(target, Target::Device(_) | Target::Session { .. })
+                        .then(|| self.busy.begin(ino)),
+                };
                 let delivery = Delivery {
                     target,
                     text,

@@ -1,7 +1,7 @@
 //! Answers that wait until something is ready, cancelled by the asker's
 //! signal or the mount closing: a read of `events` (its next record) or
 //! `stage` (the producer's next message), a status file rendered for
-//! another user, an open of a device inode with a write in flight.
+//! another user, an open of a device inode another writer holds.
 
 use std::sync::Arc;
 
@@ -28,7 +28,9 @@ impl XdevFs {
         }
         self.answer_waiting(tid, move |fs, cancel| async move {
             tokio::select! {
-                () = fs.busy.until_free(ino) => {
+                held = fs.busy.hold_when_free(ino) => {
+                    let mut opened = opened;
+                    opened.handle.hold(held);
                     answer(Ok((fs.handles.insert(opened.handle), opened.flags)))
                 }
                 error = cancel => answer(Err(errno_of(&error))),

@@ -13,6 +13,7 @@ use super::drafts::Draft;
 use super::message::{Message, WriteStep};
 use super::slice_at;
 use super::stage::StageChannel;
+use crate::fs::kernel::busy::Held;
 use crate::fs::tree::node::Node;
 use crate::fs::tree::target::Target;
 use crate::journal::{EventsAt, LogReader};
@@ -40,6 +41,9 @@ pub(crate) enum Handle {
         /// journal's note of ignored bytes when the descriptor goes.
         decided: Option<Decided>,
         writer: Option<Who>,
+        /// A device opened for writing holds its inode until the first
+        /// write takes the hold over (see [`crate::fs::kernel::busy`]).
+        held: Option<Held>,
     },
     /// A status file: its content as of the last read at offset 0 (as
     /// sysfs does), so one sequential read is consistent and every read
@@ -75,8 +79,9 @@ pub(crate) type Outcome = Result<(), Errno>;
 pub(crate) type Listing = Vec<(INodeNo, String, Node)>;
 
 impl Handle {
-    /// A fresh handle for a device-like file.
-    pub(crate) fn target(target: Target) -> Self {
+    /// A fresh handle for a device-like file, holding its inode if it is
+    /// a device opened for writing.
+    pub(crate) fn target(target: Target, held: Option<Held>) -> Self {
         Handle::Target {
             target,
             message: Message::default(),
@@ -85,6 +90,17 @@ impl Handle {
             last_write: (0, 0),
             decided: None,
             writer: None,
+            held,
+        }
+    }
+}
+
+impl Handle {
+    /// Gives a device-like handle its hold on its inode (taken after a
+    /// wait for the inode to be free).
+    pub(crate) fn hold(&mut self, taken: Held) {
+        if let Handle::Target { held, .. } = self {
+            *held = Some(taken);
         }
     }
 }
@@ -107,23 +123,30 @@ impl Handles {
         remove_and_shrink(&mut self.open.lock(), &fh.0)
     }
 
-    /// Feeds a write at `offset` to a device-like handle; `None` if `fh`
-    /// is not one.
+    /// Feeds a write at `offset` to a device-like handle: what it does with
+    /// the target's message, and the descriptor's hold on its inode if the
+    /// message goes out now. `None` if `fh` is not one.
     pub(crate) fn write(
         &self,
         fh: FileHandle,
         offset: u64,
         data: &[u8],
-    ) -> Option<(Target, WriteStep)> {
+    ) -> Option<(Target, WriteStep, Option<Held>)> {
         match self.open.lock().get_mut(&fh.0)? {
             Handle::Target {
                 target,
                 message,
                 last_write,
+                held,
                 ..
             } => {
                 *last_write = (offset, data.len() as u64);
-                Some((target.clone(), message.write(data)))
+                let step = message.write(data);
+                let held = match step {
+                    WriteStep::Dispatch(_) => held.take(),
+                    _ => None,
+                };
+                Some((target.clone(), step, held))
             }
             _ => None,
         }
@@ -305,9 +328,10 @@ mod tests {
     #[test]
     fn device_reads_usage_then_result() {
         let handles = Handles::default();
-        let fh = handles.insert(Handle::target(Target::Device(
-            crate::device::Device::Resolve,
-        )));
+        let fh = handles.insert(Handle::target(
+            Target::Device(crate::device::Device::Resolve),
+            None,
+        ));
         let usage = |target: &Target| format!("usage of {}", target.name());
         assert_eq!(handles.read(fh, 0, 6, usage), Some(b"usage ".to_vec()));
         assert_eq!(

@@ -1,18 +1,23 @@
-//! Device inodes with a write in flight, and the openers sent away from them.
+//! Device inodes held for writing, and the openers sent away from them.
 //!
 //! While a write waits for its answer the kernel holds the file's inode
-//! lock, and truncating (`>`) or extending that file needs the same lock: a
-//! second `echo ... > resolve` on that inode would wait behind a slow
-//! handler, out of reach of signals. So an open for writing of an inode with
-//! a write in flight (a root device, or a session's `resolve` or `reject`)
-//! is refused with `ESTALE`: the kernel then walks the path again, and the
-//! lookup of a busy device hands out a fresh inode (see
-//! [`crate::fs::tree::inodes::Inodes::lookup`]). The kernel retries only
-//! once; should the retry meet another busy inode (another writer got there
-//! first), that open waits here, where a signal still reaches it, until the
-//! inode is free. A retry that looked nothing up (a reopen through
-//! `/proc/<pid>/fd/N`, which no path walk can lead elsewhere) fails with
-//! `ESTALE`.
+//! lock, and extending that file (every write after `>` does) needs the
+//! same lock: a second `echo ... > resolve` on that inode would wait behind
+//! a slow handler, out of reach of signals, and concurrent writers would
+//! take turns instead of deciding side by side. So a device inode (a root
+//! device, or a session's `resolve` or `reject`) is *held* from an open for
+//! writing until that descriptor's first write is answered (or the
+//! descriptor goes unwritten), and an open for writing of a held inode is
+//! refused with `ESTALE`: the kernel then walks the path again, and the
+//! lookup of a held device hands out a fresh inode (see
+//! [`crate::fs::tree::inodes::Inodes::lookup`]). Holding from the open, not
+//! only from the write, keeps two writers that open at the same moment off
+//! one inode. The kernel retries only once; should the retry meet a held
+//! inode again (another writer got there first), that open waits here,
+//! where a signal still reaches it, until nothing holds the inode, and
+//! waiters take it one at a time. A retry that looked nothing up (a reopen
+//! through `/proc/<pid>/fd/N`, which no path walk can lead elsewhere) fails
+//! with `ESTALE`.
 //!
 //! Nothing here asks the kernel to forget a name: such a notification waits
 //! for the directory's lock, which a lookup may hold while it waits for the
@@ -34,15 +39,30 @@ const RETRY_WINDOW: Duration = Duration::from_secs(5);
 /// Past this many remembered openers, the ones outside the window go.
 const REDIRECTED_PRUNE_AT: usize = 1024;
 
-/// Writes in flight per device inode.
+/// Descriptors holding, and writes in flight on, each device inode.
 #[derive(Debug, Default)]
 pub(crate) struct Busy {
-    writes: Mutex<HashMap<u64, usize>>,
+    uses: Mutex<HashMap<u64, Uses>>,
     /// Threads sent away with `ESTALE`, by thread id.
     redirected: Mutex<HashMap<u32, Redirected>>,
     redirected_count: AtomicUsize,
-    /// Woken whenever a write ends.
+    /// Woken whenever a hold or a write ends.
     freed: Notify,
+}
+
+/// What holds one device inode.
+#[derive(Debug, Default, Clone, Copy)]
+struct Uses {
+    /// Descriptors opened for writing whose first write has not come.
+    held: usize,
+    /// Writes waiting for their answer.
+    writing: usize,
+}
+
+impl Uses {
+    fn is_free(&self) -> bool {
+        self.held == 0 && self.writing == 0
+    }
 }
 
 /// A thread sent away with `ESTALE`.
@@ -54,44 +74,80 @@ struct Redirected {
 }
 
 /// What an open for writing of a device inode should do.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub(crate) enum OpenWrite {
-    /// The inode is free: open it.
-    Open,
-    /// First attempt on a busy inode (or a retry that looked nothing up):
+    /// Open it, holding the inode from now on.
+    Open(Held),
+    /// First attempt on a held inode (or a retry that looked nothing up):
     /// `ESTALE`, so the kernel looks again.
     Redirect,
-    /// The kernel's retry met a busy inode again: wait until it is free.
+    /// The kernel's retry met a held inode again: wait until nothing
+    /// holds it, then hold it (see [`Busy::hold_when_free`]).
     Wait,
 }
 
+impl OpenWrite {
+    /// Whether the opener is sent away.
+    pub(crate) fn is_redirect(&self) -> bool {
+        matches!(self, OpenWrite::Redirect)
+    }
+}
+
 impl Busy {
-    /// A write on `ino` has reached the mount; it is in flight until the
-    /// guard drops (after its reply).
+    /// A write on `ino` has reached the mount without a hold (the
+    /// descriptor's hold went with an earlier message); it is in flight
+    /// until the guard drops (after its reply).
     pub(crate) fn begin(self: &Arc<Self>, ino: INodeNo) -> Writing {
-        *self.writes.lock().entry(ino.0).or_default() += 1;
+        self.uses.lock().entry(ino.0).or_default().writing += 1;
         Writing {
             busy: Arc::clone(self),
             ino,
         }
     }
 
-    /// Whether a write on `ino` is in flight.
-    pub(crate) fn is_writing(&self, ino: INodeNo) -> bool {
-        self.writes.lock().contains_key(&ino.0)
+    /// Whether a descriptor or a write holds `ino`: a lookup of its name
+    /// then hands out a fresh inode.
+    pub(crate) fn is_held(&self, ino: INodeNo) -> bool {
+        self.uses.lock().contains_key(&ino.0)
     }
 
     /// Decides an open for writing of device inode `ino` by thread `tid`.
-    pub(crate) fn open_write(&self, ino: INodeNo, tid: u32) -> OpenWrite {
+    /// Deciding and holding are one step, so two openers at the same
+    /// moment never both find the inode free.
+    pub(crate) fn open_write(self: &Arc<Self>, ino: INodeNo, tid: u32) -> OpenWrite {
         let retrying = self.take_redirect(tid);
-        if !self.is_writing(ino) {
-            return OpenWrite::Open;
+        let mut all = self.uses.lock();
+        let uses = all.entry(ino.0).or_default();
+        if uses.is_free() {
+            uses.held += 1;
+            return OpenWrite::Open(self.held(ino));
         }
         if retrying {
             return OpenWrite::Wait;
         }
+        drop(all);
         self.remember_redirect(tid);
         OpenWrite::Redirect
+    }
+
+    /// Holds `ino` once nothing else does: no write in flight on it and no
+    /// other descriptor open for writing. Waiters take it one at a time,
+    /// so that two of them never truncate and write one inode together.
+    pub(crate) async fn hold_when_free(self: &Arc<Self>, ino: INodeNo) -> Held {
+        loop {
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            {
+                let mut all = self.uses.lock();
+                let uses = all.entry(ino.0).or_default();
+                if uses.is_free() {
+                    uses.held += 1;
+                    return self.held(ino);
+                }
+            }
+            freed.await;
+        }
     }
 
     /// Thread `tid` looked a name up where devices live (the root, a
@@ -106,16 +162,11 @@ impl Busy {
         }
     }
 
-    /// Waits until no write is in flight on `ino`.
-    pub(crate) async fn until_free(&self, ino: INodeNo) {
-        loop {
-            let freed = self.freed.notified();
-            tokio::pin!(freed);
-            freed.as_mut().enable();
-            if !self.is_writing(ino) {
-                return;
-            }
-            freed.await;
+    fn held(self: &Arc<Self>, ino: INodeNo) -> Held {
+        Held {
+            busy: Arc::clone(self),
+            ino,
+            written: false,
         }
     }
 
@@ -146,16 +197,53 @@ impl Busy {
             .store(redirected.len(), Ordering::Release);
     }
 
-    fn end(&self, ino: INodeNo) {
-        let mut writes = self.writes.lock();
-        if let Some(count) = writes.get_mut(&ino.0) {
-            *count -= 1;
-            if *count == 0 {
-                writes.remove(&ino.0);
+    /// Changes what holds `ino` and wakes the waiters, forgetting an inode
+    /// nothing holds any more.
+    fn update(&self, ino: INodeNo, change: impl FnOnce(&mut Uses)) {
+        let mut all = self.uses.lock();
+        if let Some(uses) = all.get_mut(&ino.0) {
+            change(uses);
+            if uses.is_free() {
+                all.remove(&ino.0);
             }
         }
-        drop(writes);
+        drop(all);
         self.freed.notify_waiters();
+    }
+}
+
+/// A descriptor's hold on a device inode, from its open for writing until
+/// its first write (then a [`Writing`]) or its release.
+#[derive(Debug)]
+pub(crate) struct Held {
+    busy: Arc<Busy>,
+    ino: INodeNo,
+    /// The hold became a write: the write's guard ends it.
+    written: bool,
+}
+
+impl Held {
+    /// The descriptor's first write has reached the mount: the hold
+    /// becomes a write in flight, with no moment between the two when the
+    /// inode is free.
+    pub(crate) fn write(mut self) -> Writing {
+        self.busy.update(self.ino, |uses| {
+            uses.held -= 1;
+            uses.writing += 1;
+        });
+        self.written = true;
+        Writing {
+            busy: Arc::clone(&self.busy),
+            ino: self.ino,
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if !self.written {
+            self.busy.update(self.ino, |uses| uses.held -= 1);
+        }
     }
 }
 
@@ -168,7 +256,7 @@ pub(crate) struct Writing {
 
 impl Drop for Writing {
     fn drop(&mut self) {
-        self.busy.end(self.ino);
+        self.busy.update(self.ino, |uses| uses.writing -= 1);
     }
 }
 
@@ -176,57 +264,118 @@ impl Drop for Writing {
 mod tests {
     use super::*;
 
+    /// What `open_write` said; an open's hold is kept in `holds`.
+    fn said(open: OpenWrite, holds: &mut Vec<Held>) -> &'static str {
+        match open {
+            OpenWrite::Open(held) => {
+                holds.push(held);
+                "open"
+            }
+            OpenWrite::Wait => "wait",
+            OpenWrite::Redirect => "redirect",
+        }
+    }
+
     #[test]
-    fn a_busy_inode_redirects_and_the_retry_after_a_lookup_waits() {
+    fn a_held_inode_redirects_and_the_retry_after_a_lookup_waits() {
         let busy = Arc::new(Busy::default());
-        let (ino, fresh) = (INodeNo(7), INodeNo(8));
-        assert_eq!(busy.open_write(ino, 1), OpenWrite::Open);
-        let writing = busy.begin(ino);
-        let _also = busy.begin(fresh);
-        assert_eq!(busy.open_write(ino, 1), OpenWrite::Redirect);
-        busy.looked_up(1);
-        assert_eq!(busy.open_write(fresh, 1), OpenWrite::Wait, "the retry");
+        let ino = INodeNo(7);
+        let mut holds = Vec::new();
+        assert_eq!(said(busy.open_write(ino, 1), &mut holds), "open");
+        assert!(busy.is_held(ino), "held from the open, before any write");
         assert_eq!(
-            busy.open_write(fresh, 1),
-            OpenWrite::Redirect,
+            said(busy.open_write(ino, 2), &mut holds),
+            "redirect",
+            "an inode held open for writing sends the next writer away"
+        );
+        busy.looked_up(2);
+        assert_eq!(
+            said(busy.open_write(ino, 2), &mut holds),
+            "wait",
+            "the retry"
+        );
+        assert_eq!(
+            said(busy.open_write(ino, 2), &mut holds),
+            "redirect",
             "a later open is a first attempt again"
         );
         assert_eq!(
-            busy.open_write(fresh, 1),
-            OpenWrite::Redirect,
+            said(busy.open_write(ino, 2), &mut holds),
+            "redirect",
             "a retry that looked nothing up (a /proc reopen) is sent away again"
         );
-        assert_eq!(busy.open_write(ino, 2), OpenWrite::Redirect);
+        let writing = holds.remove(0).write();
+        assert!(busy.is_held(ino), "the hold became the write");
+        assert_eq!(said(busy.open_write(ino, 3), &mut holds), "redirect");
         drop(writing);
-        assert!(!busy.is_writing(ino));
-        busy.looked_up(2);
-        assert_eq!(busy.open_write(ino, 2), OpenWrite::Open);
+        assert!(!busy.is_held(ino));
+        busy.looked_up(3);
         assert_eq!(
-            busy.open_write(ino, 2),
-            OpenWrite::Open,
-            "an open of a free inode forgets the redirect"
+            said(busy.open_write(ino, 3), &mut holds),
+            "open",
+            "a retry that finds the inode free opens it"
         );
+        holds.clear();
+        assert!(
+            !busy.is_held(ino),
+            "a descriptor that goes unwritten lets go"
+        );
+        assert!(busy.uses.lock().is_empty(), "nothing is left behind");
     }
 
     #[tokio::test]
-    async fn until_free_waits_for_every_write_on_the_inode() {
+    async fn waiters_hold_a_freed_inode_one_at_a_time() {
         let busy = Arc::new(Busy::default());
         let ino = INodeNo(3);
-        let first = busy.begin(ino);
-        let second = busy.begin(ino);
+        let OpenWrite::Open(first) = busy.open_write(ino, 1) else {
+            panic!("a free inode opens");
+        };
+        let writing = first.write();
+        let also = busy.begin(ino);
         let other = busy.begin(INodeNo(4));
-        let waiter = tokio::spawn({
-            let busy = Arc::clone(&busy);
-            async move { busy.until_free(ino).await }
-        });
-        drop(first);
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                tokio::spawn({
+                    let busy = Arc::clone(&busy);
+                    async move { busy.hold_when_free(ino).await }
+                })
+            })
+            .collect();
+        drop(writing);
         drop(other);
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        assert!(!waiter.is_finished(), "one write is still in flight");
-        drop(second);
-        tokio::time::timeout(Duration::from_secs(1), waiter)
+        tokio::task::yield_now().await;
+        assert!(
+            waiters.iter().all(|waiter| !waiter.is_finished()),
+            "one write is still in flight"
+        );
+        drop(also);
+        let (first, second) = (&waiters[0], &waiters[1]);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while !first.is_finished() && !second.is_finished() {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "nobody took the freed inode"
+            );
+            tokio::task::yield_now().await;
+        }
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+        assert!(
+            !(first.is_finished() && second.is_finished()),
+            "only one waiter holds the inode at a time"
+        );
+        let mut waiters = waiters.into_iter();
+        let (a, b) = (waiters.next(), waiters.next());
+        let (done, waiting) = match (a, b) {
+            (Some(a), Some(b)) if a.is_finished() => (a, b),
+            (Some(a), Some(b)) => (b, a),
+            _ => unreachable!("two waiters"),
+        };
+        drop(done.await.expect("the first waiter"));
+        tokio::time::timeout(Duration::from_secs(10), waiting)
             .await
-            .expect("free once both ended")
-            .expect("waiter");
+            .expect("the second waiter holds it once the first lets go")
+            .expect("second waiter");
     }
 }

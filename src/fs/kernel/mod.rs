@@ -1,11 +1,11 @@
 //! The mechanics that face the kernel rather than decide a request: device
-//! inodes with a write in flight, the signals of the threads that wait,
+//! inodes held for writing, the signals of the threads that wait,
 //! names the kernel must forget, pollers it must wake, and stopping a
 //! mount.
 //!
 //! | module | holds |
 //! |---|---|
-//! | [`busy`] | device inodes with a write in flight, and the openers sent away from them |
+//! | [`busy`] | device inodes held for writing, and the openers sent away from them |
 //! | [`signals`] | noticing that a waiting thread was signalled (`/proc`) |
 //! | [`notify`] | telling the kernel to forget a decided item's name, from a thread of its own |
 //! | [`pollers`] | one waiter per polled descriptor, woken once it is ready |

@@ -85,7 +85,7 @@ impl XdevFs {
         };
         let (ino, node) = self
             .inodes
-            .lookup(&dir, name, is_pending, |ino| self.busy.is_writing(ino))
+            .lookup(&dir, name, is_pending, |ino| self.busy.is_held(ino))
             .or_else(|| {
                 let draft = self.draft_at(parent, &dir, uid, name)?;
                 Some((draft.ino(), Node::Draft))

@@ -61,12 +61,13 @@ impl OpenAs {
 }
 
 /// Decides what an open of `node` gets: `writing` is whether it may write,
-/// `open_write` what [`crate::fs::kernel::busy`] said of a device opened for writing,
+/// `redirect` whether [`crate::fs::kernel::busy`] sends a writer of a
+/// device elsewhere,
 /// and `in_progress` tells whether a preview's decision is under way
 /// (asked only of a writer of an item's `resolve` or `reject`).
 ///
 /// The refusals, in the order they are checked:
-/// - `ESTALE`: a device with a write in flight; the kernel looks the path
+/// - `ESTALE`: a device held by another writer; the kernel looks the path
 ///   up again and finds a fresh inode.
 /// - `EBUSY`: an item's decision is under way: a second one could only
 ///   fail, and had the first come through this very file, the opener
@@ -77,13 +78,13 @@ impl OpenAs {
 fn open_as(
     node: &Node,
     writing: bool,
-    open_write: &OpenWrite,
+    redirect: bool,
     in_progress: impl FnOnce(&str) -> bool,
 ) -> Result<OpenAs, Refusal> {
-    if *open_write == OpenWrite::Redirect {
+    if redirect {
         return Err(refuse!(
             ESTALE,
-            "a write on this device inode is in flight: look the name up again"
+            "another writer holds this device inode: look the name up again"
         ));
     }
     if let Node::Item(id, ItemFile::Resolve | ItemFile::Reject) = node {
@@ -145,16 +146,22 @@ impl XdevFs {
             Node::Device(_) | Node::AgentSession(_, SessionFile::Resolve | SessionFile::Reject)
                 if writing =>
             {
-                self.busy.open_write(ino, tid)
+                Some(self.busy.open_write(ino, tid))
             }
-            _ => OpenWrite::Open,
+            _ => None,
         };
-        let open_as = open_as(&node, writing, &open_write, |id| {
+        let redirect = open_write.as_ref().is_some_and(OpenWrite::is_redirect);
+        let open_as = open_as(&node, writing, redirect, |id| {
             self.session.is_in_progress(id)
         })?;
+        let (held, when_free) = match open_write {
+            Some(OpenWrite::Open(held)) => (Some(held), false),
+            Some(OpenWrite::Wait) => (None, true),
+            _ => (None, false),
+        };
         let flags_out = open_as.flags();
         let handle = match open_as {
-            OpenAs::Target(target) => Handle::target(target),
+            OpenAs::Target(target) => Handle::target(target, held),
             OpenAs::Stage => Handle::Stage(StageChannel::default()),
             OpenAs::Log => Handle::Log(LogReader::default()),
             OpenAs::Events => Handle::Events {
@@ -166,7 +173,7 @@ impl XdevFs {
         Ok(Opened {
             handle,
             flags: flags_out,
-            when_free: open_write == OpenWrite::Wait,
+            when_free,
         })
     }
 
@@ -202,26 +209,16 @@ mod tests {
     };
     use crate::fs::tree::status::TextFile;
 
-    fn decide(node: &Node, writing: bool, open_write: OpenWrite) -> Result<OpenAs, Errno> {
-        open_as(node, writing, &open_write, |_| false).map_err(|refusal| refusal.errno)
+    fn decide(node: &Node, writing: bool, redirect: bool) -> Result<OpenAs, Errno> {
+        open_as(node, writing, redirect, |_| false).map_err(|refusal| refusal.errno)
     }
 
     #[test]
     fn a_busy_device_sends_its_opener_elsewhere_with_estale() {
         let device = Node::Device(Device::Resolve);
-        assert_eq!(
-            decide(&device, true, OpenWrite::Redirect),
-            Err(Errno::ESTALE)
-        );
+        assert_eq!(decide(&device, true, true), Err(Errno::ESTALE));
         let target = Target::Device(Device::Resolve);
-        assert_eq!(
-            decide(&device, true, OpenWrite::Wait),
-            Ok(OpenAs::Target(target.clone()))
-        );
-        assert_eq!(
-            decide(&device, true, OpenWrite::Open),
-            Ok(OpenAs::Target(target))
-        );
+        assert_eq!(decide(&device, true, false), Ok(OpenAs::Target(target)));
     }
 
     #[test]
@@ -229,15 +226,15 @@ mod tests {
         let id: Arc<str> = Arc::from("p1");
         for file in [ItemFile::Resolve, ItemFile::Reject] {
             let node = Node::Item(Arc::clone(&id), file);
-            let asked = open_as(&node, true, &OpenWrite::Open, |asked| asked == "p1");
+            let asked = open_as(&node, true, false, |asked| asked == "p1");
             assert_eq!(asked, Err(IN_PROGRESS), "{file:?}");
             assert_eq!(IN_PROGRESS.errno, Errno::EBUSY);
             // Readers still read its usage line.
-            let read = open_as(&node, false, &OpenWrite::Open, |_| true);
+            let read = open_as(&node, false, false, |_| true);
             assert!(matches!(read, Ok(OpenAs::Target(_))), "{file:?}");
         }
         let label = Node::Item(id, ItemFile::Label);
-        let asked = open_as(&label, false, &OpenWrite::Open, |_| true);
+        let asked = open_as(&label, false, false, |_| true);
         assert_eq!(asked, Ok(OpenAs::Snapshot));
     }
 
@@ -250,8 +247,8 @@ mod tests {
             Node::Item(Arc::from("p1"), ItemFile::Dir),
         ];
         for dir in dirs {
-            assert_eq!(decide(&dir, false, OpenWrite::Open), Err(Errno::EISDIR));
-            assert_eq!(decide(&dir, true, OpenWrite::Open), Err(Errno::EISDIR));
+            assert_eq!(decide(&dir, false, false), Err(Errno::EISDIR));
+            assert_eq!(decide(&dir, true, false), Err(Errno::EISDIR));
         }
     }
 
@@ -265,7 +262,7 @@ mod tests {
             Node::Item(Arc::from("p1"), ItemFile::Detail),
         ];
         for node in read_only {
-            assert_eq!(decide(&node, true, OpenWrite::Open), Err(Errno::EACCES));
+            assert_eq!(decide(&node, true, false), Err(Errno::EACCES));
         }
     }
 
@@ -280,16 +277,10 @@ mod tests {
             (Node::PlanCtl, OpenAs::Target(Target::PlanCtl)),
         ];
         for (node, expected) in cases {
-            assert_eq!(decide(&node, false, OpenWrite::Open), Ok(expected));
+            assert_eq!(decide(&node, false, false), Ok(expected));
         }
-        assert_eq!(
-            decide(&Node::Stage, true, OpenWrite::Open),
-            Ok(OpenAs::Stage)
-        );
-        assert_eq!(
-            decide(&Node::Draft, true, OpenWrite::Open),
-            Ok(OpenAs::Draft)
-        );
+        assert_eq!(decide(&Node::Stage, true, false), Ok(OpenAs::Stage));
+        assert_eq!(decide(&Node::Draft, true, false), Ok(OpenAs::Draft));
     }
 
     #[test]
@@ -353,7 +344,7 @@ mod tests {
     fn each_refusal_of_an_open_names_its_rule() {
         let cases: &[RefusalCase<XdevFs>] = &[
             (
-                "a writer of a device with a write in flight",
+                "a writer of a device another writer holds",
                 |fs| {
                     let resolve = ino_of(fs, "resolve");
                     let _writing = fs.busy.begin(resolve);
@@ -361,7 +352,7 @@ mod tests {
                 },
                 refuse!(
                     ESTALE,
-                    "a write on this device inode is in flight: look the name up again"
+                    "another writer holds this device inode: look the name up again"
                 ),
             ),
             (

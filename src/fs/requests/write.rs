@@ -8,6 +8,7 @@ use fuser::FileHandle;
 
 use crate::fs::handles::message::WriteStep;
 use crate::fs::handles::table::Handle;
+use crate::fs::kernel::busy::Held;
 use crate::fs::refusal::{errno_of, refuse, Refusal};
 use crate::fs::state::XdevFs;
 use crate::fs::tree::target::Target;
@@ -24,8 +25,10 @@ pub(crate) struct Delivery {
 
 /// What a write that is not refused at once leads to.
 pub(crate) enum Written {
-    /// A write on a device-like file: what it does with `target`'s message.
-    Message(Target, WriteStep),
+    /// A write on a device-like file: what it does with `target`'s
+    /// message, and the descriptor's hold on its inode if the message goes
+    /// out now.
+    Message(Target, WriteStep, Option<Held>),
     /// The bytes were taken (a draft): all of them are written.
     Taken,
     /// A producer's line was taken on `stage`: all of it is written, once
@@ -45,8 +48,8 @@ impl XdevFs {
         uid: u32,
         tid: u32,
     ) -> Result<Written, Refusal> {
-        if let Some((target, step)) = self.handles.write(fh, offset, data) {
-            return Ok(Written::Message(target, step));
+        if let Some((target, step, held)) = self.handles.write(fh, offset, data) {
+            return Ok(Written::Message(target, step, held));
         }
         if let Some(draft) = self.handles.draft(fh) {
             self.drafts.write(&draft, offset, data)?;

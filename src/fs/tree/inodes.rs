@@ -229,7 +229,7 @@ impl Inodes {
     /// finds (the caller answers the kernel with it). Pending items are
     /// looked up through `is_pending`, so a decided id is gone. A device
     /// (the root's, or a session's `resolve` or `reject`) whose inode
-    /// `is_busy` (a write on it is in flight) is given a fresh inode first
+    /// `is_busy` (another writer holds it) is given a fresh inode first
     /// (see [`Inodes::renew`]).
     pub(crate) fn lookup(
         &self,
