@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{eventually, expected, is_mounted, require_fuse, KillOnDrop};
+use common::{eventually, expected, is_mounted, require_fuse, unmount_leftover, KillOnDrop};
 
 fn xdev() -> Command {
     Command::new(env!("CARGO_BIN_EXE_xdev"))
@@ -425,6 +425,41 @@ fn each_refusal_is_logged_at_debug_with_its_operation_errno_and_rule() {
             "no refusal of {op} ({errno}: {why}) in the log:\n{logs}"
         );
     }
+}
+
+/// A daemon whose stderr nobody reads (a full pipe, a paused `less`) keeps
+/// serving: a log line that cannot be written is dropped, and no request
+/// waits for it.
+#[test]
+fn a_daemon_whose_stderr_nobody_reads_keeps_serving() {
+    let (_tmp, dir) = mount_point_in_temp_dir();
+    let mut mount = mount_command(&dir);
+    // Every refusal is logged: far more lines than a pipe holds (64 KiB).
+    mount.env("XDEV_LOG", "warn,fuser=off,xdev::fs=debug");
+    let (mut child, _) = start_serving(mount);
+    let refusals = std::thread::spawn({
+        let dir = dir.clone();
+        move || {
+            (0..3000)
+                .filter(|n| std::fs::create_dir(dir.join(format!("d{n}"))).is_err())
+                .count()
+        }
+    });
+    let answered = eventually(PATIENCE, || refusals.is_finished());
+    if !answered {
+        // The requests wait on the log: end the daemon so they fail.
+        send(&child, libc::SIGKILL);
+        let _ = wait_exit(&mut child, PATIENCE);
+        unmount_leftover(&dir);
+    }
+    assert!(
+        answered,
+        "the mount's requests waited for stderr to be read"
+    );
+    assert_eq!(refusals.join().expect("mkdir loop"), 3000);
+    assert!(std::fs::read_to_string(dir.join("status")).is_ok());
+    sigterm(&child);
+    assert_eq!(wait_exit(&mut child, PATIENCE), Some(0));
 }
 
 /// Runs `xdev mount dir` in a private mount namespace after `setup` (a

@@ -77,6 +77,7 @@ scenarios! {
     s34_oh_my_pi_in_place_write_applies_once => "34-oh-my-pi-in-place-write-applies-once.sh",
     s35_agent_hook_allow_and_deny => "35-agent-hook-allow-and-deny.sh",
     s36_codex_hook => "36-codex-hook.sh",
+    s37_descriptors_opened_together_decide_apart => "37-descriptors-opened-together-decide-apart.sh",
     s40_bare_mount_point => "40-bare-mount-point.sh",
     s41_ci_recipe => "41-ci-recipe.sh",
 }

@@ -414,12 +414,20 @@ enum PlanAction {
 
 fn main() -> ExitCode {
     xdev::mount::use_one_heap();
+    // A thread of its own writes the log to stderr, and a line that finds
+    // its queue full is dropped: a stderr nobody reads (a full pipe, a
+    // paused pager) must not hold up a request thread that logs. The guard
+    // writes out what is queued when `main` returns.
+    let (stderr, _written_at_exit) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(true)
+        .thread_name("xdev-log")
+        .finish(std::io::stderr());
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_env("XDEV_LOG")
                 .unwrap_or_else(|_| EnvFilter::new("warn,fuser=off")),
         )
-        .with_writer(std::io::stderr)
+        .with_writer(stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
     let cli = match Cli::try_parse() {

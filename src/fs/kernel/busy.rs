@@ -15,9 +15,12 @@
 //! one inode. The kernel retries only once; should the retry meet a held
 //! inode again (another writer got there first), that open waits here,
 //! where a signal still reaches it, until nothing holds the inode, and
-//! waiters take it one at a time. A retry that looked nothing up (a reopen
-//! through `/proc/<pid>/fd/N`, which no path walk can lead elsewhere) fails
-//! with `ESTALE`.
+//! waiters take it one at a time. A descriptor that has not written may
+//! belong to a program that waits for this very open before it writes (it
+//! opens all its descriptors first), so after [`ALONE_WAIT`] the retry
+//! waits only for writes in flight and opens beside such descriptors. A
+//! retry that looked nothing up (a reopen through `/proc/<pid>/fd/N`, which
+//! no path walk can lead elsewhere) fails with `ESTALE`.
 //!
 //! Nothing here asks the kernel to forget a name: such a notification waits
 //! for the directory's lock, which a lookup may hold while it waits for the
@@ -38,6 +41,11 @@ const RETRY_WINDOW: Duration = Duration::from_secs(5);
 
 /// Past this many remembered openers, the ones outside the window go.
 const REDIRECTED_PRUNE_AT: usize = 1024;
+
+/// How long a retry waits to hold an inode alone before it settles for no
+/// write in flight (see the module's notes): far longer than a writer takes
+/// from its open to its write, far shorter than anyone would notice.
+const ALONE_WAIT: Duration = Duration::from_millis(100);
 
 /// Descriptors holding, and writes in flight on, each device inode.
 #[derive(Debug, Default)]
@@ -133,7 +141,18 @@ impl Busy {
     /// Holds `ino` once nothing else does: no write in flight on it and no
     /// other descriptor open for writing. Waiters take it one at a time,
     /// so that two of them never truncate and write one inode together.
+    /// After [`ALONE_WAIT`], descriptors that have not written no longer
+    /// count: only a write in flight is waited for.
     pub(crate) async fn hold_when_free(self: &Arc<Self>, ino: INodeNo) -> Held {
+        let alone = self.hold_once(ino, Uses::is_free);
+        match tokio::time::timeout(ALONE_WAIT, alone).await {
+            Ok(held) => held,
+            Err(_) => self.hold_once(ino, |uses| uses.writing == 0).await,
+        }
+    }
+
+    /// Holds `ino` once `ready` says so of what holds it.
+    async fn hold_once(self: &Arc<Self>, ino: INodeNo, ready: impl Fn(&Uses) -> bool) -> Held {
         loop {
             let freed = self.freed.notified();
             tokio::pin!(freed);
@@ -141,7 +160,7 @@ impl Busy {
             {
                 let mut all = self.uses.lock();
                 let uses = all.entry(ino.0).or_default();
-                if uses.is_free() {
+                if ready(uses) {
                     uses.held += 1;
                     return self.held(ino);
                 }
@@ -323,7 +342,38 @@ mod tests {
         assert!(busy.uses.lock().is_empty(), "nothing is left behind");
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
+    async fn a_waiter_opens_beside_a_descriptor_that_has_not_written_after_a_while() {
+        let busy = Arc::new(Busy::default());
+        let ino = INodeNo(5);
+        let OpenWrite::Open(unwritten) = busy.open_write(ino, 1) else {
+            panic!("a free inode opens");
+        };
+        // A program that opened this descriptor may wait for the waiter's
+        // own open before it writes: the waiter must not wait for it.
+        let beside = tokio::time::timeout(ALONE_WAIT * 2, busy.hold_when_free(ino))
+            .await
+            .expect("held beside the descriptor that has not written");
+        let writing = unwritten.write();
+        let waiter = tokio::spawn({
+            let busy = Arc::clone(&busy);
+            async move { busy.hold_when_free(ino).await }
+        });
+        tokio::time::sleep(ALONE_WAIT * 3).await;
+        assert!(
+            !waiter.is_finished(),
+            "a write in flight is always waited for"
+        );
+        drop(writing);
+        let held = tokio::time::timeout(ALONE_WAIT, waiter)
+            .await
+            .expect("held once the write is answered")
+            .expect("waiter");
+        drop((held, beside));
+        assert!(!busy.is_held(ino));
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn waiters_hold_a_freed_inode_one_at_a_time() {
         let busy = Arc::new(Busy::default());
         let ino = INodeNo(3);
