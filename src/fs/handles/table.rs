@@ -93,9 +93,7 @@ impl Handle {
             held,
         }
     }
-}
 
-impl Handle {
     /// Gives a device-like handle its hold on its inode (taken after a
     /// wait for the inode to be free).
     pub(crate) fn hold(&mut self, taken: Held) {
