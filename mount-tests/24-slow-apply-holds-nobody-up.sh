@@ -12,11 +12,6 @@
 need_xdev
 scratch
 
-# in_progress_is N: whether status.json shows N decisions under way.
-in_progress_is() {
-    [ "$(status_json 's.get("inProgress", 0)')" = "$1" ]
-}
-
 gate="$SCRATCH/gate"
 stage_bg slow --label "slow edit" -- sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done; echo slow done' sh "$gate"
 slow=$ID

@@ -10,11 +10,6 @@
 need_xdev
 scratch
 
-# in_progress_is N: whether status.json shows N decisions under way.
-in_progress_is() {
-    [ "$(status_json 's.get("inProgress", 0)')" = "$1" ]
-}
-
 gate="$SCRATCH/gate"
 stage_bg fast --label "fast edit" -- echo fast done
 fast_stager=$BG_PID

@@ -402,6 +402,11 @@ pending_is() {
     [ "$(status_json 's["pending"], s.get("inProgress", 0)')" = "($1, 0)" ]
 }
 
+# in_progress_is N: whether status.json shows N decisions under way.
+in_progress_is() {
+    [ "$(status_json 's.get("inProgress", 0)')" = "$1" ]
+}
+
 # log_records PY-FILTER: the journal records (parsed) for which the Python
 # expression over `r` holds, one JSON object per line.
 log_records() {
