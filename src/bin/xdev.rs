@@ -418,7 +418,7 @@ fn main() -> ExitCode {
     // its queue full is dropped: a stderr nobody reads (a full pipe, a
     // paused pager) must not hold up a request thread that logs. The guard
     // writes out what is queued when `main` returns.
-    let (stderr, _written_at_exit) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+    let (stderr, written_at_exit) = tracing_appender::non_blocking::NonBlockingBuilder::default()
         .lossy(true)
         .thread_name("xdev-log")
         .finish(std::io::stderr());
@@ -437,6 +437,8 @@ fn main() -> ExitCode {
     match execute(cli.command) {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
+            // The log lines still queued come first: they led here.
+            drop(written_at_exit);
             eprintln!("xdev: {error}");
             ExitCode::from(error.exit_code())
         }

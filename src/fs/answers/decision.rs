@@ -170,9 +170,16 @@ impl XdevFs {
                 decided = &mut decision => Ok(decided),
                 why = &mut stop => Err(why),
             };
-            // Free before the answer: the writer's next open may
-            // come at once, and must not be sent elsewhere.
-            drop(writing);
+            // Free before the answer: the writer's next open may come at
+            // once, and must not be sent elsewhere. A withdrawn message's
+            // descriptor holds the inode again, for the retry on it.
+            match (writing, fh) {
+                (Some(writing), Some(fh)) if ended.is_err() && target.withdrawable() => {
+                    let held = writing.hold_again();
+                    fs.handles.with(fh, |handle| handle.hold(held));
+                }
+                (writing, _) => drop(writing),
+            }
             match ended {
                 Ok(decided) => {
                     let errno = decided.error().map(errno_of);

@@ -140,10 +140,11 @@ impl Handles {
             } => {
                 *last_write = (offset, data.len() as u64);
                 let step = message.write(data);
-                let held = match step {
-                    WriteStep::Dispatch(_) => held.take(),
-                    _ => None,
-                };
+                // The first write ends the hold either way: a message
+                // refused at once writes nothing that others could wait for.
+                let held = held
+                    .take()
+                    .filter(|_| matches!(step, WriteStep::Dispatch(_)));
                 Some((target.clone(), step, held))
             }
             _ => None,

@@ -15,12 +15,15 @@
 //! one inode. The kernel retries only once; should the retry meet a held
 //! inode again (another writer got there first), that open waits here,
 //! where a signal still reaches it, until nothing holds the inode, and
-//! waiters take it one at a time. A descriptor that has not written may
-//! belong to a program that waits for this very open before it writes (it
-//! opens all its descriptors first), so after [`ALONE_WAIT`] the retry
-//! waits only for writes in flight and opens beside such descriptors. A
-//! retry that looked nothing up (a reopen through `/proc/<pid>/fd/N`, which
-//! no path walk can lead elsewhere) fails with `ESTALE`.
+//! waiters take it one at a time. A write in flight is always waited for.
+//! A descriptor that has not written may belong to a program that waits
+//! for this very open before it writes (it opens all its descriptors
+//! first), so such descriptors are waited for only [`ALONE_WAIT`] without a
+//! write in between; then the retry opens beside them. A retry that looked
+//! nothing up (a reopen through `/proc/<pid>/fd/N`, which no path walk can
+//! lead elsewhere) fails with `ESTALE`. A proposal withdrawn because its
+//! writer was stopped leaves its descriptor holding the inode, for the
+//! retry on it.
 //!
 //! Nothing here asks the kernel to forget a name: such a notification waits
 //! for the directory's lock, which a lookup may hold while it waits for the
@@ -42,9 +45,10 @@ const RETRY_WINDOW: Duration = Duration::from_secs(5);
 /// Past this many remembered openers, the ones outside the window go.
 const REDIRECTED_PRUNE_AT: usize = 1024;
 
-/// How long a retry waits to hold an inode alone before it settles for no
-/// write in flight (see the module's notes): far longer than a writer takes
-/// from its open to its write, far shorter than anyone would notice.
+/// How long a retry waits for descriptors that have not written, with no
+/// write in between, before it opens beside them (see the module's notes):
+/// far longer than a writer takes from its open to its write, far shorter
+/// than anyone would notice.
 const ALONE_WAIT: Duration = Duration::from_millis(100);
 
 /// Descriptors holding, and writes in flight on, each device inode.
@@ -110,7 +114,17 @@ impl Busy {
         Writing {
             busy: Arc::clone(self),
             ino,
+            held_again: false,
         }
+    }
+
+    /// Whether a write on `ino` is in flight.
+    #[cfg(test)]
+    fn is_writing(&self, ino: INodeNo) -> bool {
+        self.uses
+            .lock()
+            .get(&ino.0)
+            .is_some_and(|uses| uses.writing > 0)
     }
 
     /// Whether a descriptor or a write holds `ino`: a lookup of its name
@@ -141,18 +155,13 @@ impl Busy {
     /// Holds `ino` once nothing else does: no write in flight on it and no
     /// other descriptor open for writing. Waiters take it one at a time,
     /// so that two of them never truncate and write one inode together.
-    /// After [`ALONE_WAIT`], descriptors that have not written no longer
-    /// count: only a write in flight is waited for.
+    /// A write in flight is always waited for; descriptors that have not
+    /// written only for [`ALONE_WAIT`] without a write in between, after
+    /// which the waiter holds the inode beside them.
     pub(crate) async fn hold_when_free(self: &Arc<Self>, ino: INodeNo) -> Held {
-        let alone = self.hold_once(ino, Uses::is_free);
-        match tokio::time::timeout(ALONE_WAIT, alone).await {
-            Ok(held) => held,
-            Err(_) => self.hold_once(ino, |uses| uses.writing == 0).await,
-        }
-    }
-
-    /// Holds `ino` once `ready` says so of what holds it.
-    async fn hold_once(self: &Arc<Self>, ino: INodeNo, ready: impl Fn(&Uses) -> bool) -> Held {
+        // When the waiter stops waiting for descriptors that have not
+        // written; `None` while a write is in flight.
+        let mut beside_at = None;
         loop {
             let freed = self.freed.notified();
             tokio::pin!(freed);
@@ -160,12 +169,20 @@ impl Busy {
             {
                 let mut all = self.uses.lock();
                 let uses = all.entry(ino.0).or_default();
-                if ready(uses) {
+                let now = tokio::time::Instant::now();
+                let beside = uses.writing == 0 && now >= *beside_at.get_or_insert(now + ALONE_WAIT);
+                if uses.is_free() || beside {
                     uses.held += 1;
                     return self.held(ino);
                 }
+                if uses.writing > 0 {
+                    beside_at = None;
+                }
             }
-            freed.await;
+            match beside_at {
+                Some(at) => drop(tokio::time::timeout_at(at, freed).await),
+                None => freed.await,
+            }
         }
     }
 
@@ -254,6 +271,7 @@ impl Held {
         Writing {
             busy: Arc::clone(&self.busy),
             ino: self.ino,
+            held_again: false,
         }
     }
 }
@@ -271,11 +289,29 @@ impl Drop for Held {
 pub(crate) struct Writing {
     busy: Arc<Busy>,
     ino: INodeNo,
+    /// The write was withdrawn and its descriptor holds the inode again.
+    held_again: bool,
+}
+
+impl Writing {
+    /// The write was withdrawn before anything was decided (a proposal
+    /// whose writer was stopped): its descriptor holds the inode again, so
+    /// that the retry on it finds nobody else's write in its way.
+    pub(crate) fn hold_again(mut self) -> Held {
+        self.busy.update(self.ino, |uses| {
+            uses.writing -= 1;
+            uses.held += 1;
+        });
+        self.held_again = true;
+        self.busy.held(self.ino)
+    }
 }
 
 impl Drop for Writing {
     fn drop(&mut self) {
-        self.busy.update(self.ino, |uses| uses.writing -= 1);
+        if !self.held_again {
+            self.busy.update(self.ino, |uses| uses.writing -= 1);
+        }
     }
 }
 
@@ -342,90 +378,94 @@ mod tests {
         assert!(busy.uses.lock().is_empty(), "nothing is left behind");
     }
 
+    #[test]
+    fn a_withdrawn_write_holds_its_inode_again_for_its_retry() {
+        let busy = Arc::new(Busy::default());
+        let ino = INodeNo(9);
+        let OpenWrite::Open(held) = busy.open_write(ino, 1) else {
+            panic!("a free inode opens");
+        };
+        let held = held.write().hold_again();
+        assert!(!busy.is_writing(ino) && busy.is_held(ino));
+        let mut holds = Vec::new();
+        assert_eq!(said(busy.open_write(ino, 2), &mut holds), "redirect");
+        let writing = held.write();
+        assert!(busy.is_writing(ino), "the retry on the descriptor writes");
+        drop(writing);
+        assert!(busy.uses.lock().is_empty(), "nothing is left behind");
+    }
+
+    /// Waits for a spawned `hold_when_free` of `ino`.
+    fn waiter(busy: &Arc<Busy>, ino: INodeNo) -> tokio::task::JoinHandle<Held> {
+        let busy = Arc::clone(busy);
+        tokio::spawn(async move { busy.hold_when_free(ino).await })
+    }
+
+    /// Lets every task run until none can go on (the paused clock then
+    /// moves on only through `sleep`).
+    async fn settle() {
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+    }
+
     #[tokio::test(start_paused = true)]
-    async fn a_waiter_opens_beside_a_descriptor_that_has_not_written_after_a_while() {
+    async fn waiters_open_beside_descriptors_that_have_not_written_after_a_while() {
         let busy = Arc::new(Busy::default());
         let ino = INodeNo(5);
         let OpenWrite::Open(unwritten) = busy.open_write(ino, 1) else {
             panic!("a free inode opens");
         };
-        // A program that opened this descriptor may wait for the waiter's
-        // own open before it writes: the waiter must not wait for it.
-        let beside = tokio::time::timeout(ALONE_WAIT * 2, busy.hold_when_free(ino))
-            .await
-            .expect("held beside the descriptor that has not written");
-        let writing = unwritten.write();
-        let waiter = tokio::spawn({
-            let busy = Arc::clone(&busy);
-            async move { busy.hold_when_free(ino).await }
-        });
-        tokio::time::sleep(ALONE_WAIT * 3).await;
+        // A program that opened this descriptor may wait for the waiters'
+        // own opens before it writes (threads behind a barrier): waiting
+        // for it could never end.
+        let (first, second) = (waiter(&busy, ino), waiter(&busy, ino));
+        settle().await;
         assert!(
-            !waiter.is_finished(),
-            "a write in flight is always waited for"
+            !first.is_finished() && !second.is_finished(),
+            "at first they wait"
         );
-        drop(writing);
-        let held = tokio::time::timeout(ALONE_WAIT, waiter)
+        let both = async { (first.await, second.await) };
+        let (first, second) = tokio::time::timeout(ALONE_WAIT * 3, both)
             .await
-            .expect("held once the write is answered")
-            .expect("waiter");
-        drop((held, beside));
+            .expect("both held beside the descriptor that has not written");
+        drop((first, second, unwritten));
         assert!(!busy.is_held(ino));
     }
 
     #[tokio::test(start_paused = true)]
-    async fn waiters_hold_a_freed_inode_one_at_a_time() {
+    async fn waiters_hold_an_inode_one_at_a_time_and_always_wait_for_a_write() {
         let busy = Arc::new(Busy::default());
         let ino = INodeNo(3);
-        let OpenWrite::Open(first) = busy.open_write(ino, 1) else {
-            panic!("a free inode opens");
-        };
-        let writing = first.write();
-        let also = busy.begin(ino);
-        let other = busy.begin(INodeNo(4));
-        let waiters: Vec<_> = (0..2)
-            .map(|_| {
-                tokio::spawn({
-                    let busy = Arc::clone(&busy);
-                    async move { busy.hold_when_free(ino).await }
-                })
-            })
-            .collect();
-        drop(writing);
-        drop(other);
-        tokio::task::yield_now().await;
+        let slow = busy.begin(ino);
+        let other_inode = busy.begin(INodeNo(4));
+        let mut waiters = vec![waiter(&busy, ino), waiter(&busy, ino)];
+        drop(other_inode);
+        tokio::time::sleep(ALONE_WAIT * 5).await;
         assert!(
             waiters.iter().all(|waiter| !waiter.is_finished()),
-            "one write is still in flight"
+            "a write in flight is waited for however long it takes"
         );
-        drop(also);
-        let (first, second) = (&waiters[0], &waiters[1]);
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while !first.is_finished() && !second.is_finished() {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "nobody took the freed inode"
-            );
-            tokio::task::yield_now().await;
-        }
-        for _ in 0..100 {
-            tokio::task::yield_now().await;
-        }
-        assert!(
-            !(first.is_finished() && second.is_finished()),
-            "only one waiter holds the inode at a time"
-        );
-        let mut waiters = waiters.into_iter();
-        let (a, b) = (waiters.next(), waiters.next());
-        let (done, waiting) = match (a, b) {
-            (Some(a), Some(b)) if a.is_finished() => (a, b),
-            (Some(a), Some(b)) => (b, a),
-            _ => unreachable!("two waiters"),
-        };
-        drop(done.await.expect("the first waiter"));
-        tokio::time::timeout(Duration::from_secs(10), waiting)
+        drop(slow);
+        settle().await;
+        let done = waiters
+            .iter()
+            .position(|waiter| waiter.is_finished())
+            .expect("one waiter holds the freed inode");
+        let first = waiters.remove(done).await.expect("first waiter");
+        let second = waiters.remove(0);
+        assert!(!second.is_finished(), "only one waiter holds it at first");
+        // The first writes at once (as a writer does): the second waits
+        // for that write too, not only for the first's open.
+        let writing = first.write();
+        tokio::time::sleep(ALONE_WAIT * 5).await;
+        assert!(!second.is_finished(), "the first one's write is waited for");
+        drop(writing);
+        let held = tokio::time::timeout(ALONE_WAIT / 10, second)
             .await
-            .expect("the second waiter holds it once the first lets go")
+            .expect("held once the write is answered")
             .expect("second waiter");
+        drop(held);
+        assert!(busy.uses.lock().is_empty(), "nothing is left behind");
     }
 }
