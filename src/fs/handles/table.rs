@@ -325,6 +325,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_first_write_ends_the_hold_on_the_inode_even_when_refused() {
+        use crate::fs::kernel::busy::{Busy, OpenWrite};
+        let busy = Arc::new(Busy::default());
+        let handles = Handles::default();
+        let open = |ino: u64| {
+            let OpenWrite::Open(held) = busy.open_write(INodeNo(ino), 1) else {
+                panic!("a free inode opens");
+            };
+            let target = Target::Device(crate::device::Device::Resolve);
+            handles.insert(Handle::target(target, Some(held)))
+        };
+        let (refused, sent) = (open(1), open(2));
+        let (_, step, held) = handles
+            .write(refused, 0, b"bad\0")
+            .expect("a device handle");
+        assert!(matches!(step, WriteStep::Refuse(_)) && held.is_none());
+        assert!(!busy.is_held(INodeNo(1)), "a refused message holds nothing");
+        let (_, step, held) = handles.write(sent, 0, b"go").expect("a device handle");
+        assert!(matches!(step, WriteStep::Dispatch(_)));
+        assert!(
+            held.is_some(),
+            "a message that goes out takes the hold along"
+        );
+        let (_, step, held) = handles.write(sent, 2, b"more").expect("a device handle");
+        assert!(matches!(step, WriteStep::Repeat) && held.is_none());
+    }
+
+    #[test]
     fn device_reads_usage_then_result() {
         let handles = Handles::default();
         let fh = handles.insert(Handle::target(
