@@ -392,12 +392,17 @@ os.close(fd)
 attempt("truncate", lambda: os.truncate(D + "/resolve", 3))
 "#;
 
+/// A daemon serving `dir` that logs every refusal (at debug) to its stderr.
+fn start_logging_refusals(dir: &Path) -> KillOnDrop {
+    let mut mount = mount_command(dir);
+    mount.env("XDEV_LOG", "warn,fuser=off,xdev::fs=debug");
+    start_serving(mount).0
+}
+
 #[test]
 fn each_refusal_is_logged_at_debug_with_its_operation_errno_and_rule() {
     let (_tmp, dir) = mount_point_in_temp_dir();
-    let mut mount = mount_command(&dir);
-    mount.env("XDEV_LOG", "warn,fuser=off,xdev::fs=debug");
-    let (mut child, _) = start_serving(mount);
+    let mut child = start_logging_refusals(&dir);
     let calls = Command::new("python3")
         .arg("-c")
         .arg(REFUSED_CALLS)
@@ -433,10 +438,8 @@ fn each_refusal_is_logged_at_debug_with_its_operation_errno_and_rule() {
 #[test]
 fn a_daemon_whose_stderr_nobody_reads_keeps_serving() {
     let (_tmp, dir) = mount_point_in_temp_dir();
-    let mut mount = mount_command(&dir);
     // Every refusal is logged: far more lines than a pipe holds (64 KiB).
-    mount.env("XDEV_LOG", "warn,fuser=off,xdev::fs=debug");
-    let (mut child, _) = start_serving(mount);
+    let mut child = start_logging_refusals(&dir);
     let refusals = std::thread::spawn({
         let dir = dir.clone();
         move || {

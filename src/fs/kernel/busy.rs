@@ -75,6 +75,15 @@ impl Uses {
     fn is_free(&self) -> bool {
         self.held == 0 && self.writing == 0
     }
+
+    /// The count of writes in flight (`true`) or of holds (`false`).
+    fn count_mut(&mut self, writing: bool) -> &mut usize {
+        if writing {
+            &mut self.writing
+        } else {
+            &mut self.held
+        }
+    }
 }
 
 /// A thread sent away with `ESTALE`.
@@ -111,11 +120,7 @@ impl Busy {
     /// until the guard drops (after its reply).
     pub(crate) fn begin(self: &Arc<Self>, ino: INodeNo) -> Writing {
         self.uses.lock().entry(ino.0).or_default().writing += 1;
-        Writing {
-            busy: Arc::clone(self),
-            ino,
-            held_again: false,
-        }
+        Writing(self.count(ino, true))
     }
 
     /// Whether a write on `ino` is in flight.
@@ -198,12 +203,17 @@ impl Busy {
         }
     }
 
-    fn held(self: &Arc<Self>, ino: INodeNo) -> Held {
-        Held {
+    /// The guard of a count already added to `ino`'s uses.
+    fn count(self: &Arc<Self>, ino: INodeNo, writing: bool) -> Count {
+        Count {
             busy: Arc::clone(self),
             ino,
-            written: false,
+            writing,
         }
+    }
+
+    fn held(self: &Arc<Self>, ino: INodeNo) -> Held {
+        Held(self.count(ino, false))
     }
 
     /// Whether this open of `tid` is the kernel's retry after a redirect
@@ -248,70 +258,61 @@ impl Busy {
     }
 }
 
+/// One count in an inode's [`Uses`]: as a hold or as a write in flight.
+/// It moves between the two without the inode being free in between, and
+/// dropping it takes the count away.
+#[derive(Debug)]
+struct Count {
+    busy: Arc<Busy>,
+    ino: INodeNo,
+    writing: bool,
+}
+
+impl Count {
+    /// Counts as a write (`true`) or as a hold (`false`) from now on.
+    fn turn(mut self, writing: bool) -> Count {
+        let was = self.writing;
+        self.busy.update(self.ino, |uses| {
+            *uses.count_mut(was) -= 1;
+            *uses.count_mut(writing) += 1;
+        });
+        self.writing = writing;
+        self
+    }
+}
+
+impl Drop for Count {
+    fn drop(&mut self) {
+        let writing = self.writing;
+        self.busy
+            .update(self.ino, |uses| *uses.count_mut(writing) -= 1);
+    }
+}
+
 /// A descriptor's hold on a device inode, from its open for writing until
 /// its first write (then a [`Writing`]) or its release.
 #[derive(Debug)]
-pub(crate) struct Held {
-    busy: Arc<Busy>,
-    ino: INodeNo,
-    /// The hold became a write: the write's guard ends it.
-    written: bool,
-}
+pub(crate) struct Held(Count);
 
 impl Held {
     /// The descriptor's first write has reached the mount: the hold
     /// becomes a write in flight, with no moment between the two when the
     /// inode is free.
-    pub(crate) fn write(mut self) -> Writing {
-        self.busy.update(self.ino, |uses| {
-            uses.held -= 1;
-            uses.writing += 1;
-        });
-        self.written = true;
-        Writing {
-            busy: Arc::clone(&self.busy),
-            ino: self.ino,
-            held_again: false,
-        }
-    }
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        if !self.written {
-            self.busy.update(self.ino, |uses| uses.held -= 1);
-        }
+    pub(crate) fn write(self) -> Writing {
+        Writing(self.0.turn(true))
     }
 }
 
 /// A write in flight; dropping it ends it.
 #[derive(Debug)]
-pub(crate) struct Writing {
-    busy: Arc<Busy>,
-    ino: INodeNo,
-    /// The write was withdrawn and its descriptor holds the inode again.
-    held_again: bool,
-}
+pub(crate) struct Writing(Count);
 
 impl Writing {
     /// The write was withdrawn before anything was decided (a proposal
     /// whose writer was stopped): its descriptor holds the inode again, so
     /// that the retry on it finds nobody else's write in its way.
-    pub(crate) fn hold_again(mut self) -> Held {
-        self.busy.update(self.ino, |uses| {
-            uses.writing -= 1;
-            uses.held += 1;
-        });
-        self.held_again = true;
-        self.busy.held(self.ino)
-    }
-}
-
-impl Drop for Writing {
-    fn drop(&mut self) {
-        if !self.held_again {
-            self.busy.update(self.ino, |uses| uses.writing -= 1);
-        }
+    pub(crate) fn hold_again(self) -> Held {
+        Held(self.0.turn(false))
     }
 }
 
