@@ -58,17 +58,17 @@ pub(crate) struct Busy {
     /// Threads sent away with `ESTALE`, by thread id.
     redirected: Mutex<HashMap<u32, Redirected>>,
     redirected_count: AtomicUsize,
-    /// Woken whenever a hold or a write ends.
-    freed: Notify,
 }
 
 /// What holds one device inode.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 struct Uses {
     /// Descriptors opened for writing whose first write has not come.
     held: usize,
     /// Writes waiting for their answer.
     writing: usize,
+    /// The openers waiting for this inode, woken when what holds it changes.
+    waiters: Option<Arc<Notify>>,
 }
 
 impl Uses {
@@ -167,11 +167,12 @@ impl Busy {
         // When the waiter stops waiting for descriptors that have not
         // written; `None` while a write is in flight.
         let mut beside_at = None;
+        // This inode's waiters, woken by every change of what holds it (and
+        // only of this inode: churn on other devices wakes nobody here). The
+        // wait is registered under the lock its changes take, so none is missed.
+        let mut waiters: Arc<Notify>;
         loop {
-            let freed = self.freed.notified();
-            tokio::pin!(freed);
-            freed.as_mut().enable();
-            {
+            let freed = {
                 let mut all = self.uses.lock();
                 let uses = all.entry(ino.0).or_default();
                 let now = tokio::time::Instant::now();
@@ -183,7 +184,9 @@ impl Busy {
                 if uses.writing > 0 {
                     beside_at = None;
                 }
-            }
+                waiters = Arc::clone(uses.waiters.get_or_insert_with(Default::default));
+                waiters.notified()
+            };
             match beside_at {
                 Some(at) => drop(tokio::time::timeout_at(at, freed).await),
                 None => freed.await,
@@ -243,18 +246,22 @@ impl Busy {
             .store(redirected.len(), Ordering::Release);
     }
 
-    /// Changes what holds `ino` and wakes the waiters, forgetting an inode
+    /// Changes what holds `ino` and wakes its waiters, forgetting an inode
     /// nothing holds any more.
     fn update(&self, ino: INodeNo, change: impl FnOnce(&mut Uses)) {
         let mut all = self.uses.lock();
+        let mut waiters = None;
         if let Some(uses) = all.get_mut(&ino.0) {
             change(uses);
+            waiters = uses.waiters.clone();
             if uses.is_free() {
                 all.remove(&ino.0);
             }
         }
         drop(all);
-        self.freed.notify_waiters();
+        if let Some(waiters) = waiters {
+            waiters.notify_waiters();
+        }
     }
 }
 
@@ -466,6 +473,37 @@ mod tests {
             .await
             .expect("held once the write is answered")
             .expect("second waiter");
+        drop(held);
+        assert!(busy.uses.lock().is_empty(), "nothing is left behind");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_waiter_is_woken_by_changes_of_its_own_inode_only() {
+        use futures::FutureExt;
+        let busy = Arc::new(Busy::default());
+        let (mine, other) = (INodeNo(21), INodeNo(22));
+        let writing = busy.begin(mine);
+        let waiting = waiter(&busy, mine);
+        settle().await;
+        let waiters = busy.uses.lock()[&mine.0]
+            .waiters
+            .clone()
+            .expect("the waiter waits on its inode");
+        let woken = waiters.notified();
+        tokio::pin!(woken);
+        // Writes on other inodes (other devices, fresh inodes of this one)
+        // come and go: nobody waiting here hears of them.
+        for _ in 0..100 {
+            drop(busy.begin(other));
+        }
+        assert!(woken.as_mut().now_or_never().is_none());
+        assert!(!waiting.is_finished());
+        drop(writing);
+        assert!(
+            woken.as_mut().now_or_never().is_some(),
+            "its own write ended"
+        );
+        let held = waiting.await.expect("waiter");
         drop(held);
         assert!(busy.uses.lock().is_empty(), "nothing is left behind");
     }
