@@ -1425,6 +1425,59 @@ fn a_full_disk_refuses_decisions_before_they_run_and_tears_no_line() {
     journal_lines(&journal);
 }
 
+#[test]
+fn records_staged_in_a_burst_onto_a_nearly_full_disk_are_kept_whole_or_told_lost() {
+    const STAGED: usize = 300;
+    let disk = SmallDisk::new("64k");
+    let journal = disk.path("journal.jsonl");
+    // An earlier record leaves most of the journal's first page free.
+    std::fs::write(&journal, "{\"event\":\"earlier\"}\n").expect("earlier journal");
+    let fx = Fixture::with_options(xdev::MountOptions {
+        journal_file: Some(journal.clone()),
+        ..xdev::MountOptions::default()
+    });
+    disk.fill("filler");
+    // Staged in one burst: the journal's thread writes them in groups of
+    // whatever has queued, and the free page runs out inside one of them.
+    for n in 0..STAGED {
+        stage_counted(
+            &fx.session,
+            &format!("edit {n}, with a label long enough to fill a page soon"),
+            |_| async { Ok(ToolResult::ok("")) },
+        );
+    }
+    let mount = fx.mount.as_ref().expect("mounted");
+    let _ = mount.journal().flushed().wait();
+    let kept = journal_lines(&journal)
+        .iter()
+        .filter(|line| line["event"] == "staged")
+        .count();
+    assert!(
+        0 < kept && kept < STAGED,
+        "{kept} of {STAGED} staged records fit"
+    );
+
+    // Room again: the next record says how many went missing, no more and
+    // no fewer than the file lacks.
+    std::fs::remove_file(disk.path("filler")).expect("free the disk");
+    assert_eq!(write_once(&fx.path("reject"), b"room again"), Ok(10));
+    let lines = journal_lines(&journal);
+    let lost = lines
+        .iter()
+        .find(|line| line["event"] == "lost")
+        .expect("a lost record");
+    let told = format!(
+        "{} record(s) could not be written to the journal file: staged",
+        STAGED - kept
+    );
+    assert!(
+        lost["text"]
+            .as_str()
+            .is_some_and(|text| text.starts_with(&told)),
+        "{lost}"
+    );
+}
+
 // ----- odd and hostile input ---------------------------------------------------
 
 #[test]

@@ -1,9 +1,10 @@
 //! Group commit of the journal file. Whoever makes a record only queues
-//! it; one thread of its own writes the queued lines and syncs all of them
-//! with one `fdatasync`, so records that arrive while a sync runs share the
-//! next one. Nobody that queues a record waits on the disk: a writer whose
-//! answer must follow its record awaits the record's [`Commit`], while the
-//! thread it came on (a FUSE request thread, say) goes on serving.
+//! it; one thread of its own writes the queued lines (in one `write(2)`)
+//! and syncs all of them with one `fdatasync`, so records that arrive
+//! while a sync runs share the next one. Nobody that queues a record waits
+//! on the disk: a writer whose answer must follow its record awaits the
+//! record's [`Commit`], while the thread it came on (a FUSE request thread,
+//! say) goes on serving.
 
 use std::future::Future;
 use std::io;
@@ -185,19 +186,62 @@ struct Group {
 impl Writer {
     fn run(mut self) {
         let mut batch = Vec::new();
+        let mut lines = Vec::new();
         while self.queue.next_batch(&mut batch) {
             let mut group = Group::default();
             for entry in batch.drain(..) {
                 match entry {
-                    Entry::Line { line, ahead, done } => self.write(line, ahead, done, &mut group),
+                    Entry::Line { line, ahead, done } => lines.push((line, ahead, done)),
                     Entry::Barrier(done) => group.barriers.push(done),
                     Entry::Reopen(file) => {
+                        self.write_all(&mut lines, &mut group);
                         self.settle(std::mem::take(&mut group));
                         self.file = file;
                     }
                 }
             }
+            self.write_all(&mut lines, &mut group);
             self.settle(group);
+        }
+    }
+
+    /// Writes the queued `lines` (after the `lost` record of earlier
+    /// failures, once per group), unsynced, in one `write(2)` where it
+    /// can. Lines from the first one the file did not take whole are
+    /// written one by one, so each learns its own error.
+    fn write_all(&mut self, lines: &mut Vec<(Vec<u8>, bool, Done)>, group: &mut Group) {
+        if lines.is_empty() {
+            return;
+        }
+        let lost = match group.lost {
+            None => self.losses.record().map(|lost| super::to_line(&lost)),
+            Some(_) => None,
+        };
+        let all: Vec<&[u8]> = lost
+            .iter()
+            .chain(lines.iter().map(|(line, ..)| line))
+            .map(Vec::as_slice)
+            .collect();
+        let mut whole = self.file.write_lines(&all);
+        drop(all);
+        if let Some(lost) = lost {
+            if whole == 0 {
+                // Not even the `lost` record went: each line on its own.
+                for (line, ahead, done) in lines.drain(..) {
+                    self.write(line, ahead, done, group);
+                }
+                return;
+            }
+            whole -= 1;
+            group.lost = Some((lost, std::mem::take(&mut self.losses)));
+        }
+        let mut lines = lines.drain(..);
+        for (line, ahead, done) in lines.by_ref().take(whole) {
+            group.healthy = true;
+            group.lines.push((line, ahead, done));
+        }
+        for (line, ahead, done) in lines {
+            self.write(line, ahead, done, group);
         }
     }
 

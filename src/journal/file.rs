@@ -1,13 +1,18 @@
 //! The journal file (`--journal FILE`): whole lines, synced, never torn.
-//! Lines may be written one by one and synced together (a group commit,
-//! see the committer): a failed sync cuts every unsynced line off again.
+//! Lines may be written one by one or many in one `write(2)`, and synced
+//! together (a group commit, see the committer): a write that stops partway
+//! is cut back to its last whole line, a failed sync cuts every unsynced
+//! line off again.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, IoSlice, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::texts;
+
+/// The most lines one `write(2)` takes (below any system's `IOV_MAX`).
+const LINES_PER_WRITE: usize = 512;
 
 /// An append-only journal file.
 #[derive(Debug)]
@@ -126,6 +131,47 @@ impl JournalFile {
         Err(failed)
     }
 
+    /// Writes `lines` one after another in as few `write(2)` calls as it
+    /// can (one for up to [`LINES_PER_WRITE`] lines), not yet synced, and
+    /// tells how many of them were written whole. A write that fails or
+    /// stops partway is cut back to the last whole line, so no line is
+    /// ever torn; the lines from there on are not written.
+    pub(crate) fn write_lines(&mut self, lines: &[&[u8]]) -> usize {
+        let mut whole = 0;
+        for chunk in lines.chunks(LINES_PER_WRITE) {
+            let slices: Vec<IoSlice<'_>> = chunk.iter().map(|line| IoSlice::new(line)).collect();
+            let len: usize = chunk.iter().map(|line| line.len()).sum();
+            let written = loop {
+                match (&self.file).write_vectored(&slices) {
+                    Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                    written => break written,
+                }
+            };
+            let count = match written {
+                Ok(count) if count == len => {
+                    self.good_len += len as u64;
+                    whole += chunk.len();
+                    continue;
+                }
+                Ok(count) => count,
+                Err(_) => 0,
+            };
+            // Stopped partway: keep the lines it wrote whole.
+            let mut kept = 0;
+            for line in chunk {
+                if kept + line.len() > count {
+                    break;
+                }
+                kept += line.len();
+                whole += 1;
+            }
+            self.good_len += kept as u64;
+            self.cut_back(self.good_len);
+            break;
+        }
+        whole
+    }
+
     /// Syncs the lines written since the last sync. On failure they are
     /// all cut off: none of them may be counted as recorded.
     pub(crate) fn sync(&mut self) -> io::Result<()> {
@@ -228,5 +274,76 @@ mod tests {
                 format!("{} belongs to uid 65534, not to uid 0 that xdev runs as, and its owner could forge or erase records; choose a file you own", theirs.display())
             );
         }
+    }
+
+    #[test]
+    fn lines_written_together_are_appended_whole_and_in_order() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("journal.jsonl");
+        let mut journal = JournalFile::open(&path).expect("open");
+        let lines: Vec<Vec<u8>> = (0..LINES_PER_WRITE * 2 + 3)
+            .map(|n| format!("{{\"n\":{n}}}\n").into_bytes())
+            .collect();
+        let all: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
+        assert_eq!(journal.write_lines(&all), lines.len());
+        journal.sync().expect("sync");
+        assert_eq!(std::fs::read(&path).expect("read"), lines.concat());
+        assert_eq!(journal.good_len, lines.concat().len() as u64);
+        assert_eq!(journal.synced_len, journal.good_len);
+    }
+
+    /// A tmpfs of four pages mounted over a temp dir (needs root), gone on drop.
+    struct FourPages(tempfile::TempDir);
+
+    impl FourPages {
+        fn mount() -> FourPages {
+            use nix::mount::{mount, MsFlags};
+            let dir = tempfile::tempdir().expect("tmp");
+            mount(
+                Some("tmpfs"),
+                dir.path(),
+                Some("tmpfs"),
+                MsFlags::empty(),
+                Some("size=16k"),
+            )
+            .expect("mounting a tmpfs needs root");
+            FourPages(dir)
+        }
+    }
+
+    impl Drop for FourPages {
+        fn drop(&mut self) {
+            let _ = nix::mount::umount(self.0.path());
+        }
+    }
+
+    #[test]
+    fn lines_the_disk_takes_only_partway_keep_the_whole_ones_and_tear_none() {
+        let disk = FourPages::mount();
+        let path = disk.0.path().join("journal.jsonl");
+        let mut journal = JournalFile::open(&path).expect("open");
+        let first = b"{\"event\":\"first\"}\n".to_vec();
+        journal.append(&first).expect("room for the first line");
+        // The rest of the disk goes to a filler: only the journal's first
+        // page has room left (4096 bytes less the first line).
+        let mut filler = File::create(disk.0.path().join("filler")).expect("filler");
+        while filler.write(&[b'x'; 512]).is_ok_and(|written| written > 0) {}
+        let line = |byte: u8| [vec![byte; 2999], b"\n".to_vec()].concat();
+        let (fits, tears) = (line(b'a'), line(b'b'));
+        assert_eq!(
+            journal.write_lines(&[&fits, &tears, &line(b'c')]),
+            1,
+            "the first line fits whole; the next would have been torn"
+        );
+        journal.sync().expect("sync");
+        let expected = [first, fits].concat();
+        assert_eq!(std::fs::read(&path).expect("read"), expected);
+        assert_eq!(journal.good_len, expected.len() as u64);
+        assert_eq!(
+            journal.write_lines(&[&tears]),
+            0,
+            "a line only part of which fits is not written at all"
+        );
+        assert_eq!(std::fs::read(&path).expect("read"), expected);
     }
 }
