@@ -12,7 +12,8 @@
 //! - (e) throughput of (a) with 1, 2 and 4 concurrent writer threads, for
 //!   each request-thread count (alternating 250 ms windows);
 //! - (f) throughput of 16 writers against a mount with `--journal` on the
-//!   disk of the target directory and against one without, alternating.
+//!   disk of the target directory and against one without, alternating;
+//!   their ratio is the median of the ratios of windows run side by side.
 //!
 //! (a)-(d) are interleaved in rounds so that a noisy neighbour hurts all of
 //! them alike, and measured in three placements of the threads (see
@@ -633,10 +634,10 @@ fn report_throughputs(by_threads: &[Vec<Throughput>], many: &[Vec<Throughput>], 
         }
     }
     let (plain, journaled) = (&many[0][0], &many[1][0]);
-    let ratio = journaled.ops_per_sec / plain.ops_per_sec;
+    let ratio = journaled.median_ratio_to(plain);
     println!(
         "(f) {MANY_WRITERS} writers: no journal {:.0} ops/s{}, --journal on {journal_fs} {:.0} ops/s{}, \
-         ratio {ratio:.3}   goal >= 0.75: {}",
+         ratio {ratio:.3} (median of {WINDOWS} side-by-side windows)   goal >= 0.75: {}",
         plain.ops_per_sec,
         plain.shortfall(),
         journaled.ops_per_sec,
@@ -660,6 +661,7 @@ fn figures(
     let echo = &stats[default];
     let null = &stats[B];
     let writers = &by_threads[if default == A1 { 0 } else { 1 }];
+    let journal_ratio = many[1][0].median_ratio_to(&many[0][0]);
     let (plain, journaled) = (many[0][0].ops_per_sec, many[1][0].ops_per_sec);
     format!(
         "{{\"threads\":{},\"echo_p50_us\":{:.2},\"null_p50_us\":{:.2},\"echo_vs_null\":{:.3},\
@@ -678,7 +680,7 @@ fn figures(
         writers[0].ops_per_sec,
         writers[1].ops_per_sec,
         writers[2].ops_per_sec,
-        journaled / plain,
+        journal_ratio,
     )
 }
 
@@ -729,9 +731,25 @@ struct Throughput {
     process_cores: f64,
     /// Busy CPU time of the whole machine over the same wall time.
     machine_cores: f64,
+    /// Each timed window's own rate, in the order they ran.
+    window_rates: Vec<f64>,
 }
 
 impl Throughput {
+    /// The median, over the timed windows, of this figure's rate over
+    /// `base`'s in the window that ran beside it: a ratio that the
+    /// machine's drift over a run moves far less than one of totals.
+    fn median_ratio_to(&self, base: &Throughput) -> f64 {
+        let mut ratios: Vec<f64> = self
+            .window_rates
+            .iter()
+            .zip(&base.window_rates)
+            .map(|(rate, base)| rate / base)
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        ratios.get(ratios.len() / 2).copied().unwrap_or(f64::NAN)
+    }
+
     /// A note when writes failed or found the stack empty.
     fn shortfall(&self) -> String {
         if self.dry > 0 || self.errors > 0 {
@@ -782,8 +800,11 @@ fn throughputs(configs: &[(&Served, &[usize])]) -> Vec<Vec<Throughput>> {
                     continue; // warm-up
                 }
                 let run = &mut results[config][slot];
+                let window_ns = outcomes.iter().map(|o| o.ns).max().unwrap_or(0);
                 run.total_ops += ops;
-                run.total_ns += outcomes.iter().map(|o| o.ns).max().unwrap_or(0);
+                run.total_ns += window_ns;
+                run.window_rates
+                    .push(ops as f64 / (window_ns.max(1) as f64 / 1e9));
                 run.dry += outcomes.iter().map(|o| o.dry).sum::<u64>();
                 run.errors += outcomes.iter().map(|o| o.errors).sum::<u64>();
                 // Summed here, divided by the windows' count below.
