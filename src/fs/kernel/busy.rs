@@ -19,7 +19,8 @@
 //! A descriptor that has not written may belong to a program that waits
 //! for this very open before it writes (it opens all its descriptors
 //! first), so such descriptors are waited for only [`ALONE_WAIT`] without a
-//! write in between; then the retry opens beside them. A retry that looked
+//! write begun or another hold taken in between; then the retry opens
+//! beside them, and the other waiters start their wait again. A retry that looked
 //! nothing up (a reopen through `/proc/<pid>/fd/N`, which no path walk can
 //! lead elsewhere) fails with `ESTALE`. A proposal withdrawn because its
 //! writer was stopped leaves its descriptor holding the inode, for the
@@ -30,7 +31,7 @@
 //! very request loop that would send it.
 
 use crate::maps::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -58,6 +59,10 @@ pub(crate) struct Busy {
     /// Threads sent away with `ESTALE`, by thread id.
     redirected: Mutex<HashMap<u32, Redirected>>,
     redirected_count: AtomicUsize,
+    /// Numbers every hold taken and every write begun on a device inode,
+    /// so that what an inode was last stirred by never repeats, even after
+    /// it was freed and held anew.
+    stirs: AtomicU64,
 }
 
 /// What holds one device inode.
@@ -69,11 +74,25 @@ struct Uses {
     writing: usize,
     /// The openers waiting for this inode, woken when what holds it changes.
     waiters: Option<Arc<Notify>>,
+    /// The number of the last hold taken or write begun on it: a waiter's
+    /// wait beside descriptors that have not written starts again whenever
+    /// this moves (see [`Busy::hold_when_free`]).
+    stirred: u64,
 }
 
 impl Uses {
     fn is_free(&self) -> bool {
         self.held == 0 && self.writing == 0
+    }
+
+    fn take_hold(&mut self, stir: u64) {
+        self.held += 1;
+        self.stirred = stir;
+    }
+
+    fn begin_write(&mut self, stir: u64) {
+        self.writing += 1;
+        self.stirred = stir;
     }
 
     /// The count of writes in flight (`true`) or of holds (`false`).
@@ -119,7 +138,11 @@ impl Busy {
     /// descriptor's hold went with an earlier message); it is in flight
     /// until the guard drops (after its reply).
     pub(crate) fn begin(self: &Arc<Self>, ino: INodeNo) -> Writing {
-        self.uses.lock().entry(ino.0).or_default().writing += 1;
+        self.uses
+            .lock()
+            .entry(ino.0)
+            .or_default()
+            .begin_write(self.stir());
         Writing(self.count(ino, true))
     }
 
@@ -146,7 +169,7 @@ impl Busy {
         let mut all = self.uses.lock();
         let uses = all.entry(ino.0).or_default();
         if uses.is_free() {
-            uses.held += 1;
+            uses.take_hold(self.stir());
             return OpenWrite::Open(self.held(ino));
         }
         if retrying {
@@ -161,12 +184,14 @@ impl Busy {
     /// other descriptor open for writing. Waiters take it one at a time,
     /// so that two of them never truncate and write one inode together.
     /// A write in flight is always waited for; descriptors that have not
-    /// written only for [`ALONE_WAIT`] without a write in between, after
+    /// written only for [`ALONE_WAIT`] in which nothing new holds the inode
+    /// (no write begun, no other waiter holding it beside them), after
     /// which the waiter holds the inode beside them.
     pub(crate) async fn hold_when_free(self: &Arc<Self>, ino: INodeNo) -> Held {
         // When the waiter stops waiting for descriptors that have not
-        // written; `None` while a write is in flight.
-        let mut beside_at = None;
+        // written, and how stirred the inode was when that was set; `None`
+        // while a write is in flight.
+        let mut beside_at: Option<(tokio::time::Instant, u64)> = None;
         // This inode's waiters, woken by every change of what holds it (and
         // only of this inode: churn on other devices wakes nobody here). The
         // wait is registered under the lock its changes take, so none is missed.
@@ -176,19 +201,21 @@ impl Busy {
                 let mut all = self.uses.lock();
                 let uses = all.entry(ino.0).or_default();
                 let now = tokio::time::Instant::now();
-                let beside = uses.writing == 0 && now >= *beside_at.get_or_insert(now + ALONE_WAIT);
-                if uses.is_free() || beside {
-                    uses.held += 1;
-                    return self.held(ino);
-                }
                 if uses.writing > 0 {
                     beside_at = None;
+                } else if beside_at.is_none_or(|(_, stirred)| stirred != uses.stirred) {
+                    beside_at = Some((now + ALONE_WAIT, uses.stirred));
+                }
+                let beside = beside_at.is_some_and(|(at, _)| now >= at);
+                if uses.is_free() || beside {
+                    uses.take_hold(self.stir());
+                    return self.held(ino);
                 }
                 waiters = Arc::clone(uses.waiters.get_or_insert_with(Default::default));
                 waiters.notified()
             };
             match beside_at {
-                Some(at) => drop(tokio::time::timeout_at(at, freed).await),
+                Some((at, _)) => drop(tokio::time::timeout_at(at, freed).await),
                 None => freed.await,
             }
         }
@@ -204,6 +231,11 @@ impl Busy {
         if let Some(redirected) = self.redirected.lock().get_mut(&tid) {
             redirected.looked_up = true;
         }
+    }
+
+    /// A new number for a hold taken or a write begun.
+    fn stir(&self) -> u64 {
+        self.stirs.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// The guard of a count already added to `ino`'s uses.
@@ -279,9 +311,14 @@ impl Count {
     /// Counts as a write (`true`) or as a hold (`false`) from now on.
     fn turn(mut self, writing: bool) -> Count {
         let was = self.writing;
+        let stir = self.busy.stir();
         self.busy.update(self.ino, |uses| {
             *uses.count_mut(was) -= 1;
-            *uses.count_mut(writing) += 1;
+            if writing {
+                uses.begin_write(stir);
+            } else {
+                uses.held += 1;
+            }
         });
         self.writing = writing;
         self
@@ -504,6 +541,81 @@ mod tests {
             "its own write ended"
         );
         let held = waiting.await.expect("waiter");
+        drop(held);
+        assert!(busy.uses.lock().is_empty(), "nothing is left behind");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn waiters_past_the_wait_open_beside_one_at_a_time() {
+        let busy = Arc::new(Busy::default());
+        let ino = INodeNo(31);
+        let OpenWrite::Open(unwritten) = busy.open_write(ino, 1) else {
+            panic!("a free inode opens");
+        };
+        let mut waiters = vec![waiter(&busy, ino), waiter(&busy, ino)];
+        settle().await;
+        tokio::time::sleep(ALONE_WAIT + ALONE_WAIT / 2).await;
+        settle().await;
+        let done = waiters
+            .iter()
+            .position(|waiter| waiter.is_finished())
+            .expect("one opens beside the descriptor that has not written");
+        let first = waiters.remove(done).await.expect("first waiter");
+        let second = waiters.remove(0);
+        assert!(
+            !second.is_finished(),
+            "the other waits anew: a new descriptor holds the inode"
+        );
+        // The first writes, as a writer does: its write is waited for.
+        let writing = first.write();
+        tokio::time::sleep(ALONE_WAIT * 3).await;
+        assert!(!second.is_finished(), "a write in flight is waited for");
+        drop(writing);
+        settle().await;
+        assert!(
+            !second.is_finished(),
+            "a write just ended: the wait beside the unwritten one starts again"
+        );
+        let held = tokio::time::timeout(ALONE_WAIT * 2, second)
+            .await
+            .expect("beside the unwritten descriptor after another wait")
+            .expect("second waiter");
+        drop((held, unwritten));
+        assert!(busy.uses.lock().is_empty(), "nothing is left behind");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_waiter_freed_into_by_another_waits_anew_beside_it() {
+        let busy = Arc::new(Busy::default());
+        let ino = INodeNo(41);
+        let OpenWrite::Open(unwritten) = busy.open_write(ino, 1) else {
+            panic!("a free inode opens");
+        };
+        let mut waiters = vec![waiter(&busy, ino), waiter(&busy, ino)];
+        settle().await;
+        // The descriptor goes just before the waiters' wait is over: one
+        // holds the inode, and the other must not open beside it a moment
+        // later as if it had waited for it all along.
+        tokio::time::sleep(ALONE_WAIT - ALONE_WAIT / 10).await;
+        drop(unwritten);
+        settle().await;
+        let done = waiters
+            .iter()
+            .position(|waiter| waiter.is_finished())
+            .expect("one holds the freed inode");
+        let first = waiters.remove(done).await.expect("first waiter");
+        let second = waiters.remove(0);
+        tokio::time::sleep(ALONE_WAIT / 2).await;
+        settle().await;
+        assert!(
+            !second.is_finished(),
+            "its wait began again with the new hold"
+        );
+        drop(first);
+        let held = tokio::time::timeout(ALONE_WAIT, second)
+            .await
+            .expect("held once free")
+            .expect("second waiter");
         drop(held);
         assert!(busy.uses.lock().is_empty(), "nothing is left behind");
     }
