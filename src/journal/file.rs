@@ -292,6 +292,13 @@ mod tests {
         assert_eq!(journal.synced_len, journal.good_len);
     }
 
+    /// The size of a memory page here (4 KiB on most machines, 64 KiB on some).
+    fn page_size() -> usize {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        usize::try_from(page).unwrap_or(4096)
+    }
+
     /// A tmpfs of four pages mounted over a temp dir (needs root), gone on drop.
     struct FourPages(tempfile::TempDir);
 
@@ -299,12 +306,13 @@ mod tests {
         fn mount() -> FourPages {
             use nix::mount::{mount, MsFlags};
             let dir = tempfile::tempdir().expect("tmp");
+            let size = format!("size={}", 4 * page_size());
             mount(
                 Some("tmpfs"),
                 dir.path(),
                 Some("tmpfs"),
                 MsFlags::empty(),
-                Some("size=16k"),
+                Some(size.as_str()),
             )
             .expect("mounting a tmpfs needs root");
             FourPages(dir)
@@ -325,10 +333,10 @@ mod tests {
         let first = b"{\"event\":\"first\"}\n".to_vec();
         journal.append(&first).expect("room for the first line");
         // The rest of the disk goes to a filler: only the journal's first
-        // page has room left (4096 bytes less the first line).
+        // page has room left (a page less the first line).
         let mut filler = File::create(disk.0.path().join("filler")).expect("filler");
         while filler.write(&[b'x'; 512]).is_ok_and(|written| written > 0) {}
-        let line = |byte: u8| [vec![byte; 2999], b"\n".to_vec()].concat();
+        let line = |byte: u8| [vec![byte; page_size() * 3 / 4 - 1], b"\n".to_vec()].concat();
         let (fits, tears) = (line(b'a'), line(b'b'));
         assert_eq!(
             journal.write_lines(&[&fits, &tears, &line(b'c')]),
