@@ -446,6 +446,37 @@ mod tests {
         tokio::spawn(async move { busy.hold_when_free(ino).await })
     }
 
+    /// An inode that a descriptor holds unwritten, and two openers waiting
+    /// for it (started, and waiting).
+    async fn unwritten_and_two_waiters(
+        busy: &Arc<Busy>,
+        ino: INodeNo,
+    ) -> (Held, Vec<tokio::task::JoinHandle<Held>>) {
+        let OpenWrite::Open(unwritten) = busy.open_write(ino, 1) else {
+            panic!("a free inode opens");
+        };
+        let waiters = vec![waiter(busy, ino), waiter(busy, ino)];
+        settle().await;
+        (unwritten, waiters)
+    }
+
+    /// The hold of the one of two waiters that finished (`why`), and the
+    /// other, still waiting.
+    async fn first_of_two(
+        mut waiters: Vec<tokio::task::JoinHandle<Held>>,
+        why: &str,
+    ) -> (Held, tokio::task::JoinHandle<Held>) {
+        settle().await;
+        let done = waiters
+            .iter()
+            .position(|waiter| waiter.is_finished())
+            .unwrap_or_else(|| panic!("{why}"));
+        let first = waiters.remove(done).await.expect("first waiter");
+        let other = waiters.remove(0);
+        assert!(!other.is_finished(), "only one holds it at first");
+        (first, other)
+    }
+
     /// Lets every task run until none can go on (the paused clock then
     /// moves on only through `sleep`).
     async fn settle() {
@@ -548,24 +579,14 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn waiters_past_the_wait_open_beside_one_at_a_time() {
         let busy = Arc::new(Busy::default());
-        let ino = INodeNo(31);
-        let OpenWrite::Open(unwritten) = busy.open_write(ino, 1) else {
-            panic!("a free inode opens");
-        };
-        let mut waiters = vec![waiter(&busy, ino), waiter(&busy, ino)];
-        settle().await;
+        let (unwritten, waiters) = unwritten_and_two_waiters(&busy, INodeNo(31)).await;
         tokio::time::sleep(ALONE_WAIT + ALONE_WAIT / 2).await;
-        settle().await;
-        let done = waiters
-            .iter()
-            .position(|waiter| waiter.is_finished())
-            .expect("one opens beside the descriptor that has not written");
-        let first = waiters.remove(done).await.expect("first waiter");
-        let second = waiters.remove(0);
-        assert!(
-            !second.is_finished(),
-            "the other waits anew: a new descriptor holds the inode"
-        );
+        // The other waits anew: a new descriptor holds the inode.
+        let (first, second) = first_of_two(
+            waiters,
+            "one opens beside the descriptor that has not written",
+        )
+        .await;
         // The first writes, as a writer does: its write is waited for.
         let writing = first.write();
         tokio::time::sleep(ALONE_WAIT * 3).await;
@@ -587,24 +608,13 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_waiter_freed_into_by_another_waits_anew_beside_it() {
         let busy = Arc::new(Busy::default());
-        let ino = INodeNo(41);
-        let OpenWrite::Open(unwritten) = busy.open_write(ino, 1) else {
-            panic!("a free inode opens");
-        };
-        let mut waiters = vec![waiter(&busy, ino), waiter(&busy, ino)];
-        settle().await;
+        let (unwritten, waiters) = unwritten_and_two_waiters(&busy, INodeNo(41)).await;
         // The descriptor goes just before the waiters' wait is over: one
         // holds the inode, and the other must not open beside it a moment
         // later as if it had waited for it all along.
         tokio::time::sleep(ALONE_WAIT - ALONE_WAIT / 10).await;
         drop(unwritten);
-        settle().await;
-        let done = waiters
-            .iter()
-            .position(|waiter| waiter.is_finished())
-            .expect("one holds the freed inode");
-        let first = waiters.remove(done).await.expect("first waiter");
-        let second = waiters.remove(0);
+        let (first, second) = first_of_two(waiters, "one holds the freed inode").await;
         tokio::time::sleep(ALONE_WAIT / 2).await;
         settle().await;
         assert!(
