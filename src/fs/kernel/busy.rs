@@ -20,8 +20,8 @@
 //! for this very open before it writes (it opens all its descriptors
 //! first), so such descriptors are waited for only [`ALONE_WAIT`] without a
 //! write begun or another hold taken in between; then the retry opens
-//! beside them, and the other waiters start their wait again. A retry that looked
-//! nothing up (a reopen through `/proc/<pid>/fd/N`, which no path walk can
+//! beside them, and the other waiters start their wait again. A retry that
+//! looked nothing up (a reopen through `/proc/<pid>/fd/N`, which no path walk can
 //! lead elsewhere) fails with `ESTALE`. A proposal withdrawn because its
 //! writer was stopped leaves its descriptor holding the inode, for the
 //! retry on it.
@@ -47,7 +47,8 @@ const RETRY_WINDOW: Duration = Duration::from_secs(5);
 const REDIRECTED_PRUNE_AT: usize = 1024;
 
 /// How long a retry waits for descriptors that have not written, with no
-/// write in between, before it opens beside them (see the module's notes):
+/// write begun and no other hold taken in between, before it opens beside
+/// them (see the module's notes):
 /// far longer than a writer takes from its open to its write, far shorter
 /// than anyone would notice.
 const ALONE_WAIT: Duration = Duration::from_millis(100);
@@ -185,8 +186,10 @@ impl Busy {
     /// so that two of them never truncate and write one inode together.
     /// A write in flight is always waited for; descriptors that have not
     /// written only for [`ALONE_WAIT`] in which nothing new holds the inode
-    /// (no write begun, no other waiter holding it beside them), after
-    /// which the waiter holds the inode beside them.
+    /// (no write begun, no other hold taken: another waiter's, or a new
+    /// opener's of the inode freed meanwhile), after which the waiter holds
+    /// the inode beside them. So waiters past the wait get in one after
+    /// another, each up to two waits after the one before.
     pub(crate) async fn hold_when_free(self: &Arc<Self>, ino: INodeNo) -> Held {
         // When the waiter stops waiting for descriptors that have not
         // written, and how stirred the inode was when that was set; `None`
@@ -311,13 +314,14 @@ impl Count {
     /// Counts as a write (`true`) or as a hold (`false`) from now on.
     fn turn(mut self, writing: bool) -> Count {
         let was = self.writing;
-        let stir = self.busy.stir();
+        // A hold given back by a withdrawn write stirs nothing: its write
+        // began already.
+        let stir = writing.then(|| self.busy.stir());
         self.busy.update(self.ino, |uses| {
             *uses.count_mut(was) -= 1;
-            if writing {
-                uses.begin_write(stir);
-            } else {
-                uses.held += 1;
+            match stir {
+                Some(stir) => uses.begin_write(stir),
+                None => uses.held += 1,
             }
         });
         self.writing = writing;
@@ -494,7 +498,7 @@ mod tests {
         };
         // A program that opened this descriptor may wait for the waiters'
         // own opens before it writes (threads behind a barrier): waiting
-        // for it could never end.
+        // for it could never end. The waiters get in one after the other.
         let (first, second) = (waiter(&busy, ino), waiter(&busy, ino));
         settle().await;
         assert!(
@@ -627,6 +631,34 @@ mod tests {
             .expect("held once free")
             .expect("second waiter");
         drop(held);
+        assert!(busy.uses.lock().is_empty(), "nothing is left behind");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_write_begun_and_answered_meanwhile_starts_the_wait_again() {
+        let busy = Arc::new(Busy::default());
+        let ino = INodeNo(51);
+        let OpenWrite::Open(unwritten) = busy.open_write(ino, 1) else {
+            panic!("a free inode opens");
+        };
+        let waiting = waiter(&busy, ino);
+        settle().await;
+        tokio::time::sleep(ALONE_WAIT / 2).await;
+        // A later write on a descriptor of this inode (its first message
+        // went long ago), begun and answered.
+        drop(busy.begin(ino));
+        settle().await;
+        tokio::time::sleep(ALONE_WAIT * 3 / 4).await;
+        settle().await;
+        assert!(
+            !waiting.is_finished(),
+            "past the first wait, but a write came in between"
+        );
+        let held = tokio::time::timeout(ALONE_WAIT, waiting)
+            .await
+            .expect("beside the unwritten descriptor after a whole wait")
+            .expect("waiter");
+        drop((held, unwritten));
         assert!(busy.uses.lock().is_empty(), "nothing is left behind");
     }
 }
