@@ -481,6 +481,19 @@ mod tests {
         (first, other)
     }
 
+    /// The hold `waiter` gets within `bound` of the paused clock (`why` it
+    /// should).
+    async fn held_within(
+        waiter: tokio::task::JoinHandle<Held>,
+        bound: Duration,
+        why: &str,
+    ) -> Held {
+        tokio::time::timeout(bound, waiter)
+            .await
+            .unwrap_or_else(|_| panic!("{why}"))
+            .expect("waiter")
+    }
+
     /// Lets every task run until none can go on (the paused clock then
     /// moves on only through `sleep`).
     async fn settle() {
@@ -541,10 +554,7 @@ mod tests {
         tokio::time::sleep(ALONE_WAIT * 5).await;
         assert!(!second.is_finished(), "the first one's write is waited for");
         drop(writing);
-        let held = tokio::time::timeout(ALONE_WAIT / 10, second)
-            .await
-            .expect("held once the write is answered")
-            .expect("second waiter");
+        let held = held_within(second, ALONE_WAIT / 10, "held once the write is answered").await;
         drop(held);
         assert!(busy.uses.lock().is_empty(), "nothing is left behind");
     }
@@ -601,10 +611,12 @@ mod tests {
             !second.is_finished(),
             "a write just ended: the wait beside the unwritten one starts again"
         );
-        let held = tokio::time::timeout(ALONE_WAIT * 2, second)
-            .await
-            .expect("beside the unwritten descriptor after another wait")
-            .expect("second waiter");
+        let held = held_within(
+            second,
+            ALONE_WAIT * 2,
+            "beside the unwritten descriptor after another wait",
+        )
+        .await;
         drop((held, unwritten));
         assert!(busy.uses.lock().is_empty(), "nothing is left behind");
     }
@@ -626,10 +638,7 @@ mod tests {
             "its wait began again with the new hold"
         );
         drop(first);
-        let held = tokio::time::timeout(ALONE_WAIT, second)
-            .await
-            .expect("held once free")
-            .expect("second waiter");
+        let held = held_within(second, ALONE_WAIT, "held once free").await;
         drop(held);
         assert!(busy.uses.lock().is_empty(), "nothing is left behind");
     }
@@ -654,10 +663,12 @@ mod tests {
             !waiting.is_finished(),
             "past the first wait, but a write came in between"
         );
-        let held = tokio::time::timeout(ALONE_WAIT, waiting)
-            .await
-            .expect("beside the unwritten descriptor after a whole wait")
-            .expect("waiter");
+        let held = held_within(
+            waiting,
+            ALONE_WAIT,
+            "beside the unwritten descriptor after a whole wait",
+        )
+        .await;
         drop((held, unwritten));
         assert!(busy.uses.lock().is_empty(), "nothing is left behind");
     }
