@@ -189,7 +189,7 @@ impl Busy {
     /// (no write begun, no other hold taken: another waiter's, or a new
     /// opener's of the inode freed meanwhile), after which the waiter holds
     /// the inode beside them. So waiters past the wait get in one after
-    /// another, each up to two waits after the one before.
+    /// another, each a wait after the one before.
     pub(crate) async fn hold_when_free(self: &Arc<Self>, ino: INodeNo) -> Held {
         // When the waiter stops waiting for descriptors that have not
         // written, and how stirred the inode was when that was set; `None`
@@ -212,6 +212,13 @@ impl Busy {
                 let beside = beside_at.is_some_and(|(at, _)| now >= at);
                 if uses.is_free() || beside {
                     uses.take_hold(self.stir());
+                    // The other waiters start their wait from this hold,
+                    // not from whenever they next look.
+                    let others = uses.waiters.clone().filter(|_| beside);
+                    drop(all);
+                    if let Some(others) = others {
+                        others.notify_waiters();
+                    }
                     return self.held(ino);
                 }
                 waiters = Arc::clone(uses.waiters.get_or_insert_with(Default::default));
@@ -670,6 +677,27 @@ mod tests {
         )
         .await;
         drop((held, unwritten));
+        assert!(busy.uses.lock().is_empty(), "nothing is left behind");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_later_waiter_gets_in_one_wait_after_the_one_before_it() {
+        let busy = Arc::new(Busy::default());
+        let ino = INodeNo(61);
+        let OpenWrite::Open(unwritten) = busy.open_write(ino, 1) else {
+            panic!("a free inode opens");
+        };
+        let first = waiter(&busy, ino);
+        tokio::time::sleep(ALONE_WAIT / 2).await;
+        let second = waiter(&busy, ino);
+        let first = held_within(first, ALONE_WAIT, "the first opens beside").await;
+        // The second's own wait would end half a wait later; it starts
+        // anew from the first one's hold instead, and ends a wait after it.
+        tokio::time::sleep(ALONE_WAIT * 3 / 4).await;
+        settle().await;
+        assert!(!second.is_finished(), "a whole wait after the first's hold");
+        let second = held_within(second, ALONE_WAIT / 2, "a wait after the first").await;
+        drop((first, second, unwritten));
         assert!(busy.uses.lock().is_empty(), "nothing is left behind");
     }
 }
