@@ -431,16 +431,14 @@ mod tests {
             !busy.is_held(ino),
             "a descriptor that goes unwritten lets go"
         );
-        assert!(busy.uses.lock().is_empty(), "nothing is left behind");
+        assert_nothing_left(&busy);
     }
 
     #[test]
     fn a_withdrawn_write_holds_its_inode_again_for_its_retry() {
         let busy = Arc::new(Busy::default());
         let ino = INodeNo(9);
-        let OpenWrite::Open(held) = busy.open_write(ino, 1) else {
-            panic!("a free inode opens");
-        };
+        let held = opened(&busy, ino);
         let held = held.write().hold_again();
         assert!(!busy.is_writing(ino) && busy.is_held(ino));
         let mut holds = Vec::new();
@@ -448,6 +446,18 @@ mod tests {
         let writing = held.write();
         assert!(busy.is_writing(ino), "the retry on the descriptor writes");
         drop(writing);
+        assert_nothing_left(&busy);
+    }
+
+    /// A descriptor's hold on free inode `ino`, opened by thread 1.
+    fn opened(busy: &Arc<Busy>, ino: INodeNo) -> Held {
+        let OpenWrite::Open(held) = busy.open_write(ino, 1) else {
+            panic!("a free inode opens");
+        };
+        held
+    }
+
+    fn assert_nothing_left(busy: &Busy) {
         assert!(busy.uses.lock().is_empty(), "nothing is left behind");
     }
 
@@ -463,9 +473,7 @@ mod tests {
         busy: &Arc<Busy>,
         ino: INodeNo,
     ) -> (Held, Vec<tokio::task::JoinHandle<Held>>) {
-        let OpenWrite::Open(unwritten) = busy.open_write(ino, 1) else {
-            panic!("a free inode opens");
-        };
+        let unwritten = opened(busy, ino);
         let waiters = vec![waiter(busy, ino), waiter(busy, ino)];
         settle().await;
         (unwritten, waiters)
@@ -513,9 +521,7 @@ mod tests {
     async fn waiters_open_beside_descriptors_that_have_not_written_after_a_while() {
         let busy = Arc::new(Busy::default());
         let ino = INodeNo(5);
-        let OpenWrite::Open(unwritten) = busy.open_write(ino, 1) else {
-            panic!("a free inode opens");
-        };
+        let unwritten = opened(&busy, ino);
         // A program that opened this descriptor may wait for the waiters'
         // own opens before it writes (threads behind a barrier): waiting
         // for it could never end. The waiters get in one after the other.
@@ -563,7 +569,7 @@ mod tests {
         drop(writing);
         let held = held_within(second, ALONE_WAIT / 10, "held once the write is answered").await;
         drop(held);
-        assert!(busy.uses.lock().is_empty(), "nothing is left behind");
+        assert_nothing_left(&busy);
     }
 
     #[tokio::test(start_paused = true)]
@@ -594,7 +600,7 @@ mod tests {
         );
         let held = waiting.await.expect("waiter");
         drop(held);
-        assert!(busy.uses.lock().is_empty(), "nothing is left behind");
+        assert_nothing_left(&busy);
     }
 
     #[tokio::test(start_paused = true)]
@@ -625,7 +631,7 @@ mod tests {
         )
         .await;
         drop((held, unwritten));
-        assert!(busy.uses.lock().is_empty(), "nothing is left behind");
+        assert_nothing_left(&busy);
     }
 
     #[tokio::test(start_paused = true)]
@@ -647,16 +653,14 @@ mod tests {
         drop(first);
         let held = held_within(second, ALONE_WAIT, "held once free").await;
         drop(held);
-        assert!(busy.uses.lock().is_empty(), "nothing is left behind");
+        assert_nothing_left(&busy);
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_write_begun_and_answered_meanwhile_starts_the_wait_again() {
         let busy = Arc::new(Busy::default());
         let ino = INodeNo(51);
-        let OpenWrite::Open(unwritten) = busy.open_write(ino, 1) else {
-            panic!("a free inode opens");
-        };
+        let unwritten = opened(&busy, ino);
         let waiting = waiter(&busy, ino);
         settle().await;
         tokio::time::sleep(ALONE_WAIT / 2).await;
@@ -677,16 +681,14 @@ mod tests {
         )
         .await;
         drop((held, unwritten));
-        assert!(busy.uses.lock().is_empty(), "nothing is left behind");
+        assert_nothing_left(&busy);
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_later_waiter_gets_in_one_wait_after_the_one_before_it() {
         let busy = Arc::new(Busy::default());
         let ino = INodeNo(61);
-        let OpenWrite::Open(unwritten) = busy.open_write(ino, 1) else {
-            panic!("a free inode opens");
-        };
+        let unwritten = opened(&busy, ino);
         let first = waiter(&busy, ino);
         tokio::time::sleep(ALONE_WAIT / 2).await;
         let second = waiter(&busy, ino);
@@ -698,6 +700,6 @@ mod tests {
         assert!(!second.is_finished(), "a whole wait after the first's hold");
         let second = held_within(second, ALONE_WAIT / 2, "a wait after the first").await;
         drop((first, second, unwritten));
-        assert!(busy.uses.lock().is_empty(), "nothing is left behind");
+        assert_nothing_left(&busy);
     }
 }
