@@ -227,7 +227,8 @@ def watch(producer, processes, stall, daemon_pid, connection):
     """Waits for the writers; fails the run when applies stop coming."""
     last, since = -1, time.monotonic()
     while any(process.poll() is None for process in processes):
-        time.sleep(0.2)
+        # Often enough that the run's time is not rounded to the poll.
+        time.sleep(0.01)
         applied = producer.applied.value
         if applied != last:
             last, since = applied, time.monotonic()

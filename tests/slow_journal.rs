@@ -57,7 +57,16 @@ impl Disk {
     }
 
     fn open_gate(&self) {
-        self.state.lock().open = true;
+        self.set_gate(true);
+    }
+
+    /// Writes and syncs from now on wait until the gate opens again.
+    fn close_gate(&self) {
+        self.set_gate(false);
+    }
+
+    fn set_gate(&self, open: bool) {
+        self.state.lock().open = open;
         self.changed.notify_all();
     }
 
@@ -253,6 +262,96 @@ fn a_journal_disk_that_stops_answering_stalls_only_the_decision_that_waits_for_i
         .collect();
     assert_eq!(of_id, ["staged", "intent", "resolve"]);
 
+    drop(fx);
+    drop(disk_session);
+}
+
+/// Reads `stage` lines from `file` until one of them has `event`.
+fn read_until_event(file: &mut std::fs::File, event: &str) -> serde_json::Value {
+    use std::io::Read;
+    let mut unread = Vec::new();
+    loop {
+        while let Some(end) = unread.iter().position(|byte| *byte == b'\n') {
+            let line: Vec<u8> = unread.drain(..=end).collect();
+            let message: serde_json::Value =
+                serde_json::from_slice(&line).expect("a stage message is JSON");
+            if message["event"] == event {
+                return message;
+            }
+        }
+        let mut chunk = [0u8; 4096];
+        let read = file.read(&mut chunk).expect("read stage");
+        assert!(read > 0, "stage ended before {event:?}");
+        unread.extend_from_slice(&chunk[..read]);
+    }
+}
+
+#[test]
+fn a_producers_result_report_never_waits_for_the_journals_disk() {
+    use std::io::Write;
+    require_fuse();
+    let disk = Arc::new(Disk::default());
+    disk.open_gate();
+    let (disk_dir, disk_session) = mount_disk(&disk);
+    let fx = Fixture::with_options(MountOptions {
+        journal_file: Some(disk_dir.path().join(FILE_NAME)),
+        threads: 1,
+        ..MountOptions::default()
+    });
+    let mut stage = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(fx.path("stage"))
+        .expect("open stage");
+    stage
+        .write_all(b"{\"label\": \"migrate\"}\n")
+        .expect("staging is answered once its record is on disk");
+    let id = read_until_event(&mut stage, "staged")["id"]
+        .as_str()
+        .expect("an id")
+        .to_string();
+
+    let resolve = fx.path("resolve");
+    let decided = in_background(move || write_once(&resolve, b"go"));
+    read_until_event(&mut stage, "apply");
+    // The intent is on disk; from now on nothing more gets there.
+    disk.close_gate();
+    let reported = in_background(move || {
+        stage
+            .write_all(b"{\"ok\": true, \"text\": \"migrated\"}\n")
+            .map(|()| stage)
+    });
+    let report = reported.recv_timeout(STUCK);
+    if report.is_err() {
+        // Let everything go before failing, so the mounts can be unmounted.
+        disk.open_gate();
+    }
+    let stage = report
+        .expect("the report is taken while the journal's disk is stuck")
+        .expect("the report is taken");
+    assert!(
+        disk.wait_blocked(),
+        "the decision's outcome record waits at the disk"
+    );
+    assert!(
+        matches!(decided.try_recv(), Err(mpsc::TryRecvError::Empty)),
+        "the writer is answered only once its outcome is on disk"
+    );
+
+    disk.open_gate();
+    let written = decided
+        .recv_timeout(STUCK)
+        .expect("the writer is answered once the disk is back");
+    assert_eq!(written, Ok(2));
+    let of_id: Vec<String> = disk
+        .lines()
+        .iter()
+        .filter(|line| line["id"] == id.as_str())
+        .filter_map(|line| line["event"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(of_id, ["staged", "intent", "resolve"]);
+
+    drop(stage);
     drop(fx);
     drop(disk_session);
 }

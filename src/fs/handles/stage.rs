@@ -11,6 +11,17 @@ use crate::stage_protocol::{ProducerReport, StageRequest};
 use crate::texts::STAGE_SEVERAL_LINES;
 use crate::who::Who;
 
+/// What a write on `stage` that was taken did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StageWrite {
+    /// It staged the producer's preview: the journal has just been given
+    /// its `staged` record.
+    Staged,
+    /// It recorded nothing: a result report (whose decision records its
+    /// own outcome), part of a line, or a blank line.
+    Unrecorded,
+}
+
 /// One open `stage` descriptor: the line being written and, once staged,
 /// the producer's preview. Closing it withdraws a preview still pending.
 #[derive(Debug, Default)]
@@ -38,7 +49,7 @@ impl StageChannel {
         who: &Who,
         data: &[u8],
         stopping: Option<Error>,
-    ) -> Result<(), Error> {
+    ) -> Result<StageWrite, Error> {
         let taken = match (stopping, &self.producer) {
             (Some(refusal), None) => Err(refusal),
             _ => self.take_write(session, journal, who, data),
@@ -55,7 +66,7 @@ impl StageChannel {
         journal: &Journal,
         who: &Who,
         data: &[u8],
-    ) -> Result<(), Error> {
+    ) -> Result<StageWrite, Error> {
         if self.partial.len() + data.len() > MAX_MESSAGE {
             self.partial.clear();
             return Err(Error::MessageTooLong { limit: MAX_MESSAGE });
@@ -67,9 +78,9 @@ impl StageChannel {
         }
         if self.partial.contains(&b'\n') || !is_full_chunk(data) {
             let line = std::mem::take(&mut self.partial);
-            self.take_line(session, journal, who, line)?;
+            return self.take_line(session, journal, who, line);
         }
-        Ok(())
+        Ok(StageWrite::Unrecorded)
     }
 
     fn take_line(
@@ -78,20 +89,22 @@ impl StageChannel {
         journal: &Journal,
         who: &Who,
         line: Vec<u8>,
-    ) -> Result<(), Error> {
+    ) -> Result<StageWrite, Error> {
         let line = String::from_utf8(line).map_err(|_| Error::NotUtf8)?;
         if line.trim().is_empty() {
-            return Ok(());
+            return Ok(StageWrite::Unrecorded);
         }
         match &self.producer {
-            Some(producer) => producer.report(ProducerReport::parse(&line)?),
+            Some(producer) => producer
+                .report(ProducerReport::parse(&line)?)
+                .map(|()| StageWrite::Unrecorded),
             None => {
                 let request = StageRequest::parse(&line)?;
                 let producer = Producer::stage_noting(session, &request, |id| {
                     journal.expect_stager(id, who.clone())
                 });
                 self.producer = Some(producer);
-                Ok(())
+                Ok(StageWrite::Staged)
             }
         }
     }
@@ -135,6 +148,55 @@ fn has_several_lines(bytes: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::Device;
+    use crate::dispatch::dispatch_resolution_device;
+
+    /// A producer's conversation: the request, then a result report for the
+    /// apply it is asked for. Only the request records anything, so only
+    /// its write waits for the journal's sync: a report never waits for
+    /// records others made meanwhile.
+    #[tokio::test]
+    async fn only_the_line_that_stages_makes_a_record_to_wait_for() {
+        let session = Session::new();
+        let journal = Journal::new(None).expect("a journal without a file");
+        journal.follow(&session);
+        let who = Who::current();
+        let mut channel = StageChannel::default();
+        let mut write = |line: &[u8]| {
+            channel
+                .write(&session, &journal, &who, line, None)
+                .map_err(|error| error.to_string())
+        };
+
+        assert_eq!(write(b"\n"), Ok(StageWrite::Unrecorded), "a blank line");
+        assert_eq!(write(b"{\"label\": \"edit\"}\n"), Ok(StageWrite::Staged));
+        assert_eq!(journal.len(), 1, "the staged record");
+
+        let deciding = tokio::spawn({
+            let session = session.clone();
+            async move { dispatch_resolution_device(&session, Device::Resolve, "go").await }
+        });
+        let asked = channel.read(4096).expect("staged");
+        // The `staged` message first, then the apply.
+        let mut messages = String::from_utf8(asked.await).expect("UTF-8");
+        while !messages.contains("\"apply\"") {
+            let more = channel.read(4096).expect("staged").await;
+            messages.push_str(&String::from_utf8(more).expect("UTF-8"));
+        }
+        let mut write = |line: &[u8]| {
+            channel
+                .write(&session, &journal, &who, line, None)
+                .map_err(|error| error.to_string())
+        };
+        assert_eq!(
+            write(b"{\"ok\": true, \"text\": \"applied\"}\n"),
+            Ok(StageWrite::Unrecorded),
+            "a result report records nothing itself"
+        );
+        let decision = deciding.await.expect("the decision ends");
+        assert!(decision.is_ok(), "{}", decision.text());
+        assert_eq!(decision.text(), "applied");
+    }
 
     #[test]
     fn one_line_per_write_blank_lines_aside() {

@@ -7,6 +7,7 @@
 use fuser::FileHandle;
 
 use crate::fs::handles::message::WriteStep;
+use crate::fs::handles::stage::StageWrite;
 use crate::fs::handles::table::Handle;
 use crate::fs::kernel::busy::Held;
 use crate::fs::refusal::{errno_of, refuse, Refusal};
@@ -32,8 +33,9 @@ pub(crate) enum Written {
     /// The bytes were taken (a draft): all of them are written.
     Taken,
     /// A producer's line was taken on `stage`: all of it is written, once
-    /// the journal records it made (staging, withdrawing), if any, are on
-    /// disk. A line that made none (an apply's answer) waits for nothing.
+    /// the record it made (its `staged` record), if any, is on disk. A line
+    /// that made none (a result report) waits for nothing, not even for
+    /// records others made meanwhile.
     Staged { recorded: bool },
 }
 
@@ -56,9 +58,6 @@ impl XdevFs {
             return Ok(Written::Taken);
         }
         let who = self.who.who(uid, tid);
-        // Records of others made meanwhile count too: the line then waits
-        // for a sync it did not need, never the other way round.
-        let records_before = self.journal.len();
         let staged = self.handles.with(fh, |handle| match handle {
             Handle::Stage(channel) => {
                 let _entered = self.runtime.enter();
@@ -73,8 +72,10 @@ impl XdevFs {
             _ => None,
         });
         match staged.flatten() {
-            Some(Ok(())) => Ok(Written::Staged {
-                recorded: self.journal.len() != records_before,
+            // A result report's decision records its own outcome, and that
+            // decision's writer waits for it; the producer does not.
+            Some(Ok(took)) => Ok(Written::Staged {
+                recorded: took == StageWrite::Staged,
             }),
             Some(Err(error)) => Err(Refusal {
                 errno: errno_of(&error),
