@@ -82,6 +82,15 @@ impl Disk {
         true
     }
 
+    /// The events of the records of preview `id` on the disk, in order.
+    fn events_of(&self, id: &str) -> Vec<String> {
+        self.lines()
+            .iter()
+            .filter(|line| line["id"] == id)
+            .filter_map(|line| line["event"].as_str().map(str::to_string))
+            .collect()
+    }
+
     fn lines(&self) -> Vec<serde_json::Value> {
         String::from_utf8_lossy(&self.state.lock().bytes)
             .lines()
@@ -199,6 +208,18 @@ fn mount_disk(disk: &Arc<Disk>) -> (tempfile::TempDir, fuser::BackgroundSession)
     (dir, session)
 }
 
+/// Lets the disk answer again; what the writer waiting on `decided` is
+/// then told.
+fn answered_once_the_disk_is_back(
+    disk: &Disk,
+    decided: &mpsc::Receiver<WriteResult>,
+) -> WriteResult {
+    disk.open_gate();
+    decided
+        .recv_timeout(STUCK)
+        .expect("the writer is answered once the disk is back")
+}
+
 /// Runs `work` on a thread of its own; its result comes through the channel.
 fn in_background<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
@@ -248,19 +269,9 @@ fn a_journal_disk_that_stops_answering_stalls_only_the_decision_that_waits_for_i
         "the writer waits for its records"
     );
 
-    disk.open_gate();
-    let written = decided
-        .recv_timeout(STUCK)
-        .expect("the writer is answered once the disk is back");
-    assert_eq!(written, Ok(2));
+    assert_eq!(answered_once_the_disk_is_back(&disk, &decided), Ok(2));
     assert_eq!(calls.applied(), 1);
-    let of_id: Vec<String> = disk
-        .lines()
-        .iter()
-        .filter(|line| line["id"] == id.as_str())
-        .filter_map(|line| line["event"].as_str().map(str::to_string))
-        .collect();
-    assert_eq!(of_id, ["staged", "intent", "resolve"]);
+    assert_eq!(disk.events_of(&id), ["staged", "intent", "resolve"]);
 
     drop(fx);
     drop(disk_session);
@@ -338,18 +349,8 @@ fn a_producers_result_report_never_waits_for_the_journals_disk() {
         "the writer is answered only once its outcome is on disk"
     );
 
-    disk.open_gate();
-    let written = decided
-        .recv_timeout(STUCK)
-        .expect("the writer is answered once the disk is back");
-    assert_eq!(written, Ok(2));
-    let of_id: Vec<String> = disk
-        .lines()
-        .iter()
-        .filter(|line| line["id"] == id.as_str())
-        .filter_map(|line| line["event"].as_str().map(str::to_string))
-        .collect();
-    assert_eq!(of_id, ["staged", "intent", "resolve"]);
+    assert_eq!(answered_once_the_disk_is_back(&disk, &decided), Ok(2));
+    assert_eq!(disk.events_of(&id), ["staged", "intent", "resolve"]);
 
     drop(stage);
     drop(fx);
