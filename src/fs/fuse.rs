@@ -19,6 +19,7 @@ use fuser::{
 };
 
 use super::answers::decision::MessageWrite;
+use super::handles::stage::StageWrite;
 use super::handles::table::Listing;
 use super::refusal::{refuse, Refusal};
 use super::requests::draft_ops::Caller;
@@ -220,8 +221,10 @@ impl Filesystem for XdevFuse {
                     Err(errno) => reply.error(errno),
                 });
             }
-            Ok(Written::Taken | Written::Staged { recorded: false }) => reply.written(written),
-            Ok(Written::Staged { recorded: true }) => {
+            Ok(Written::Taken | Written::Staged(StageWrite::Unrecorded)) => reply.written(written),
+            // A result report's decision records its own outcome, and that
+            // decision's writer waits for it; the producer does not.
+            Ok(Written::Staged(StageWrite::Staged)) => {
                 self.fs.answer_when_flushed(move || reply.written(written));
             }
             Err(refusal) => reply.error(refused("write", ino, req, refusal)),

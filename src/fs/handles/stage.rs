@@ -162,34 +162,35 @@ mod tests {
         journal.follow(&session);
         let who = Who::current();
         let mut channel = StageChannel::default();
-        let mut write = |line: &[u8]| {
+        let write = |channel: &mut StageChannel, line: &[u8]| {
             channel
                 .write(&session, &journal, &who, line, None)
                 .map_err(|error| error.to_string())
         };
 
-        assert_eq!(write(b"\n"), Ok(StageWrite::Unrecorded), "a blank line");
-        assert_eq!(write(b"{\"label\": \"edit\"}\n"), Ok(StageWrite::Staged));
+        assert_eq!(
+            write(&mut channel, b"\n"),
+            Ok(StageWrite::Unrecorded),
+            "a blank line"
+        );
+        assert_eq!(
+            write(&mut channel, b"{\"label\": \"edit\"}\n"),
+            Ok(StageWrite::Staged)
+        );
         assert_eq!(journal.len(), 1, "the staged record");
 
         let deciding = tokio::spawn({
             let session = session.clone();
             async move { dispatch_resolution_device(&session, Device::Resolve, "go").await }
         });
-        let asked = channel.read(4096).expect("staged");
         // The `staged` message first, then the apply.
-        let mut messages = String::from_utf8(asked.await).expect("UTF-8");
+        let mut messages = String::new();
         while !messages.contains("\"apply\"") {
             let more = channel.read(4096).expect("staged").await;
             messages.push_str(&String::from_utf8(more).expect("UTF-8"));
         }
-        let mut write = |line: &[u8]| {
-            channel
-                .write(&session, &journal, &who, line, None)
-                .map_err(|error| error.to_string())
-        };
         assert_eq!(
-            write(b"{\"ok\": true, \"text\": \"applied\"}\n"),
+            write(&mut channel, b"{\"ok\": true, \"text\": \"applied\"}\n"),
             Ok(StageWrite::Unrecorded),
             "a result report records nothing itself"
         );

@@ -36,7 +36,7 @@ pub(crate) enum Written {
     /// the record it made (its `staged` record), if any, is on disk. A line
     /// that made none (a result report) waits for nothing, not even for
     /// records others made meanwhile.
-    Staged { recorded: bool },
+    Staged(StageWrite),
 }
 
 impl XdevFs {
@@ -72,11 +72,7 @@ impl XdevFs {
             _ => None,
         });
         match staged.flatten() {
-            // A result report's decision records its own outcome, and that
-            // decision's writer waits for it; the producer does not.
-            Some(Ok(took)) => Ok(Written::Staged {
-                recorded: took == StageWrite::Staged,
-            }),
+            Some(Ok(took)) => Ok(Written::Staged(took)),
             Some(Err(error)) => Err(Refusal {
                 errno: errno_of(&error),
                 why: "stage refused the line (the reason is readable on the descriptor)",
