@@ -2,8 +2,10 @@
 //! kept as deprecated forwards so that a 0.1 program compiles on 0.2 and
 //! each warning names what to write instead.
 //!
-//! Every item here is re-exported at the crate root, where 0.1 had it, and
-//! does exactly what its replacement does (the behaviour, texts and errnos
+//! Every function, type and constant here is also at the crate root, where
+//! 0.1 had it, and the 0.1 methods are on their types again (`Session`,
+//! `DispatchHooks`, `StageRequest`); each does exactly what its replacement
+//! does (the behaviour, texts and errnos
 //! are 0.2's, which are 0.1's). Where 0.2 changed a type's shape the
 //! forward takes the 0.2 type: [`Resolution`] is [`Decision`], read with
 //! its methods (`text()`, `error()`, `id()`, `details()`, `plan()` or the
