@@ -91,7 +91,7 @@ fn stage(session: &Session) -> String {
 async fn resolve(session: &Session) {
     let answer = dispatch_resolution_device(session, Device::Resolve, "bench").await;
     debug_assert!(answer.is_ok(), "{answer:?}");
-    black_box(answer);
+    black_box(&answer);
 }
 
 /// A session with `n` previews pending.

@@ -69,6 +69,7 @@ pub struct Details {
 /// # }
 /// ```
 #[derive(Debug, Clone, PartialEq)]
+#[must_use = "a decision says whether anything was applied; read its result"]
 pub struct Decision {
     text: String,
     error: Option<Error>,
@@ -184,11 +185,128 @@ impl Decision {
     pub fn plan(&self) -> Option<&PlanApprovalDetails> {
         self.plan.as_ref()
     }
+
+    /// [`Decision::text`], owned: what the writer reads back, whether the
+    /// decision succeeded or not.
+    pub fn into_text(self) -> String {
+        self.text
+    }
+
+    /// [`Decision::details`], owned.
+    pub fn into_details(self) -> Option<Details> {
+        self.details
+    }
+
+    /// [`Decision::plan`], owned.
+    pub fn into_plan(self) -> Option<PlanApprovalDetails> {
+        self.plan
+    }
+
+    /// Every part, owned, to move out at once:
+    ///
+    /// ```
+    /// use xdev::dispatch::DecisionParts;
+    /// use xdev::{apply_fn, Device, Dispatch, Session, StageOptions, ToolResult};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let session = Session::new();
+    /// let apply = apply_fn(|reason, _extra| async move { Ok(ToolResult::ok(format!("applied: {reason}"))) });
+    /// let id = session.stage("edit a.rs", "edit", apply, None, StageOptions::default());
+    /// let decision = Dispatch::device(Device::Resolve, "tests pass").run(&session).await;
+    /// let DecisionParts { text, error, id: decided, details, .. } = decision.into_parts();
+    /// assert_eq!((text.as_str(), error, decided), ("applied: tests pass", None, Some(id)));
+    /// assert_eq!(details.map(|details| details.label), Some("edit a.rs".to_string()));
+    /// # }
+    /// ```
+    pub fn into_parts(self) -> DecisionParts {
+        DecisionParts {
+            text: self.text,
+            error: self.error,
+            id: self.id.map(|id| id.to_string()),
+            details: self.details,
+            plan: self.plan,
+        }
+    }
 }
+
+/// A [`Decision`] taken apart by [`Decision::into_parts`]; each field is
+/// what the accessor of the same name borrows.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct DecisionParts {
+    /// What the writer reads back: the handler's text, or the error's
+    /// message when it failed.
+    pub text: String,
+    /// Why it failed; `None` on success.
+    pub error: Option<Error>,
+    /// The id of the preview the dispatch decided (or tried to), if any.
+    pub id: Option<String>,
+    /// The details of the decided preview or handler, when one was decided.
+    pub details: Option<Details>,
+    /// The plan the decision was about, when its handler named it.
+    pub plan: Option<PlanApprovalDetails>,
+}
+
+/// A [`Decision`] nobody reads is a warning (denied here), as a dropped
+/// `Result` is: it is the only word on whether anything was applied.
+///
+/// ```compile_fail
+/// #![deny(unused_must_use)]
+/// async fn ignores(session: &xdev::Session) {
+///     xdev::Dispatch::device(xdev::Device::Resolve, "go").run(session).await;
+/// }
+/// ```
+///
+/// ```
+/// #![deny(unused_must_use)]
+/// async fn reads(session: &xdev::Session) -> bool {
+///     xdev::Dispatch::device(xdev::Device::Resolve, "go").run(session).await.is_ok()
+/// }
+/// ```
+#[cfg(doctest)]
+mod a_decision_must_be_used {}
 
 /// Something that, when it completes, stops the caller waiting with this
 /// error (a writer's signal, a deadline). The handler itself keeps running.
+///
+/// [`Dispatch::cancel`] takes any such future as it is; a [`DispatchHooks`]
+/// holds it boxed. [`cancel_when`] makes one of any future and the error to
+/// give up with.
 pub type Cancel = BoxFuture<Error>;
+
+/// A [`Cancel`] that fires with `error` once `signal` completes, whatever
+/// `signal` yields: a `oneshot` receiver, a `Notify`'s `notified()`, a
+/// `watch` receiver's `changed()`, a timer.
+///
+/// ```
+/// use xdev::dispatch::cancel_when;
+/// use xdev::{apply_fn, Device, Dispatch, Error, Session, StageOptions, ToolResult};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let session = Session::new();
+/// let apply = apply_fn(|_reason, _extra| std::future::pending());
+/// session.stage("slow build", "bash", apply, None, StageOptions::default());
+///
+/// let (turn_over, turn_ended) = tokio::sync::oneshot::channel::<()>();
+/// let deciding = Dispatch::device(Device::Resolve, "go")
+///     .cancel(cancel_when(turn_ended, Error::Aborted("turn ended".into())))
+///     .run(&session);
+/// turn_over.send(()).unwrap();
+/// let decision = deciding.await;
+/// assert_eq!(decision.errno(), libc::ECANCELED);
+/// # }
+/// ```
+pub fn cancel_when<F>(signal: F, error: Error) -> Cancel
+where
+    F: Future + Send + 'static,
+{
+    Box::pin(async move {
+        signal.await;
+        error
+    })
+}
 
 /// Runs once a preview is claimed for a decision, before its callback runs,
 /// with the preview's id and the decision's details. An error refuses the
@@ -344,10 +462,12 @@ impl<'a> Dispatch<'a> {
         }
     }
 
-    /// Also gives up when `cancel` fires (a harness passes its turn's abort
-    /// signal here). A cancel that has fired already starts nothing.
-    pub fn cancel(mut self, cancel: Cancel) -> Self {
-        self.hooks.cancel = Some(cancel);
+    /// Also gives up when `cancel` completes, with the error it yields (a
+    /// harness passes its turn's abort signal here): any future of an
+    /// [`Error`], a [`Cancel`] or one from [`cancel_when`] included. A
+    /// cancel that has fired already starts nothing.
+    pub fn cancel(mut self, cancel: impl Future<Output = Error> + Send + 'static) -> Self {
+        self.hooks.cancel = Some(Box::pin(cancel));
         self
     }
 

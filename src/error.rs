@@ -22,8 +22,9 @@ pub enum Error {
     /// The named plan file does not exist.
     #[error("{0}")]
     PlanNotFound(String),
-    /// An apply or reject callback failed (already formatted, e.g.
-    /// `Apply failed: <message>`).
+    /// An apply or reject callback failed: `Apply failed: <message>` for
+    /// an apply's [`CallbackError::Failed`], else the callback's own
+    /// message (see [`CallbackError`]).
     #[error("{0}")]
     CallbackFailed(String),
     /// Nobody can tell whether the apply happened: whoever was applying it
@@ -171,11 +172,36 @@ pub(crate) fn describe(error: &std::io::Error) -> String {
     }
 }
 
-/// How an apply or reject callback failed.
+/// How an apply or reject callback failed. The decision fails with `EIO`
+/// and reads back:
 ///
-/// A [`CallbackError::Tool`] is already phrased for the user and passes
-/// through unchanged; any other failure is reported as
-/// `Apply failed: <message>`.
+/// | the callback fails with | from apply | from reject |
+/// |---|---|---|
+/// | [`CallbackError::Failed`] | `Apply failed: <message>` ([`Error::CallbackFailed`]) | `<message>` ([`Error::CallbackFailed`]) |
+/// | [`CallbackError::Tool`] | `<message>` ([`Error::CallbackFailed`]) | `<message>` ([`Error::CallbackFailed`]) |
+/// | [`CallbackError::OutcomeUnknown`] | `<message>` ([`Error::OutcomeUnknown`]) | `<message>` ([`Error::OutcomeUnknown`]) |
+///
+/// After a failed apply the preview is back at the head of the stack; after
+/// a failed reject it stays pending where it stood.
+///
+/// ```
+/// use xdev::{apply_fn, reject_fn, CallbackError, Device, Dispatch, Error, Session, StageOptions};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let session = Session::new();
+/// let apply = apply_fn(|_reason, _extra| async { Err(CallbackError::Failed("disk full".into())) });
+/// let reject = reject_fn(|_reason, _extra| async { Err(CallbackError::Failed("still locked".into())) });
+/// session.stage("edit a.rs", "edit", apply, Some(reject), StageOptions::default());
+///
+/// let applying = Dispatch::device(Device::Resolve, "go").run(&session).await;
+/// assert_eq!(applying.result(), Err(&Error::CallbackFailed("Apply failed: disk full".into())));
+/// let rejecting = Dispatch::device(Device::Reject, "no").run(&session).await;
+/// assert_eq!(rejecting.result(), Err(&Error::CallbackFailed("still locked".into())));
+/// assert_eq!(rejecting.errno(), libc::EIO);
+/// assert_eq!(session.pending_count(), 1);
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum CallbackError {
     /// A tool error whose message is shown as is.

@@ -89,7 +89,20 @@
 //! The plan desk's own example is in [`plan_desk`]. The seed runtime's
 //! names stay for code ported from it, as thin wrappers that say so:
 //! [`Session::queue_resolve_handler`], [`Session::push_pending_action`] and
-//! [`dispatch::dispatch_resolution_device`].
+//! [`dispatch_resolution_device`].
+//!
+//! ## The prelude, and code written for 0.1
+//!
+//! `use xdev::prelude::*;` brings the names above and every type their
+//! signatures take or return (a [`Dispatch`]'s [`dispatch::Cancel`] and
+//! [`session::Scope`], a [`Decision`]'s [`dispatch::Details`], a
+//! [`Session`]'s [`session::Event`]s, ...), each of which lives in the
+//! module it is documented in; see [`prelude`].
+//!
+//! A program written for 0.1 compiles: each name 0.1 had at the crate root
+//! that 0.2 renamed, replaced or moved is still there, deprecated, doing
+//! what its replacement does; the warning names the replacement. They are
+//! listed in [`compat`].
 //!
 //! ## Features
 //!
@@ -120,6 +133,7 @@
 
 #[cfg(feature = "cli")]
 pub mod client;
+pub mod compat;
 #[cfg(feature = "cli")]
 pub mod daemon;
 pub mod device;
@@ -139,6 +153,7 @@ pub mod mount;
 mod mount_point;
 pub mod plan_command;
 pub mod plan_desk;
+pub mod prelude;
 pub mod producer;
 pub mod safe_text;
 pub mod session;
@@ -154,7 +169,7 @@ pub mod who;
 pub use session::{apply_fn, reject_fn, ApplyFn, RejectFn, Session, StageOptions, ToolResult};
 // Deciding.
 pub use device::Device;
-pub use dispatch::{Decision, Dispatch};
+pub use dispatch::{dispatch_resolution_device, Decision, Dispatch};
 pub use session::ResolveRequest;
 // Mounting the devices.
 #[cfg(feature = "mount")]
@@ -163,6 +178,8 @@ pub use mount::{mount, Mount, MountError, MountOptions};
 pub use plan_desk::{PlanDesk, PlanHandlerKind};
 // Errors.
 pub use error::{CallbackError, Error};
+// The 0.1 names, deprecated: each says what to use instead.
+pub use compat::*;
 
 // The Rust code of the README and of every page under docs/ is compiled
 // and run as doctests, so what they show stays true.

@@ -23,9 +23,10 @@ pub use crate::mount_point::MountError;
 /// How a mount is set up.
 #[derive(Clone)]
 pub struct MountOptions {
-    /// Let other users in: they may read the status files (and, with
-    /// `share_journal`, the journal); their writes to the devices fail with
-    /// `EACCES` (the kernel enforces the mode bits).
+    /// Let other users in: they may list the directories (the pending ids
+    /// and sessions) but read none of the files unless `share_journal` is
+    /// set too; their writes to the devices fail with `EACCES` (the kernel
+    /// enforces the mode bits).
     pub allow_other: bool,
     /// FUSE request threads (default [`DEFAULT_THREADS`]).
     pub threads: usize,

@@ -770,7 +770,7 @@ async fn a_review_decided_for_a_waiting_writer_is_not_a_second_event() {
     let write = propose_in_background(&session, "auth");
     under_review(&desk).await;
     desk.refine("more tests").expect("refined");
-    finished(write).await;
+    assert!(finished(write).await.is_ok());
     next_of(&mut events, xdev::session::EventKind::Proposed).await;
     desk.exit();
     next_of(&mut events, xdev::session::EventKind::PlanModeLeft).await;

@@ -80,6 +80,7 @@ scenarios! {
     s37_descriptors_opened_together_decide_apart => "37-descriptors-opened-together-decide-apart.sh",
     s40_bare_mount_point => "40-bare-mount-point.sh",
     s41_ci_recipe => "41-ci-recipe.sh",
+    s42_ci_policy_allow_list => "42-ci-policy-allow-list.sh",
 }
 
 fn scenario_dir() -> PathBuf {

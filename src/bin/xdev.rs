@@ -72,9 +72,11 @@ impl MountArg {
 /// How the daemon (or `xdev run`) mounts.
 #[derive(Args, Clone, Debug)]
 struct ServeArgs {
-    /// Let other users read the status files (their writes to the
-    /// devices fail with EACCES). Needs `user_allow_other` in
-    /// /etc/fuse.conf when not run as root.
+    /// Let other users into the mount: they may list its directories (the
+    /// pending ids and sessions) but read none of its files unless
+    /// --share-journal is given too, and their writes to the devices fail
+    /// with EACCES. Needs `user_allow_other` in /etc/fuse.conf when not run
+    /// as root.
     #[arg(long)]
     allow_other: bool,
     /// Let other users read the session's files too (with --allow-other):

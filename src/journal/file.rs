@@ -294,9 +294,10 @@ mod tests {
 
     /// The size of a memory page here (4 KiB on most machines, 64 KiB on some).
     fn page_size() -> usize {
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        usize::try_from(page).unwrap_or(4096)
+        use nix::unistd::{sysconf, SysconfVar};
+        let page = sysconf(SysconfVar::PAGE_SIZE).ok().flatten();
+        page.and_then(|page| usize::try_from(page).ok())
+            .unwrap_or(4096)
     }
 
     /// A tmpfs of four pages mounted over a temp dir (needs root), gone on drop.

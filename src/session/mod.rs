@@ -805,14 +805,38 @@ impl Session {
 
     // ----- boundaries, abort, events ------------------------------------
 
-    /// Clears every pending preview and every directive: what a session
-    /// boundary (a new session, a switch, a branch) does.
+    /// A session boundary (a new agent session, a switch, a branch): clears
+    /// every pending preview, as [`Session::clear_pending`] does, *and*
+    /// every hard directive, as [`Session::clear_directives`] does (the
+    /// in-flight choice is rejected `cleared`). The standing resolve
+    /// handler, plan mode and the subscribers stay.
+    ///
+    /// ```
+    /// use xdev::harness::{Directive, ToolChoice};
+    /// use xdev::{apply_fn, Session, StageOptions, ToolResult};
+    ///
+    /// let session = Session::new();
+    /// let apply = apply_fn(|_reason, _extra| async { Ok(ToolResult::ok("applied")) });
+    /// session.stage("edit a.rs", "edit", apply.clone(), None, StageOptions::default());
+    /// session.enqueue_directive(Directive::new([ToolChoice::new("write")]));
+    ///
+    /// session.clear_pending(); // the previews only
+    /// assert_eq!(session.pending_count(), 0);
+    /// assert!(session.serve_tool_choice().is_some());
+    ///
+    /// session.stage("edit b.rs", "edit", apply, None, StageOptions::default());
+    /// session.clear(); // the previews and the directives
+    /// assert_eq!(session.pending_count(), 0);
+    /// assert!(session.serve_tool_choice().is_none());
+    /// ```
     pub fn clear(&self) {
         self.clear_pending();
         self.clear_directives();
     }
 
-    /// Clears every pending preview (not the directives).
+    /// Clears every pending preview, each with a `cleared` event and
+    /// without running its reject callback; the hard directives stay
+    /// queued. [`Session::clear`] is the session boundary that clears both.
     pub fn clear_pending(&self) {
         let mut state = self.shared.state.lock();
         let State {

@@ -119,7 +119,7 @@ async fn an_invoked_invoker_resolves_normally() {
         ),
     );
     session.serve_tool_choice();
-    dispatch(&session, Device::Resolve, "yes").await;
+    assert!(dispatch(&session, Device::Resolve, "yes").await.is_ok());
     assert_eq!(session.finish_turn(TurnEnd::Resolved), None);
     assert!(log.lock().is_empty());
     assert_eq!(session.next_tool_choice_directive(), None);

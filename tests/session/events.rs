@@ -8,10 +8,12 @@ async fn events_report_every_change_with_its_id_label_tool_reason_and_text() {
     let mut events = session.subscribe();
 
     let applied = stage_echoing(&session, "edit a.rs", "edit");
-    dispatch(&session, Device::Resolve, "tests pass").await;
+    assert!(dispatch(&session, Device::Resolve, "tests pass")
+        .await
+        .is_ok());
 
     let discarded = stage_echoing(&session, "edit b.rs", "edit");
-    dispatch(&session, Device::Reject, "wrong").await;
+    assert!(dispatch(&session, Device::Reject, "wrong").await.is_ok());
 
     let flaky = session.queue_resolve_handler(
         "edit c.rs",
@@ -19,7 +21,10 @@ async fn events_report_every_change_with_its_id_label_tool_reason_and_text() {
         failing_apply(1, CallbackError::Failed("EROFS".into()), &Arc::default()),
         None,
     );
-    dispatch(&session, Device::Resolve, "try").await;
+    assert_eq!(
+        dispatch(&session, Device::Resolve, "try").await.errno(),
+        libc::EIO
+    );
     assert!(session.withdraw(&flaky, "producer exited"));
     assert!(!session.withdraw(&flaky, "twice"));
 

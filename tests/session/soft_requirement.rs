@@ -226,7 +226,7 @@ async fn tracker_resets_and_reinjects_on_a_new_head_id() {
     );
 
     // Resolving the new head brings the old one back as a new head id.
-    dispatch(&session, Device::Resolve, "ok").await;
+    assert!(dispatch(&session, Device::Resolve, "ok").await.is_ok());
     let back = soft(&session);
     assert_eq!(back.id, first.id);
     let plan = tracker.before_model_call(Some(&back));

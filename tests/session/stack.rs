@@ -74,7 +74,7 @@ async fn ids_have_the_documented_shape_and_a_growing_process_wide_seq() {
 
     // A seq is never reused, not even after the preview is decided.
     let decided = stage_echoing(&one, "e", "edit");
-    dispatch(&one, Device::Resolve, "ok").await;
+    assert!(dispatch(&one, Device::Resolve, "ok").await.is_ok());
     let next = stage_echoing(&one, "f", "edit");
     assert!(seq_of(&next, "edit") > seq_of(&decided, "edit"));
 }
