@@ -113,12 +113,50 @@ fn a_bad_stage_request_is_einval() {
         fd.write(b"{\"label\": \"x\", \"sourceTool\": \"a:b\"}"),
         Err(libc::EINVAL)
     );
+    let why = "Bad stage request: sourceTool must be 1 to 64 characters of A-Z a-z 0-9 _ . -; it contains ':'.";
     assert_eq!(
         fd.read_to_string(),
-        "Bad stage request: sourceTool must be 1 to 64 characters of A-Z a-z 0-9 _ . -; it contains ':'.\n",
+        format!("{why}\n"),
         "the reason is read back on the same descriptor"
     );
     assert_eq!(fx.session.pending_count(), 0);
+    // ... and in `last` and the status files, as a device's refusal is.
+    assert_eq!(fx.read("last"), format!("{why}\n"));
+    assert!(
+        fx.read("status")
+            .contains(&format!("last: stage error EINVAL: {why}")),
+        "{}",
+        fx.read("status")
+    );
+    assert_eq!(
+        fx.status_json()["last"],
+        serde_json::json!({"device": "stage", "ok": false, "text": why, "errno": "EINVAL"})
+    );
+    assert!(
+        fx.log_records().is_empty(),
+        "nothing staged, nothing decided: nothing for the journal"
+    );
+}
+
+#[test]
+fn a_refused_line_after_staging_says_why_in_last() {
+    let fx = Fixture::new();
+    stage_recording(&fx.session, "an earlier decision");
+    assert_eq!(write_once(&fx.path("resolve"), b"go"), Ok(2));
+    let fd = Fd::open(&fx.path("stage"), libc::O_RDWR).expect("open");
+    assert_eq!(fd.write(b"{\"label\": \"edit\"}\n"), Ok(18));
+    // No decision asked for a result yet: the report is refused, and the
+    // reason cannot be read on the descriptor, which carries the messages.
+    assert_eq!(
+        fd.write(b"{\"ok\": true, \"text\": \"done\"}\n"),
+        Err(libc::EINVAL)
+    );
+    let why = "No decision is waiting for a result on this descriptor.";
+    assert_eq!(fx.read("last"), format!("{why}\n"));
+    assert_eq!(fx.status_json()["last"]["device"], "stage");
+    assert_eq!(fd.write(b"{\"ok\": \"yes\"}\n"), Err(libc::EINVAL));
+    let last = fx.read("last");
+    assert!(last.starts_with("Bad result line: "), "{last}");
 }
 
 #[test]
