@@ -32,12 +32,13 @@ use std::time::SystemTime;
 
 use parking_lot::{Mutex, RwLock};
 
+use crate::error::Error;
 use crate::safe_text::path_safe_source_tool;
 use abort::{AbortSignal, AbortWaiter};
 use directives::{Directive, DirectiveId, DirectiveQueue, QueueInvoker, ToolChoice, TurnEnd};
 use events::Subscribers;
 use pending::PendingStack;
-use preview::{next_preview_id, Preview, PreviewExtras};
+use preview::{next_preview_id, Preview, PreviewExtras, TakeBackFn};
 
 /// The handler a mode installs for the whole session; the resolve *tool*
 /// falls back to it when nothing is pending.
@@ -52,6 +53,20 @@ pub(crate) enum Next {
     Invoker(QueueInvoker, String),
     /// The newest pending preview, claimed.
     Preview(Arc<Preview>),
+}
+
+/// What became of an apply under way that was to be taken back (see
+/// [`Session::take_back_apply`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TakeBack {
+    /// Taken back: nothing was applied nor will be, and its decision ends
+    /// by itself, not applied.
+    Taken,
+    /// The preview is no longer staged: its decision has its outcome.
+    Decided,
+    /// The apply has reached whoever carries it out: only their report
+    /// can tell what it did.
+    TooLate,
 }
 
 /// Which previews a resolve or reject may decide (see
@@ -312,6 +327,21 @@ impl Session {
         reject: Option<RejectFn>,
         options: StageOptions,
     ) -> String {
+        self.stage_taking_back(label, source_tool, apply, reject, None, options)
+    }
+
+    /// [`Session::stage`], for a preview whose apply is carried out outside
+    /// this process: `take_back` takes an apply back until it has reached
+    /// its applier (see [`Session::take_back_apply`]).
+    pub(crate) fn stage_taking_back(
+        &self,
+        label: impl Into<String>,
+        source_tool: impl Into<String>,
+        apply: ApplyFn,
+        reject: Option<RejectFn>,
+        take_back: Option<TakeBackFn>,
+        options: StageOptions,
+    ) -> String {
         let source_tool = safe_source_tool(source_tool.into());
         let StageOptions { id, detail, origin } = options;
         let id = id.unwrap_or_else(|| next_preview_id(&source_tool));
@@ -321,6 +351,7 @@ impl Session {
             source_tool,
             apply,
             reject,
+            take_back,
             extras: PreviewExtras::of(detail, origin),
         });
         let mut state = self.shared.state.lock();
@@ -377,6 +408,26 @@ impl Session {
     /// does when it goes away. False if it was not pending.
     pub fn withdraw(&self, id: &str, why: &str) -> bool {
         self.withdraw_if(id, why, |_| true)
+    }
+
+    /// Takes back the apply under way of preview `id` if it has not
+    /// reached whoever carries it out: an external producer that has not
+    /// read its apply line. The preview is then withdrawn (reason `why`)
+    /// and its decision fails with `error`. An in-process callback has its
+    /// apply once it runs: [`TakeBack::TooLate`].
+    pub(crate) fn take_back_apply(&self, id: &str, why: &str, error: Error) -> TakeBack {
+        let take_back = {
+            let state = self.shared.state.lock();
+            match state.pending.get(id) {
+                None => return TakeBack::Decided,
+                Some(preview) => preview.take_back.clone(),
+            }
+        };
+        // Called outside the lock: taking back withdraws the preview.
+        match take_back {
+            Some(take_back) if take_back(why, error) => TakeBack::Taken,
+            _ => TakeBack::TooLate,
+        }
     }
 
     /// [`Session::withdraw`], but only a preview waiting for a decision:
