@@ -55,20 +55,6 @@ pub(crate) enum Next {
     Preview(Arc<Preview>),
 }
 
-/// What became of an apply under way that was to be taken back (see
-/// [`Session::take_back_apply`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TakeBack {
-    /// Taken back: nothing was applied nor will be, and its decision ends
-    /// by itself, not applied.
-    Taken,
-    /// The preview is no longer staged: its decision has its outcome.
-    Decided,
-    /// The apply has reached whoever carries it out: only their report
-    /// can tell what it did.
-    TooLate,
-}
-
 /// Which previews a resolve or reject may decide (see
 /// [`Dispatch::device_in`](crate::Dispatch::device_in)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -413,21 +399,20 @@ impl Session {
     /// Takes back the apply under way of preview `id` if it has not
     /// reached whoever carries it out: an external producer that has not
     /// read its apply line. The preview is then withdrawn (reason `why`)
-    /// and its decision fails with `error`. An in-process callback has its
-    /// apply once it runs: [`TakeBack::TooLate`].
-    pub(crate) fn take_back_apply(&self, id: &str, why: &str, error: Error) -> TakeBack {
-        let take_back = {
-            let state = self.shared.state.lock();
-            match state.pending.get(id) {
-                None => return TakeBack::Decided,
-                Some(preview) => preview.take_back.clone(),
-            }
-        };
+    /// and its decision fails with `error`. Returns whether it was taken
+    /// back: nothing was applied nor will be, and the decision ends by
+    /// itself. Never for an in-process callback, which has its apply once
+    /// it runs, nor for a preview no longer staged (cleared, or withdrawn
+    /// while its callback ends), whose callback cannot be reached.
+    pub(crate) fn take_back_apply(&self, id: &str, why: &str, error: Error) -> bool {
+        let state = self.shared.state.lock();
+        let take_back = state
+            .pending
+            .get(id)
+            .and_then(|preview| preview.take_back.clone());
+        drop(state);
         // Called outside the lock: taking back withdraws the preview.
-        match take_back {
-            Some(take_back) if take_back(why, error) => TakeBack::Taken,
-            _ => TakeBack::TooLate,
-        }
+        take_back.is_some_and(|take_back| take_back(why, error))
     }
 
     /// [`Session::withdraw`], but only a preview waiting for a decision:

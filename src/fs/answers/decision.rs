@@ -20,7 +20,6 @@ use crate::fs::requests::write::Delivery;
 use crate::fs::state::XdevFs;
 use crate::fs::tree::target::Target;
 use crate::journal::Commit;
-use crate::session::TakeBack;
 use crate::texts;
 use crate::who::Who;
 
@@ -57,8 +56,9 @@ enum Unfinished {
     /// record was being written): dropped, nothing ran.
     NotStarted(String),
     /// The mount stopped, and the outcome is known or comes at once (the
-    /// preview was decided, or its apply taken back before its producer
-    /// read it): its writer waits for it.
+    /// callback has answered and only its record is being written, or its
+    /// apply was taken back before its producer read it): its writer waits
+    /// for it.
     Finishing,
     /// The mount stopped while an apply ran where it was handed: its
     /// outcome is unknown, and it goes on.
@@ -275,18 +275,18 @@ impl XdevFs {
         let progress = claimed.lock().clone();
         match progress {
             Progress::Recording(id) => Unfinished::NotStarted(id),
+            Progress::Decided(_) => Unfinished::Finishing,
             // A discard applies nothing, whatever its callback does.
             _ if !target.applies() => Unfinished::GoesOn,
             // A queue invoker's apply runs from the start.
             Progress::Unclaimed => Unfinished::Unknown,
             Progress::Running(id) => {
                 let error = Error::Aborted(texts::APPLY_TAKEN_BACK_AT_SHUTDOWN.into());
-                match self
-                    .session
-                    .take_back_apply(&id, texts::WITHDRAWN_AT_SHUTDOWN, error)
-                {
-                    TakeBack::TooLate => Unfinished::Unknown,
-                    TakeBack::Taken | TakeBack::Decided => Unfinished::Finishing,
+                let session = &self.session;
+                if session.take_back_apply(&id, texts::WITHDRAWN_AT_SHUTDOWN, error) {
+                    Unfinished::Finishing
+                } else {
+                    Unfinished::Unknown
                 }
             }
         }

@@ -33,14 +33,19 @@ pub(super) enum Progress {
     /// This preview's callback runs (for an external producer: its line is
     /// on the way, or read).
     Running(String),
+    /// The decision (of this preview, if one) has its outcome: only its
+    /// record is being written.
+    Decided(Option<String>),
 }
 
 impl Progress {
     /// The preview claimed, if any.
     pub(super) fn preview_id(&self) -> Option<&str> {
         match self {
-            Progress::Unclaimed => None,
-            Progress::Recording(id) | Progress::Running(id) => Some(id),
+            Progress::Unclaimed | Progress::Decided(None) => None,
+            Progress::Recording(id) | Progress::Running(id) | Progress::Decided(Some(id)) => {
+                Some(id)
+            }
         }
     }
 }
@@ -74,16 +79,23 @@ impl XdevFs {
             .journal
             .before_decision(|| target.name(), who.as_ref())
             .map(|before| noting_recording(before, Arc::clone(&claimed)));
+        let running = Arc::clone(&claimed);
         let hooks = DispatchHooks {
             cancel: None,
             before_decision,
             on_claim: Some(Box::new(move |id| {
-                *claimed.lock() = Progress::Running(id.to_string())
+                *running.lock() = Progress::Running(id.to_string())
             })),
         };
         let decision = target
             .dispatch(&self.session, self.plan.as_ref(), text, hooks)
             .await;
+        // From here only the record is awaited: a mount stopping now lets
+        // the writer wait for this outcome rather than call it unknown.
+        {
+            let mut progress = claimed.lock();
+            *progress = Progress::Decided(progress.preview_id().map(str::to_string));
+        }
         // The writer gets its outcome even if the journal file fails: the
         // status files say so, and the next record written names the loss.
         let _ = self.note(target, text, &decision, who).await;
