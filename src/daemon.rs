@@ -264,7 +264,8 @@ fn on_signal(kind: SignalKind, reaction: SignalReaction, mount: &Mount) {
 /// `xdev mount`: mounts at `dir`, calls `ready` once the mount answers,
 /// serves until a stop signal of [`SIGNALS`] (SIGHUP, SIGINT, SIGQUIT,
 /// SIGTERM, ...), then unmounts: new decisions are refused, decisions under way
-/// get the grace period, what still waits then gets `ECANCELED`. SIGUSR1
+/// get the grace period, what still waits then is told what is known (see
+/// [`MountOptions::grace`](crate::MountOptions::grace)). SIGUSR1
 /// reopens the journal file; other signals of the table are ignored.
 ///
 /// A service manager that passed `$NOTIFY_SOCKET` is sent `READY=1` right

@@ -714,6 +714,7 @@ fn callback_error(error: CallbackError) -> Error {
             Error::CallbackFailed(message)
         }
         CallbackError::OutcomeUnknown(message) => Error::OutcomeUnknown(message),
+        CallbackError::NotDone(error) => error,
     }
 }
 
@@ -770,6 +771,7 @@ async fn apply(session: &Session, preview: &Preview, request: &ResolveRequest) -
             session.consume(preview, EventKind::Applied, reason, &result.text, ok);
             answered(preview, request, result)
         }
+        Err(CallbackError::NotDone(error)) => not_done(session, preview, request, error),
         Err(error) => {
             let error = apply_failure(error);
             session.requeue_after_failure(preview, reason, &error.to_string());
@@ -799,12 +801,25 @@ async fn discard(session: &Session, preview: &Preview, request: &ResolveRequest)
             );
             answered(preview, request, result)
         }
+        Err(CallbackError::NotDone(error)) => not_done(session, preview, request, error),
         Err(error) => {
             let error = callback_error(error);
             session.keep_after_failure(preview, reason, &error.to_string());
             failed(preview, request, error)
         }
     }
+}
+
+/// A callback that did nothing (see [`CallbackError::NotDone`]): the
+/// preview stays where it stood, unless the callback withdrew it.
+fn not_done(
+    session: &Session,
+    preview: &Preview,
+    request: &ResolveRequest,
+    error: Error,
+) -> Decision {
+    session.release_claim(preview);
+    failed(preview, request, error)
 }
 
 /// Calls a queue invoker (or the standing handler) with this request; the

@@ -28,7 +28,8 @@ pub enum Error {
     #[error("{0}")]
     CallbackFailed(String),
     /// Nobody can tell whether the apply happened: whoever was applying it
-    /// went away before reporting (an external producer that died).
+    /// went away before reporting (an external producer that died after it
+    /// read the apply), or the mount stopped while it ran.
     #[error("{0}")]
     OutcomeUnknown(String),
     /// The apply callback returned an error result; the preview was consumed.
@@ -214,6 +215,13 @@ pub enum CallbackError {
     /// have happened. The message is shown as is.
     #[error("{0}")]
     OutcomeUnknown(String),
+    /// Nothing was done, nor will be: the decision never reached whoever
+    /// carries it out (an external producer that closed its stage file
+    /// before it read the apply, a mount that stopped first). The decision
+    /// fails with this error as is, and the preview is not requeued: it
+    /// stays where it stood, unless the callback withdrew it.
+    #[error("{0}")]
+    NotDone(Error),
 }
 
 impl From<std::io::Error> for CallbackError {

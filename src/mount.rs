@@ -41,8 +41,12 @@ pub struct MountOptions {
     /// The plan review desk behind `plan/` (none: no `plan/` directory).
     pub plan: Option<PlanDesk>,
     /// How long decisions already running may take to finish when the
-    /// mount stops (their writers then get the real outcome); what still
-    /// runs after it gets `ECANCELED` (default 10 s).
+    /// mount stops (their writers then get the real outcome; default 10 s).
+    /// When it ends, a writer still waiting is told what is known: `EIO`
+    /// "outcome unknown" for an apply that had reached its applier (an
+    /// in-process callback runs, or its producer read the apply line),
+    /// `ECANCELED` where nothing was applied (an apply line its producer had
+    /// not read, which is taken back; a decision not begun; a discard).
     pub grace: Duration,
     /// Create the mount point when it is missing, and remove it again when
     /// the mount ends (also after a SIGKILL: the next mount there removes
@@ -88,7 +92,8 @@ impl std::fmt::Debug for MountOptions {
 }
 
 /// A live mount. Unmounts on [`Mount::unmount`] and on drop: blocked
-/// writers get `ECANCELED`, then the mount is removed (lazily if something
+/// writers are told what became of their decisions (see
+/// [`MountOptions::grace`]), then the mount is removed (lazily if something
 /// still holds it busy).
 pub struct Mount {
     dir: PathBuf,
@@ -270,8 +275,8 @@ impl Mount {
 
     /// Stops the mount: new decisions are refused (`ECANCELED`) at once,
     /// decisions under way get the grace period to finish (their writers
-    /// get the real outcome), what still waits then gets `ECANCELED`; then
-    /// the mount is removed.
+    /// get the real outcome), what still waits then is told what is known
+    /// (see [`MountOptions::grace`]); then the mount is removed.
     pub fn unmount(mut self) -> io::Result<()> {
         self.shutdown()
     }

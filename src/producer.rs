@@ -3,18 +3,25 @@
 //! the result. The mount's `stage` file carries the lines; this module knows
 //! nothing of files.
 //!
+//! It knows whether an apply reached its producer: a read that took any
+//! part of the apply line delivered it, and from then on only the producer
+//! can tell what it did. An apply line no read has taken can still be
+//! taken back (the mount stopping), and a producer that leaves before
+//! reading it has applied nothing.
+//!
 //! The protocol the lines follow is [`crate::stage_protocol`].
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{oneshot, Notify};
 
 use crate::error::{CallbackError, Error};
 use crate::session::answer::ToolResult;
-use crate::session::preview::{apply_fn, reject_fn};
+use crate::session::preview::{apply_fn, reject_fn, TakeBackFn};
 use crate::session::{Session, StageOptions};
 use crate::stage_protocol::{ProducerMessage, ProducerReport, StageRequest, WithdrawReason};
 use crate::texts;
@@ -23,48 +30,160 @@ use crate::texts;
 struct Link {
     session: Session,
     id: String,
-    /// Lines for the producer; dropped once nothing more will come.
-    outbox: Mutex<Option<mpsc::UnboundedSender<ProducerMessage>>>,
-    /// Where the producer's next report goes, and whether the producer is
-    /// gone (one lock, so an ask and the producer leaving cannot cross).
-    awaiting: Mutex<Awaiting>,
+    /// The conversation, under one lock, so that a read, an ask, a take-back
+    /// and the producer leaving never cross.
+    talk: Mutex<Conversation>,
+    /// Wakes the producer's reads once a line is queued or nothing more
+    /// will come.
+    more: Notify,
 }
 
+/// The lines for the producer, and where the decision asked stands.
 #[derive(Default)]
-struct Awaiting {
-    answer: Option<oneshot::Sender<ProducerReport>>,
+struct Conversation {
+    /// Lines no read has begun yet.
+    queued: VecDeque<Line>,
+    /// The rest of the line a read began.
+    unread: Vec<u8>,
+    /// Nothing more will be queued: reads get end of file after the rest.
+    finished: bool,
+    /// The producer closed its stage file.
     gone: bool,
+    /// Where the decision waiting for the producer's report is answered.
+    answer: Option<oneshot::Sender<Answer>>,
+    /// How far the latest apply line got.
+    apply: Delivery,
+}
+
+struct Line {
+    bytes: Vec<u8>,
+    /// The line of an apply.
+    apply: bool,
+}
+
+/// How far an apply line got: a read that took any of it delivered it, so
+/// the producer may have begun applying.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Delivery {
+    /// No apply asked.
+    #[default]
+    None,
+    /// Queued, no read has taken any of it.
+    Queued,
+    /// A read took (some of) it.
+    Delivered,
+    /// Taken back before any read took it.
+    TakenBack,
+}
+
+/// How the decision asked of the producer ends.
+enum Answer {
+    /// The producer reported its result.
+    Report(ProducerReport),
+    /// The producer closed its stage file first; whether it had read the
+    /// decision's line.
+    Gone { delivered: bool },
+    /// The mount took the apply back before the producer read it; the
+    /// preview is withdrawn with this reason, the decision fails so.
+    TakenBack { why: String, error: Error },
+}
+
+impl Conversation {
+    fn queue(&mut self, message: &ProducerMessage, apply: bool) {
+        if !self.finished {
+            let bytes = message.line().into_bytes();
+            self.queued.push_back(Line { bytes, apply });
+        }
+    }
+
+    /// The next bytes for a read of at most `max` (empty at end of file),
+    /// or `None` if there are none yet.
+    fn take(&mut self, max: usize) -> Option<Vec<u8>> {
+        if max == 0 {
+            return Some(Vec::new());
+        }
+        if self.unread.is_empty() {
+            match self.queued.pop_front() {
+                Some(line) => {
+                    if line.apply && self.apply == Delivery::Queued {
+                        self.apply = Delivery::Delivered;
+                    }
+                    self.unread = line.bytes;
+                }
+                None if self.finished => return Some(Vec::new()),
+                None => return None,
+            }
+        }
+        if max >= self.unread.len() {
+            return Some(std::mem::take(&mut self.unread));
+        }
+        Some(self.unread.drain(..max).collect())
+    }
+
+    /// Whether a read would not wait.
+    fn readable(&self) -> bool {
+        self.finished || !self.unread.is_empty() || !self.queued.is_empty()
+    }
 }
 
 impl Link {
-    fn send(&self, message: ProducerMessage) {
-        if let Some(outbox) = self.outbox.lock().as_ref() {
-            let _ = outbox.send(message);
-        }
+    /// Runs `change` on the conversation and wakes the producer's reads.
+    fn talk<T>(&self, change: impl FnOnce(&mut Conversation) -> T) -> T {
+        let changed = change(&mut self.talk.lock());
+        self.more.notify_waiters();
+        changed
     }
 
     /// Sends the last message: the producer then reads end of file.
     fn finish(&self, last: Option<ProducerMessage>) {
-        if let Some(outbox) = self.outbox.lock().take() {
+        self.talk(|talk| {
             if let Some(message) = last {
-                let _ = outbox.send(message);
+                talk.queue(&message, false);
             }
+            talk.finished = true;
+        });
+    }
+
+    /// Waits until `ready` holds of the conversation, and returns what it
+    /// gives.
+    async fn when<T>(&self, mut ready: impl FnMut(&mut Conversation) -> Option<T>) -> T {
+        loop {
+            let more = self.more.notified();
+            tokio::pin!(more);
+            // Registered before looking, so no wake-up is missed between.
+            more.as_mut().enable();
+            if let Some(ready) = ready(&mut self.talk.lock()) {
+                return ready;
+            }
+            more.await;
         }
     }
 
-    /// Asks the producer something and waits for its report (`None` if it
-    /// went away first).
-    async fn ask(&self, message: ProducerMessage) -> Option<ProducerReport> {
-        let (answer, report) = oneshot::channel();
-        {
-            let mut awaiting = self.awaiting.lock();
-            if awaiting.gone {
-                return None;
+    /// Asks the producer to apply (or discard) and waits for how that ends.
+    async fn ask(&self, message: ProducerMessage) -> Answer {
+        let apply = matches!(message, ProducerMessage::Apply { .. });
+        let (answer, answered) = oneshot::channel();
+        let asked = self.talk(|talk| {
+            if talk.gone || talk.finished {
+                return false;
             }
-            awaiting.answer = Some(answer);
+            talk.answer = Some(answer);
+            talk.apply = if apply {
+                Delivery::Queued
+            } else {
+                Delivery::None
+            };
+            talk.queue(&message, apply);
+            true
+        });
+        if !asked {
+            // The producer left (or the mount took its apply back) before
+            // the line could be sent: it never had it.
+            return Answer::Gone { delivered: false };
         }
-        self.send(message);
-        report.await.ok()
+        // Every way the ask ends sends an answer; should none come, the
+        // producer may have had the line.
+        answered.await.unwrap_or(Answer::Gone { delivered: true })
     }
 
     async fn apply(
@@ -72,21 +191,33 @@ impl Link {
         reason: String,
         extra: Option<Value>,
     ) -> Result<ToolResult, CallbackError> {
-        match self.ask(ProducerMessage::Apply { reason, extra }).await {
-            Some(report) if report.ok => {
+        let answer = self.ask(ProducerMessage::Apply { reason, extra }).await;
+        // A preview nobody is left to apply must not come back to the head:
+        // withdrawing it now makes the requeue find nothing.
+        match answer {
+            Answer::Report(report) if report.ok => {
                 self.finish(None);
                 Ok(ToolResult::ok(report.text))
             }
-            Some(report) => Err(CallbackError::Failed(report.text)),
-            None => {
-                // Nobody is left to apply it: it must not come back to the
-                // head. Removing it now makes the requeue find nothing. It
-                // may have been half applied: that is no plain failure.
+            Answer::Report(report) => Err(CallbackError::Failed(report.text)),
+            Answer::Gone { delivered: true } => {
+                // It may have been half applied: that is no plain failure.
                 let why = WithdrawReason::DiedDuringApply;
                 self.session.withdraw(&self.id, why.as_str());
                 Err(CallbackError::OutcomeUnknown(
                     texts::PRODUCER_DIED.to_string(),
                 ))
+            }
+            Answer::Gone { delivered: false } => {
+                // It never read the apply: nothing was applied.
+                let why = WithdrawReason::ProducerExited;
+                self.session.withdraw(&self.id, why.as_str());
+                let text = texts::withdrawn_before_apply(&self.id, why);
+                Err(CallbackError::NotDone(Error::NothingToResolve(text)))
+            }
+            Answer::TakenBack { why, error } => {
+                self.session.withdraw(&self.id, &why);
+                Err(CallbackError::NotDone(error))
             }
         }
     }
@@ -94,15 +225,42 @@ impl Link {
     /// A failed discard keeps the preview pending and the conversation
     /// open: the producer waits for the next decision.
     async fn discard(self: Arc<Self>, reason: String) -> Result<Option<ToolResult>, CallbackError> {
-        let report = self.ask(ProducerMessage::Discard { reason }).await;
-        if let Some(report) = report.as_ref().filter(|report| !report.ok) {
-            return Err(CallbackError::Failed(report.text.clone()));
-        }
+        let report = match self.ask(ProducerMessage::Discard { reason }).await {
+            Answer::Report(report) if !report.ok => return Err(CallbackError::Failed(report.text)),
+            Answer::Report(report) => Some(report),
+            // Gone: a discard needs no producer.
+            _ => None,
+        };
         self.finish(None);
         match report {
             Some(report) if !report.text.is_empty() => Ok(Some(ToolResult::ok(report.text))),
             _ => Ok(None),
         }
+    }
+
+    /// Takes the apply under way back if no read has taken any of its
+    /// line: the producer then reads end of file instead, and the apply
+    /// fails with `error` (the preview withdrawn, reason `why`). True if
+    /// nothing was applied nor will be; false once the line was delivered.
+    fn take_back(&self, why: &str, error: Error) -> bool {
+        self.talk(|talk| match talk.apply {
+            Delivery::Delivered => false,
+            Delivery::Queued => {
+                talk.queued.retain(|line| !line.apply);
+                talk.apply = Delivery::TakenBack;
+                talk.finished = true;
+                if let Some(answer) = talk.answer.take() {
+                    let why = why.to_string();
+                    let _ = answer.send(Answer::TakenBack { why, error });
+                }
+                true
+            }
+            // A discard is asked: there is no apply to take back.
+            Delivery::None if talk.answer.is_some() => false,
+            // No apply line was sent: the producer left first, or it was
+            // taken back already.
+            Delivery::None | Delivery::TakenBack => true,
+        })
     }
 
     /// Takes the preview back (deadline, producer gone) if it is waiting
@@ -132,24 +290,6 @@ impl Link {
 /// waiting for a decision.
 pub struct Producer {
     link: Arc<Link>,
-    inbox: Arc<tokio::sync::Mutex<Inbox>>,
-}
-
-struct Inbox {
-    receiver: mpsc::UnboundedReceiver<ProducerMessage>,
-    unread: Vec<u8>,
-}
-
-impl Inbox {
-    /// Waits for the next message unless some bytes are still unread;
-    /// leaves `unread` empty at end of file.
-    async fn fill(&mut self) {
-        if self.unread.is_empty() {
-            if let Some(message) = self.receiver.recv().await {
-                self.unread = message.line().into_bytes();
-            }
-        }
-    }
 }
 
 impl std::fmt::Debug for Producer {
@@ -174,28 +314,30 @@ impl Producer {
         request: &StageRequest,
         before_staging: impl FnOnce(&str),
     ) -> Producer {
-        let (outbox, receiver) = mpsc::unbounded_channel();
         let id = crate::session::preview::next_preview_id(request.source_tool());
         before_staging(&id);
         let link = Arc::new(Link {
             session: session.clone(),
             id: id.clone(),
-            outbox: Mutex::new(Some(outbox)),
-            awaiting: Mutex::new(Awaiting::default()),
+            talk: Mutex::new(Conversation::default()),
+            more: Notify::new(),
         });
-        link.send(ProducerMessage::Staged { id: id.clone() });
+        link.talk(|talk| talk.queue(&ProducerMessage::Staged { id: id.clone() }, false));
         let (on_apply, on_discard) = (Arc::clone(&link), Arc::clone(&link));
+        let on_take_back = Arc::clone(&link);
+        let take_back: TakeBackFn = Arc::new(move |why, error| on_take_back.take_back(why, error));
         let options = StageOptions {
             id: Some(id),
             ..request.stage_options()
         };
-        session.stage(
+        session.stage_taking_back(
             request.label.clone(),
             request.source_tool(),
             apply_fn(move |reason, extra| Arc::clone(&on_apply).apply(reason, extra)),
             Some(reject_fn(move |reason, _| {
                 Arc::clone(&on_discard).discard(reason)
             })),
+            Some(take_back),
             options,
         );
         if let Some(deadline) = request.deadline_ms {
@@ -207,13 +349,7 @@ impl Producer {
                 }
             });
         }
-        Producer {
-            link,
-            inbox: Arc::new(tokio::sync::Mutex::new(Inbox {
-                receiver,
-                unread: Vec::new(),
-            })),
-        }
+        Producer { link }
     }
 
     /// The staged preview's id.
@@ -224,10 +360,10 @@ impl Producer {
     /// Takes the producer's report of the decision it was given. `EINVAL`
     /// when no decision is waiting for one.
     pub fn report(&self, report: ProducerReport) -> Result<(), Error> {
-        let awaiting = self.link.awaiting.lock().answer.take();
-        match awaiting {
+        let answer = self.link.talk.lock().answer.take();
+        match answer {
             Some(answer) => {
-                let _ = answer.send(report);
+                let _ = answer.send(Answer::Report(report));
                 Ok(())
             }
             None => Err(Error::InvalidRequest(
@@ -237,35 +373,36 @@ impl Producer {
     }
 
     /// The next bytes for the producer to read, at most `max`: waits for the
-    /// next message; empty once nothing more will come (end of file).
+    /// next message; empty once nothing more will come (end of file). Bytes
+    /// are taken only when the future completes: one dropped before then
+    /// (a read cancelled) took nothing, so an apply line counts as
+    /// delivered only once a read has it.
     pub fn read(&self, max: usize) -> impl std::future::Future<Output = Vec<u8>> + Send + 'static {
-        let inbox = Arc::clone(&self.inbox);
-        async move {
-            let mut inbox = inbox.lock().await;
-            inbox.fill().await;
-            let take = max.min(inbox.unread.len());
-            inbox.unread.drain(..take).collect()
-        }
+        let link = Arc::clone(&self.link);
+        async move { link.when(|talk| talk.take(max)).await }
     }
 
     /// Completes once [`Producer::read`] would not wait: a message is
     /// queued, or nothing more will come.
     pub fn readable(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
-        let inbox = Arc::clone(&self.inbox);
-        async move { inbox.lock().await.fill().await }
+        let link = Arc::clone(&self.link);
+        async move { link.when(|talk| talk.readable().then_some(())).await }
     }
 }
 
 impl Drop for Producer {
     fn drop(&mut self) {
-        // A decision under way ends without this producer: an apply waiting
-        // for its report fails (and withdraws the preview), a discard takes
-        // the default text. A preview still waiting is withdrawn.
-        {
-            let mut awaiting = self.link.awaiting.lock();
-            awaiting.gone = true;
-            awaiting.answer = None;
-        }
+        // A decision under way ends without this producer: an apply whose
+        // line it had read has an unknown outcome, one it never read was
+        // not applied (both withdraw the preview); a discard takes the
+        // default text. A preview still waiting is withdrawn.
+        self.link.talk(|talk| {
+            talk.gone = true;
+            if let Some(answer) = talk.answer.take() {
+                let delivered = talk.apply == Delivery::Delivered;
+                let _ = answer.send(Answer::Gone { delivered });
+            }
+        });
         self.link.withdraw_waiting(WithdrawReason::ProducerExited);
     }
 }
@@ -275,6 +412,7 @@ mod tests {
     use super::*;
     use crate::device::Device;
     use crate::dispatch::{Decision, Dispatch};
+    use crate::session::events::EventKind;
 
     fn request(label: &str) -> StageRequest {
         StageRequest::parse(&format!("{{\"label\": \"{label}\"}}\n")).expect("valid request")
@@ -370,6 +508,89 @@ mod tests {
             "a gone producer's preview does not come back"
         );
         assert_eq!(session.in_progress_count(), 0);
+    }
+
+    /// A resolver deciding the producer's preview, once its apply line is
+    /// queued for the producer (not read yet).
+    async fn applying(session: &Session, producer: &Producer) -> tokio::task::JoinHandle<Decision> {
+        read_line(producer).await;
+        let resolver = writing(session, Device::Resolve, "go");
+        producer.readable().await;
+        resolver
+    }
+
+    #[tokio::test]
+    async fn closing_before_reading_the_apply_withdraws_it_and_nothing_is_applied() {
+        let session = Session::new();
+        let mut events = session.subscribe();
+        let producer = Producer::stage(&session, &request("edit"));
+        let id = producer.id().to_string();
+        let resolver = applying(&session, &producer).await;
+        drop(producer);
+        let decision = resolver.await.expect("resolver");
+        assert_eq!(decision.errno(), libc::ENOENT);
+        assert_eq!(
+            decision.text(),
+            texts::withdrawn_before_apply(&id, WithdrawReason::ProducerExited)
+        );
+        assert_eq!(session.pending_count(), 0);
+        assert_eq!(session.in_progress_count(), 0);
+        let kinds: Vec<_> = std::iter::from_fn(|| events.try_recv())
+            .map(|event| (event.kind, event.reason))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                (EventKind::Staged, None),
+                (EventKind::Withdrawn, Some("producer exited".to_string())),
+            ],
+            "withdrawn, never failed nor requeued"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_partly_read_apply_line_was_delivered() {
+        let session = Session::new();
+        let producer = Producer::stage(&session, &request("edit"));
+        let resolver = applying(&session, &producer).await;
+        assert_eq!(producer.read(3).await, b"{\"e");
+        drop(producer);
+        let decision = resolver.await.expect("resolver");
+        assert_eq!(decision.text(), texts::PRODUCER_DIED);
+        assert_eq!(decision.errno(), libc::EIO);
+    }
+
+    #[tokio::test]
+    async fn an_apply_is_taken_back_only_until_the_producer_reads_it() {
+        let session = Session::new();
+        let producer = Producer::stage(&session, &request("edit"));
+        let resolver = applying(&session, &producer).await;
+        let cancelled = Error::Aborted("stopping".into());
+        assert!(session.take_back_apply(producer.id(), "mount stopped", cancelled.clone()));
+        let decision = resolver.await.expect("resolver");
+        assert_eq!(decision.error(), Some(&cancelled));
+        assert_eq!(
+            read_line(&producer).await,
+            "",
+            "end of file, never the apply"
+        );
+        assert_eq!(session.pending_count(), 0, "withdrawn");
+        assert!(
+            !session.take_back_apply(producer.id(), "mount stopped", cancelled.clone()),
+            "no longer staged"
+        );
+
+        let producer = Producer::stage(&session, &request("edit"));
+        let resolver = applying(&session, &producer).await;
+        assert!(read_line(&producer)
+            .await
+            .starts_with("{\"event\":\"apply\""));
+        assert!(
+            !session.take_back_apply(producer.id(), "mount stopped", cancelled),
+            "the producer has it"
+        );
+        report(&producer, true, "done");
+        assert_eq!(resolver.await.expect("resolver").text(), "done");
     }
 
     #[tokio::test]

@@ -19,8 +19,11 @@
 //!    back to the head and the producer waits for the next decision); after
 //!    `discard` a result is optional (closing gives the default discard text);
 //! 5. once finished, reads return end of file. Closing before a decision
-//!    withdraws the preview; closing after `apply` without a result answers
-//!    that apply `outcome unknown: producer died during apply` (EIO).
+//!    withdraws the preview; closing during an apply answers it
+//!    `outcome unknown: producer died during apply` (EIO) once a read has
+//!    returned any of the apply line, else withdraws it (ENOENT: nothing
+//!    was applied). A mount whose shutdown grace period ends before the
+//!    apply line is read takes it back: the producer reads end of file.
 
 use std::fmt;
 use std::str::FromStr;

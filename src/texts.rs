@@ -54,6 +54,26 @@ pub const MOUNT_STOPPING: &str = "the xdev mount is shutting down; it takes no n
 pub const ABANDONED_AT_SHUTDOWN: &str =
     "abandoned at shutdown: still running when the grace period ended";
 
+/// The answer to an apply still running when the shutdown's grace period
+/// ended: it had reached its applier, who may or may not have made the
+/// change.
+pub const OUTCOME_UNKNOWN_AT_SHUTDOWN: &str =
+    "outcome unknown: the mount stopped during apply (its grace period ended first)";
+
+/// Why an apply whose producer had not read it yet when the shutdown's
+/// grace period ended is cancelled (after `Aborted: `).
+pub const APPLY_TAKEN_BACK_AT_SHUTDOWN: &str =
+    "the mount stopped before the producer read the apply; nothing was applied";
+
+/// Why a decision whose journal intent was still being written when the
+/// shutdown's grace period ended is cancelled (after `Aborted: `).
+pub const NOT_STARTED_AT_SHUTDOWN: &str =
+    "the mount stopped before this decision began; nothing was applied or discarded";
+
+/// The reason a preview is withdrawn with when the mount stops before its
+/// producer read the apply.
+pub const WITHDRAWN_AT_SHUTDOWN: &str = "mount stopped";
+
 /// `resolve` with nothing pending (device and tool).
 pub const NOTHING_TO_RESOLVE: &str = "No pending action to resolve. Nothing to apply or discard.";
 /// `reject` device with nothing pending.
@@ -302,6 +322,13 @@ pub fn no_pending_action_with_id(id: &str) -> String {
 /// The answer to an apply whose producer went away without reporting: it
 /// may or may not have made the change.
 pub const PRODUCER_DIED: &str = "outcome unknown: producer died during apply";
+
+/// The answer to an apply whose producer closed its stage file before it
+/// read the apply line: the preview `id` was withdrawn (`why`), and nothing
+/// was applied.
+pub fn withdrawn_before_apply(id: &str, why: impl std::fmt::Display) -> String {
+    format!("No pending action with id {id}; it was withdrawn ({why}) before its producer read the apply, so nothing was applied.")
+}
 
 /// A stage request that breaks a rule; `why` names the rule.
 pub fn bad_stage_request(why: impl std::fmt::Display) -> String {

@@ -526,20 +526,105 @@ fn resolve_a_slow_apply(daemon: &Daemon, cmd: &[&str]) -> (Stager, Child) {
     (stager, writer)
 }
 
+/// The records the `--journal` file (`JOURNAL`) holds of preview `id`
+/// after its staging, each as its event, outcome, errno and text (a
+/// withdrawal's reason) joined by `|`, absent fields left out.
+fn journaled(daemon: &Daemon, id: &str) -> Vec<String> {
+    let journal = std::fs::read_to_string(daemon.tmp_path("journal.jsonl")).expect("journal");
+    journal
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("a record is JSON"))
+        .filter(|record| record["id"] == id && record["event"] != "staged")
+        .map(|record| {
+            let text = match record["event"].as_str() {
+                Some("withdrawn") => "reason",
+                _ => "text",
+            };
+            let fields = ["event", "outcome", "errno", text].map(|name| record[name].as_str());
+            fields.into_iter().flatten().collect::<Vec<_>>().join("|")
+        })
+        .collect()
+}
+
+/// Whether process `pid` is stopped (state `T` in /proc).
+fn is_stopped(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat.rsplit_once(") ").map(|(_, rest)| rest);
+    state.is_some_and(|state| state.starts_with('T'))
+}
+
 #[test]
-fn sigterm_cancels_a_writer_still_blocked_after_the_grace_period() {
-    let mut daemon = Daemon::start(&["--grace", "300ms"]);
-    let (_stager, writer) = resolve_a_slow_apply(&daemon, &["sleep", "30"]);
+fn sigterm_during_an_apply_its_stager_runs_tells_the_writer_the_outcome_is_unknown() {
+    let mut daemon = Daemon::start(&["--grace", "300ms", "--journal", "JOURNAL"]);
+    let [started, gate, ran] = ["started", "gate", "ran"].map(|name| daemon.tmp_path(name));
+    let script =
+        "touch \"$1\"; while [ ! -e \"$2\" ]; do sleep 0.05; done; touch \"$3\"; echo done";
+    let paths = [&started, &gate, &ran].map(|path| path.to_str().expect("utf-8 path"));
+    let (mut stager, writer) = resolve_a_slow_apply(
+        &daemon,
+        &["sh", "-c", script, "sh", paths[0], paths[1], paths[2]],
+    );
+    assert!(
+        eventually(PATIENCE, || started.exists()),
+        "the command runs"
+    );
     let dir = daemon.dir.clone();
-    // Well before the 30 s apply ends: the grace period ended the wait.
-    assert_eq!(daemon.terminate(Duration::from_secs(20)), Some(0));
+    assert_eq!(daemon.terminate(PATIENCE), Some(0));
     assert!(!is_mounted(&dir), "the mount is gone");
+    // Its command had begun: the writer is not told "cancelled".
     let written = finish(writer);
     assert_eq!(written.code, 1);
+    let unknown = expected("outcome-unknown-at-shutdown", &dir);
+    assert_eq!(written.stderr, format!("xdev: EIO: {unknown}\n"));
+    // A command already started runs to its end: what "unknown" warned of.
+    std::fs::write(&gate, "").expect("open the gate");
+    assert_eq!(stager.wait(), Some(0), "the command ran and succeeded");
+    assert!(ran.exists());
+    assert_eq!(
+        journaled(&daemon, &stager.id),
+        [
+            "intent|started".to_string(),
+            format!("writer-left|unknown|EIO|{unknown}")
+        ]
+    );
+}
+
+#[test]
+fn sigterm_before_the_stager_reads_its_apply_takes_the_apply_back() {
+    let mut daemon = Daemon::start(&["--grace", "300ms", "--journal", "JOURNAL"]);
+    let ran = daemon.tmp_path("ran");
+    let mut stager = daemon.stage(
+        &["--label", "stopped"],
+        &["touch", ran.to_str().expect("utf-8 path")],
+    );
+    // A stopped stager reads nothing: the mount lets its waiting read go
+    // (EINTR), and it stops; the apply line will wait unread.
+    signal(stager.child.id(), libc::SIGSTOP);
     assert!(
-        written.stderr.starts_with("xdev: ECANCELED: "),
-        "{}",
-        written.stderr
+        eventually(PATIENCE, || is_stopped(stager.child.id())),
+        "the stager stopped"
+    );
+    let writer = daemon.spawn(&["resolve", "go"]);
+    assert!(
+        eventually(PATIENCE, || daemon.status_json()["inProgress"] == 1),
+        "the apply is asked for"
+    );
+    let dir = daemon.dir.clone();
+    assert_eq!(daemon.terminate(PATIENCE), Some(0));
+    let written = finish(writer);
+    assert_eq!(written.code, 1);
+    let taken_back = expected("apply-taken-back-at-shutdown", &dir);
+    assert_eq!(written.stderr, format!("xdev: ECANCELED: {taken_back}\n"));
+    signal(stager.child.id(), libc::SIGCONT);
+    assert_eq!(stager.wait(), Some(5), "the mount went away first");
+    assert!(!ran.exists(), "the command never ran");
+    assert_eq!(
+        journaled(&daemon, &stager.id),
+        [
+            "intent|started".to_string(),
+            "withdrawn|ok|mount stopped".to_string(),
+            format!("resolve|error|ECANCELED|{taken_back}"),
+        ]
     );
 }
 

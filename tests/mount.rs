@@ -493,22 +493,55 @@ fn unmount_lets_a_running_decision_finish_and_refuses_new_ones() {
     );
 }
 
+/// The records `journal` holds about preview `id`.
+fn records_of(journal: &xdev::journal::Journal, id: &str) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&journal.bytes())
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("a record is JSON"))
+        .filter(|record| record["id"] == id)
+        .collect()
+}
+
 #[test]
-fn unmount_cancels_writers_still_blocked_after_the_grace_period() {
+fn the_grace_period_ending_on_a_running_apply_tells_its_writer_the_outcome_is_unknown() {
     let _quiet = quiet();
     let mut fx = with_grace(Duration::from_millis(300));
-    let (id, _) = stage_slow(&fx.session, "slow", Duration::from_secs(5));
+    // Gated: the apply outlasts the grace period however slow the machine.
+    let (id, calls, _gate) = stage_gated(&fx.session, "slow");
     let path = fx.path("resolve");
     let writer = std::thread::spawn(move || write_once(&path, b"go"));
     fx.wait_until_deciding(&id);
-    fx.mount
-        .take()
-        .expect("mounted")
-        .unmount()
-        .expect("unmount");
-    // Well before the apply's 5 s: the grace period ended it.
-    assert_eq!(writer.join().expect("writer"), Err(libc::ECANCELED));
+    let mount = fx.mount.take().expect("mounted");
+    let journal = mount.journal().clone();
+    mount.unmount().expect("unmount");
+    // The callback had its apply: it may have made the change, so the
+    // writer is not told "cancelled" (nothing done).
+    assert_eq!(writer.join().expect("writer"), Err(libc::EIO));
     assert!(!xdev::mount::is_stale_mount(&fx.dir));
+    assert_eq!(calls.applied(), 0, "the apply never reported");
+    let records = records_of(&journal, &id);
+    let told: Vec<_> = records
+        .iter()
+        .filter(|record| record["event"] != "staged")
+        .map(|record| {
+            (
+                record["event"].clone(),
+                record["outcome"].clone(),
+                record["errno"].clone(),
+                record["text"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        told,
+        [(
+            serde_json::json!("writer-left"),
+            serde_json::json!("unknown"),
+            serde_json::json!("EIO"),
+            serde_json::json!(expected("outcome-unknown-at-shutdown", &fx.dir)),
+        )],
+        "the log tells what the writer was told: {records:?}"
+    );
 }
 
 extern "C" fn ignore_signal(_: i32) {}

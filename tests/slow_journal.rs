@@ -356,3 +356,74 @@ fn a_producers_result_report_never_waits_for_the_journals_disk() {
     drop(fx);
     drop(disk_session);
 }
+
+#[test]
+fn a_decision_still_writing_its_intent_when_the_grace_ends_never_runs() {
+    use std::io::Read;
+    require_fuse();
+    let disk = Arc::new(Disk::default());
+    disk.open_gate();
+    let (disk_dir, disk_session) = mount_disk(&disk);
+    let mut fx = Fixture::with_options(MountOptions {
+        journal_file: Some(disk_dir.path().join(FILE_NAME)),
+        grace: Duration::from_millis(100),
+        ..MountOptions::default()
+    });
+    let (id, calls) = stage_counted(&fx.session, "migrate", |_| async {
+        Ok(ToolResult::ok("migrated"))
+    });
+    assert!(
+        eventually(STUCK, || disk.events_of(&id) == ["staged"]),
+        "the staged record is on disk"
+    );
+    disk.close_gate();
+    let resolve = fx.path("resolve");
+    let decided = in_background(move || write_once(&resolve, b"go"));
+    assert!(
+        disk.wait_blocked(),
+        "the decision's intent waits at the disk"
+    );
+    // The next record anyone makes is the shutdown's, at the end of the
+    // grace period: an `events` reader wakes then.
+    let mut events = std::fs::File::open(fx.path("events")).expect("open events");
+    let grace_ended = in_background(move || events.read(&mut [0u8; 4096]).map(|_| ()));
+    let mount = fx.mount.take().expect("mounted");
+    let unmounted = in_background(move || mount.unmount());
+    let woke = grace_ended.recv_timeout(STUCK);
+    disk.open_gate();
+    assert!(woke.is_ok(), "the grace period ended");
+
+    let cancelled = decided.recv_timeout(STUCK).expect("the writer is answered");
+    assert_eq!(cancelled, Err(libc::ECANCELED), "nothing was handed out");
+    unmounted
+        .recv_timeout(STUCK)
+        .expect("unmount ends")
+        .expect("unmounted");
+    assert_eq!(calls.applied(), 0, "the apply never ran, nor will it");
+    let records: Vec<_> = disk
+        .lines()
+        .into_iter()
+        .filter(|line| line["id"] == id && line["event"] != "staged")
+        .map(|line| {
+            (
+                line["event"].clone(),
+                line["errno"].clone(),
+                line["text"].clone(),
+            )
+        })
+        .collect();
+    let text =
+        "Aborted: the mount stopped before this decision began; nothing was applied or discarded";
+    assert_eq!(
+        records,
+        [
+            (
+                "intent".into(),
+                serde_json::Value::Null,
+                serde_json::Value::Null
+            ),
+            ("resolve".into(), "ECANCELED".into(), text.into()),
+        ]
+    );
+    drop(disk_session);
+}

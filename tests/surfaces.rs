@@ -113,12 +113,173 @@ fn a_bad_stage_request_is_einval() {
         fd.write(b"{\"label\": \"x\", \"sourceTool\": \"a:b\"}"),
         Err(libc::EINVAL)
     );
+    let why = "Bad stage request: sourceTool must be 1 to 64 characters of A-Z a-z 0-9 _ . -; it contains ':'.";
     assert_eq!(
         fd.read_to_string(),
-        "Bad stage request: sourceTool must be 1 to 64 characters of A-Z a-z 0-9 _ . -; it contains ':'.\n",
+        format!("{why}\n"),
         "the reason is read back on the same descriptor"
     );
     assert_eq!(fx.session.pending_count(), 0);
+    // ... and in `last` and the status files, as a device's refusal is.
+    assert_eq!(fx.read("last"), format!("{why}\n"));
+    assert!(
+        fx.read("status")
+            .contains(&format!("last: stage error EINVAL: {why}")),
+        "{}",
+        fx.read("status")
+    );
+    assert_eq!(
+        fx.status_json()["last"],
+        serde_json::json!({"device": "stage", "ok": false, "text": why, "errno": "EINVAL"})
+    );
+    assert!(
+        fx.log_records().is_empty(),
+        "nothing staged, nothing decided: nothing for the journal"
+    );
+}
+
+#[test]
+fn a_refused_line_after_staging_says_why_in_last() {
+    let fx = Fixture::new();
+    stage_recording(&fx.session, "an earlier decision");
+    assert_eq!(write_once(&fx.path("resolve"), b"go"), Ok(2));
+    let fd = Fd::open(&fx.path("stage"), libc::O_RDWR).expect("open");
+    assert_eq!(fd.write(b"{\"label\": \"edit\"}\n"), Ok(18));
+    // No decision asked for a result yet: the report is refused, and the
+    // reason cannot be read on the descriptor, which carries the messages.
+    assert_eq!(
+        fd.write(b"{\"ok\": true, \"text\": \"done\"}\n"),
+        Err(libc::EINVAL)
+    );
+    let why = "No decision is waiting for a result on this descriptor.";
+    assert_eq!(fx.read("last"), format!("{why}\n"));
+    assert_eq!(fx.status_json()["last"]["device"], "stage");
+    assert_eq!(fd.write(b"{\"ok\": \"yes\"}\n"), Err(libc::EINVAL));
+    let last = fx.read("last");
+    assert!(last.starts_with("Bad result line: "), "{last}");
+}
+
+/// A Python producer that stages, prints its id, reads `stage` as far as
+/// `argv[2]` says (`nothing` more; the `apply` line; one `byte` of it)
+/// printing `read` once it has, then exits, closing `stage` without a
+/// report, once its stdin closes.
+const LEAVING_PRODUCER: &str = r#"
+os.write(fd, json.dumps({'label': sys.argv[1]}).encode() + b'\n')
+print(line()['id'], flush=True)
+if sys.argv[2] == 'apply':
+    line()
+elif sys.argv[2] == 'byte':
+    os.read(fd, 1)
+print('read', flush=True)
+sys.stdin.read()
+"#;
+
+/// A [`LEAVING_PRODUCER`] reading as far as `reads`, and an `O_RDWR` writer
+/// of `resolve` deciding its preview: once the producer has read that far
+/// and left, what the writer's `write(2)` returned and what it read back.
+fn resolve_as_the_producer_leaves(fx: &Fixture, reads: &str) -> (String, WriteResult, String) {
+    use std::io::BufRead;
+    let mut producer = fx
+        .command("python3", &format!("{PRODUCER_PRELUDE}{LEAVING_PRODUCER}"))
+        .args(["leaving", reads])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python producer");
+    let mut said = std::io::BufReader::new(producer.stdout.take().expect("stdout"));
+    let id = next_line(&mut said).trim_end().to_string();
+    let resolve = fx.path("resolve");
+    let writer = std::thread::spawn(move || {
+        let fd = Fd::open(&resolve, libc::O_RDWR).expect("open resolve");
+        (fd.write(b"go"), fd.read_to_string())
+    });
+    fx.wait_until_deciding(&id);
+    if reads != "nothing" {
+        let mut line = String::new();
+        said.read_line(&mut line).expect("the producer's stdout");
+        assert_eq!(line, "read\n", "the producer read its {reads}");
+    }
+    drop(producer.stdin.take());
+    assert!(producer.wait().expect("producer").success());
+    let (written, read_back) = writer.join().expect("writer");
+    (id, written, read_back)
+}
+
+/// The records of preview `id` after its staging: event, outcome, errno,
+/// and reason (a withdrawal's why).
+fn after_staging(fx: &Fixture, id: &str) -> Vec<[serde_json::Value; 4]> {
+    fx.log_records()
+        .into_iter()
+        .filter(|record| record["id"] == id && record["event"] != "staged")
+        .map(|record| {
+            let field = |name: &str| record[name].clone();
+            let reason = match record["event"].as_str() {
+                Some("withdrawn") => field("reason"),
+                _ => serde_json::Value::Null,
+            };
+            [field("event"), field("outcome"), field("errno"), reason]
+        })
+        .collect()
+}
+
+#[test]
+fn a_producer_that_leaves_without_reading_the_apply_had_nothing_applied() {
+    let fx = Fixture::new();
+    let (id, written, read_back) = resolve_as_the_producer_leaves(&fx, "nothing");
+    let withdrawn = expected_text("withdrawn-before-apply", &fx.dir, &[("id", &id)]);
+    assert_eq!(written, Err(libc::ENOENT), "nothing was applied");
+    assert_eq!(read_back, format!("{withdrawn}\n"));
+    assert_eq!(fx.read("last"), format!("{withdrawn}\n"));
+    assert_eq!(fx.session.pending_count(), 0);
+    use serde_json::json;
+    assert_eq!(
+        after_staging(&fx, &id),
+        [
+            [
+                json!("withdrawn"),
+                json!("ok"),
+                json!(null),
+                json!("producer exited")
+            ],
+            [
+                json!("resolve"),
+                json!("error"),
+                json!("ENOENT"),
+                json!(null)
+            ],
+        ]
+    );
+}
+
+#[test]
+fn a_producer_that_leaves_after_reading_any_of_the_apply_leaves_its_outcome_unknown() {
+    use serde_json::json;
+    for reads in ["apply", "byte"] {
+        let fx = Fixture::new();
+        let (id, written, read_back) = resolve_as_the_producer_leaves(&fx, reads);
+        let died = "outcome unknown: producer died during apply";
+        assert_eq!(written, Err(libc::EIO), "{reads}");
+        assert_eq!(read_back, format!("{died}\n"), "{reads}");
+        assert_eq!(fx.read("last"), format!("{died}\n"), "{reads}");
+        assert_eq!(
+            after_staging(&fx, &id),
+            [
+                [
+                    json!("withdrawn"),
+                    json!("ok"),
+                    json!(null),
+                    json!("producer died during apply")
+                ],
+                [
+                    json!("resolve"),
+                    json!("unknown"),
+                    json!("EIO"),
+                    json!(null)
+                ],
+            ],
+            "{reads}"
+        );
+    }
 }
 
 #[test]

@@ -111,8 +111,9 @@ struct ServeArgs {
     plan_mode: bool,
     /// On a stop signal (SIGHUP, SIGINT, SIGQUIT, SIGTERM), how long
     /// decisions already running may take to finish (their writers get the
-    /// real outcome); new ones are refused at once, and what still runs
-    /// afterwards gets ECANCELED.
+    /// real outcome); new ones are refused at once. Afterwards an apply
+    /// still running gets EIO (outcome unknown), anything else ECANCELED
+    /// (nothing applied).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
     grace: Duration,
     /// FUSE request threads [default: 2]. Nothing a request does waits on
@@ -154,7 +155,7 @@ enum Command {
     ///
     /// Prints `xdev: mounted DIR` once the mount answers and serves until a
     /// stop signal; then decisions under way get --grace to finish, blocked
-    /// writers get ECANCELED, the mount is removed and xdev exits 0. A DIR
+    /// writers are told what is known, the mount is removed and xdev exits 0. A DIR
     /// xdev created is removed too (after a SIGKILL, by the next `xdev
     /// mount DIR`).
     #[command(after_help = MOUNT_SIGNALS)]

@@ -171,7 +171,8 @@ impl Record {
     /// when it ends.
     /// `preview` is the one it was deciding (or only its id, if the session
     /// no longer knows it), when one was claimed; `why` is what the writer
-    /// was told.
+    /// was told. Its outcome is `left`, or `unknown` when the writer was
+    /// told so (an apply still running when the mount stopped).
     pub fn writer_left(
         device: &str,
         reason: &str,
@@ -192,7 +193,11 @@ impl Record {
             source_tool,
             device: Some(device.to_string()),
             reason: Some(reason.to_string()),
-            outcome: "left".to_string(),
+            outcome: match why {
+                Error::OutcomeUnknown(_) => "unknown",
+                _ => "left",
+            }
+            .to_string(),
             text: Some(why.to_string()),
             errno: Some(why.errno_name()),
             origin: None,

@@ -32,12 +32,13 @@ use std::time::SystemTime;
 
 use parking_lot::{Mutex, RwLock};
 
+use crate::error::Error;
 use crate::safe_text::path_safe_source_tool;
 use abort::{AbortSignal, AbortWaiter};
 use directives::{Directive, DirectiveId, DirectiveQueue, QueueInvoker, ToolChoice, TurnEnd};
 use events::Subscribers;
 use pending::PendingStack;
-use preview::{next_preview_id, Preview, PreviewExtras};
+use preview::{next_preview_id, Preview, PreviewExtras, TakeBackFn};
 
 /// The handler a mode installs for the whole session; the resolve *tool*
 /// falls back to it when nothing is pending.
@@ -312,6 +313,21 @@ impl Session {
         reject: Option<RejectFn>,
         options: StageOptions,
     ) -> String {
+        self.stage_taking_back(label, source_tool, apply, reject, None, options)
+    }
+
+    /// [`Session::stage`], for a preview whose apply is carried out outside
+    /// this process: `take_back` takes an apply back until it has reached
+    /// its applier (see [`Session::take_back_apply`]).
+    pub(crate) fn stage_taking_back(
+        &self,
+        label: impl Into<String>,
+        source_tool: impl Into<String>,
+        apply: ApplyFn,
+        reject: Option<RejectFn>,
+        take_back: Option<TakeBackFn>,
+        options: StageOptions,
+    ) -> String {
         let source_tool = safe_source_tool(source_tool.into());
         let StageOptions { id, detail, origin } = options;
         let id = id.unwrap_or_else(|| next_preview_id(&source_tool));
@@ -321,6 +337,7 @@ impl Session {
             source_tool,
             apply,
             reject,
+            take_back,
             extras: PreviewExtras::of(detail, origin),
         });
         let mut state = self.shared.state.lock();
@@ -377,6 +394,25 @@ impl Session {
     /// does when it goes away. False if it was not pending.
     pub fn withdraw(&self, id: &str, why: &str) -> bool {
         self.withdraw_if(id, why, |_| true)
+    }
+
+    /// Takes back the apply under way of preview `id` if it has not
+    /// reached whoever carries it out: an external producer that has not
+    /// read its apply line. The preview is then withdrawn (reason `why`)
+    /// and its decision fails with `error`. Returns whether it was taken
+    /// back: nothing was applied nor will be, and the decision ends by
+    /// itself. Never for an in-process callback, which has its apply once
+    /// it runs, nor for a preview no longer staged (cleared, or withdrawn
+    /// while its callback ends), whose callback cannot be reached.
+    pub(crate) fn take_back_apply(&self, id: &str, why: &str, error: Error) -> bool {
+        let state = self.shared.state.lock();
+        let take_back = state
+            .pending
+            .get(id)
+            .and_then(|preview| preview.take_back.clone());
+        drop(state);
+        // Called outside the lock: taking back withdraws the preview.
+        take_back.is_some_and(|take_back| take_back(why, error))
     }
 
     /// [`Session::withdraw`], but only a preview waiting for a decision:

@@ -282,6 +282,7 @@ mod tests {
             source_tool: "edit".to_string(),
             apply: apply_fn(|_, _| async { Ok(ToolResult::ok("done")) }),
             reject: None,
+            take_back: None,
             extras: Some(Arc::new(extras)),
         })
     }

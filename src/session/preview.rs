@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::error::CallbackError;
+use crate::error::{CallbackError, Error};
 use crate::session::answer::ToolResult;
 
 /// A boxed, sendable future, the shape of every callback's answer.
@@ -26,6 +26,14 @@ pub type RejectFn = Arc<
         + Send
         + Sync,
 >;
+
+/// Takes back an apply that has not reached whoever carries it out (an
+/// external producer that has not read its apply line): `(why, error)`,
+/// the reason its preview is withdrawn with and the error its decision then
+/// fails with. Returns whether nothing was applied, nor will be (the
+/// decision then ends by itself, not applied); `false` once the apply has
+/// reached its applier.
+pub(crate) type TakeBackFn = Arc<dyn Fn(&str, Error) -> bool + Send + Sync>;
 
 /// Wraps an async closure as an [`ApplyFn`].
 pub fn apply_fn<F, Fut>(f: F) -> ApplyFn
@@ -125,6 +133,10 @@ pub struct Preview {
     pub source_tool: String,
     pub(crate) apply: ApplyFn,
     pub(crate) reject: Option<RejectFn>,
+    /// How an apply handed to someone outside this process is taken back
+    /// before it reaches them; `None` for an in-process callback, which
+    /// has its apply once it runs.
+    pub(crate) take_back: Option<TakeBackFn>,
     /// Its detail and origin, when it carries any.
     pub(crate) extras: Option<Arc<PreviewExtras>>,
 }

@@ -207,3 +207,33 @@ async fn discard_text_defaults_unless_the_reject_callback_answers() {
         .await;
     assert_eq!(answer.text(), discarded("edit d.rs", "wrong"));
 }
+
+#[tokio::test]
+async fn a_callback_that_did_nothing_fails_with_its_error_and_leaves_the_preview_where_it_stood() {
+    let session = Session::new();
+    let (low, calls) = stage_failing_first(
+        &session,
+        "low",
+        1,
+        CallbackError::NotDone(Error::NothingToResolve("nothing was applied".into())),
+    );
+    let high = stage_echoing(&session, "high", "edit");
+    let mut events = session.subscribe();
+    let answer = Dispatch::by_id(&low, ResolveRequest::apply("by id"))
+        .run(&session)
+        .await;
+    assert_eq!(answer.text(), "nothing was applied");
+    assert_eq!(answer.errno(), libc::ENOENT);
+    assert_eq!(
+        pending_ids(&session),
+        [&*high, &*low],
+        "not requeued at the head"
+    );
+    assert_eq!(session.in_progress_count(), 0);
+    assert!(drain(&mut events).is_empty(), "neither failed nor requeued");
+    let retry = Dispatch::by_id(&low, ResolveRequest::apply("again"))
+        .run(&session)
+        .await;
+    assert!(retry.is_ok(), "{}", retry.text());
+    assert_eq!(calls.applied(), 2);
+}

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use fuser::{Errno, FileHandle, INodeNo};
 
-use super::deliver::Claimed;
+use super::deliver::{Claimed, Progress};
+use crate::dispatch::Decision;
+use crate::error::Error;
 use crate::fs::handles::message::WriteStep;
 use crate::fs::handles::table::Outcome;
 use crate::fs::kernel::busy::{Held, Writing};
@@ -18,6 +20,7 @@ use crate::fs::requests::write::Delivery;
 use crate::fs::state::XdevFs;
 use crate::fs::tree::target::Target;
 use crate::journal::Commit;
+use crate::texts;
 use crate::who::Who;
 
 /// A write on a device-like descriptor, as the adapter hands it on.
@@ -38,6 +41,28 @@ pub(crate) struct MessageWrite {
     pub(crate) held: Option<Held>,
     /// How many bytes the write carried.
     pub(crate) bytes: u32,
+}
+
+/// What becomes of a decision whose writer is let go before it ends (see
+/// [`XdevFs::unfinished`]).
+#[derive(Debug, PartialEq, Eq)]
+enum Unfinished {
+    /// A proposal: withdrawn (nothing is staged), its writer told `EINTR`.
+    Withdraw,
+    /// It goes on; the journal notes that its writer left, and its own
+    /// record follows when it ends.
+    GoesOn,
+    /// The mount stopped before this preview's decision began (its intent
+    /// record was being written): dropped, nothing ran.
+    NotStarted(String),
+    /// The mount stopped, and the outcome is known or comes at once (the
+    /// callback has answered and only its record is being written, or its
+    /// apply was taken back before its producer read it): its writer waits
+    /// for it.
+    Finishing,
+    /// The mount stopped while an apply ran where it was handed: its
+    /// outcome is unknown, and it goes on.
+    Unknown,
 }
 
 impl XdevFs {
@@ -137,8 +162,9 @@ impl XdevFs {
     /// go before the outcome: a proposal is then withdrawn (`EINTR` is
     /// true, and a retry proposes again); any other decision goes on, the
     /// journal notes that its writer left, and a retry on the descriptor
-    /// joins it. A signal the writer merely handles changes nothing: it is
-    /// delivered once the outcome is.
+    /// joins it. When the mount closes, the writer is told what became of
+    /// the decision (see [`XdevFs::unfinished`]). A signal the writer merely
+    /// handles changes nothing: it is delivered once the outcome is.
     fn decide(
         self: &Arc<Self>,
         tid: u32,
@@ -180,27 +206,90 @@ impl XdevFs {
                 }
                 (writing, _) => drop(writing),
             }
-            match ended {
-                Ok(decided) => {
-                    let errno = decided.error().map(errno_of);
-                    if errno.is_none() {
-                        fs.writer_sizes.record(target, pid, bytes);
-                    }
-                    answer(errno.map_or(Ok(()), Err));
-                }
-                Err(why) => {
+            let why = match ended {
+                Ok(decided) => return answer(fs.outcome_of(&decided, target, pid, bytes)),
+                Err(why) => why,
+            };
+            let outcome = match fs.unfinished(&target, &claimed) {
+                Unfinished::Withdraw => {
                     let errno = errno_of(&why);
-                    if target.withdrawable() {
-                        drop(decision);
-                        let _ = fs.withdrawn(&target, fh, &text, why, who).await;
-                    } else {
-                        fs.writer_left(&target, &text, &claimed, why, who);
-                        fs.runtime.spawn(decision);
-                    }
-                    answer(Err(errno));
+                    drop(decision);
+                    let _ = fs.withdrawn(&target, fh, &text, why, who).await;
+                    Err(errno)
+                }
+                Unfinished::GoesOn => {
+                    let errno = errno_of(&why);
+                    fs.writer_left(&target, &text, &claimed, why, who);
+                    fs.runtime.spawn(decision);
+                    Err(errno)
+                }
+                Unfinished::NotStarted(id) => {
+                    // Dropped before its callback ran: the claim goes back.
+                    drop(decision);
+                    let _ = fs
+                        .not_started_at_shutdown(&target, fh, &text, &id, who)
+                        .await;
+                    Err(Errno::ECANCELED)
+                }
+                Unfinished::Finishing => {
+                    let decided = decision.await;
+                    fs.outcome_of(&decided, target, pid, bytes)
+                }
+                Unfinished::Unknown => {
+                    let commit = fs.outcome_unknown_at_shutdown(&target, fh, &text, &claimed, who);
+                    fs.runtime.spawn(decision);
+                    let _ = commit.await;
+                    Err(Errno::EIO)
+                }
+            };
+            answer(outcome);
+        });
+    }
+
+    /// A decision's outcome for its writer; a success also tells the
+    /// writer sizes how much `pid` wrote to `target`.
+    fn outcome_of(&self, decided: &Decision, target: Target, pid: u32, bytes: u64) -> Outcome {
+        let errno = decided.error().map(errno_of);
+        if errno.is_none() {
+            self.writer_sizes.record(target, pid, bytes);
+        }
+        errno.map_or(Ok(()), Err)
+    }
+
+    /// What becomes of a decision written to `target` whose writer is let
+    /// go before it ends (a signal stopped the writer, or the mount's
+    /// grace period ended), given how far it came (`claimed`).
+    ///
+    /// When the mount stops, its writer is told the truth: `ECANCELED` only
+    /// where nothing was handed to an applier (the decision had not begun,
+    /// or its producer had not read the apply, which is then taken back),
+    /// `EIO` "outcome unknown" where an apply had reached its applier (an
+    /// in-process callback runs, or its producer read the line).
+    fn unfinished(&self, target: &Target, claimed: &Claimed) -> Unfinished {
+        if target.withdrawable() {
+            return Unfinished::Withdraw;
+        }
+        if !self.control.is_closed() {
+            return Unfinished::GoesOn;
+        }
+        let progress = claimed.lock().clone();
+        match progress {
+            Progress::Recording(id) => Unfinished::NotStarted(id),
+            Progress::Decided(_) => Unfinished::Finishing,
+            // A discard applies nothing, whatever its callback does.
+            _ if !target.applies() => Unfinished::GoesOn,
+            // A queue invoker's apply runs from the start.
+            Progress::Unclaimed => Unfinished::Unknown,
+            Progress::Running(id) => {
+                let error = Error::Aborted(texts::APPLY_TAKEN_BACK_AT_SHUTDOWN.into());
+                let session = &self.session;
+                if session.take_back_apply(&id, texts::WITHDRAWN_AT_SHUTDOWN, error) {
+                    Unfinished::Finishing
+                } else {
+                    Unfinished::Unknown
                 }
             }
-        });
+        }
     }
 
     /// Answers a later write on a device descriptor with the first write's

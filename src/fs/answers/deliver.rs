@@ -9,18 +9,59 @@ use std::sync::Arc;
 use fuser::{Errno, FileHandle};
 use parking_lot::Mutex;
 
-use crate::dispatch::{Decision, DeviceResult, DispatchHooks};
+use crate::dispatch::{BeforeDecision, Decision, DeviceResult, DispatchHooks};
 use crate::error::Error;
 use crate::fs::handles::table::Decided;
 use crate::fs::refusal::errno_of;
 use crate::fs::state::XdevFs;
 use crate::fs::tree::target::Target;
 use crate::journal::{Commit, Record};
+use crate::texts;
 use crate::who::Who;
 
-/// The id of the preview a decision decides, once its callback runs: what
-/// the journal names when the writer stops waiting before the decision ends.
-pub(super) type Claimed = Arc<Mutex<Option<String>>>;
+/// How far a decision has come: what the mount needs to tell a writer it
+/// lets go before the decision ends, and the preview the journal then names.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(super) enum Progress {
+    /// No preview claimed: a handler with none behind it (a queue invoker),
+    /// which runs from the start.
+    #[default]
+    Unclaimed,
+    /// This preview is claimed, and the journal file is taking its intent
+    /// record: nothing runs yet.
+    Recording(String),
+    /// This preview's callback runs (for an external producer: its line is
+    /// on the way, or read).
+    Running(String),
+    /// The decision (of this preview, if one) has its outcome: only its
+    /// record is being written.
+    Decided(Option<String>),
+}
+
+impl Progress {
+    /// The preview claimed, if any.
+    pub(super) fn preview_id(&self) -> Option<&str> {
+        match self {
+            Progress::Unclaimed | Progress::Decided(None) => None,
+            Progress::Recording(id) | Progress::Running(id) | Progress::Decided(Some(id)) => {
+                Some(id)
+            }
+        }
+    }
+}
+
+/// A decision's [`Progress`], shared by the dispatch that makes it and the
+/// writer waiting for it.
+pub(super) type Claimed = Arc<Mutex<Progress>>;
+
+/// `before`, noting first that the decision of the claimed preview waits
+/// for its intent record.
+fn noting_recording(before: BeforeDecision, claimed: Claimed) -> BeforeDecision {
+    Box::new(move |id, details| {
+        *claimed.lock() = Progress::Recording(id.to_string());
+        before(id, details)
+    })
+}
 
 impl XdevFs {
     /// Dispatches one complete message and records its result. Nothing here
@@ -34,14 +75,27 @@ impl XdevFs {
         who: Option<Who>,
         claimed: Claimed,
     ) -> Decision {
+        let before_decision = self
+            .journal
+            .before_decision(|| target.name(), who.as_ref())
+            .map(|before| noting_recording(before, Arc::clone(&claimed)));
+        let running = Arc::clone(&claimed);
         let hooks = DispatchHooks {
             cancel: None,
-            before_decision: self.journal.before_decision(|| target.name(), who.as_ref()),
-            on_claim: Some(Box::new(move |id| *claimed.lock() = Some(id.to_string()))),
+            before_decision,
+            on_claim: Some(Box::new(move |id| {
+                *running.lock() = Progress::Running(id.to_string())
+            })),
         };
         let decision = target
             .dispatch(&self.session, self.plan.as_ref(), text, hooks)
             .await;
+        // From here only the record is awaited: a mount stopping now lets
+        // the writer wait for this outcome rather than call it unknown.
+        {
+            let mut progress = claimed.lock();
+            *progress = Progress::Decided(progress.preview_id().map(str::to_string));
+        }
         // The writer gets its outcome even if the journal file fails: the
         // status files say so, and the next record written names the loss.
         let _ = self.note(target, text, &decision, who).await;
@@ -123,15 +177,66 @@ impl XdevFs {
         why: Error,
         who: Who,
     ) {
+        let id = claimed.lock().preview_id().map(str::to_string);
+        // Nobody waits for it: the writer is let go at once.
+        drop(self.note_left(target, text, id, &why, who));
+    }
+
+    /// The record that the writer of a decision under way was let go,
+    /// told `why`, while preview `id` (if any) was being decided.
+    fn note_left(
+        &self,
+        target: &Target,
+        text: &str,
+        id: Option<String>,
+        why: &Error,
+        who: Who,
+    ) -> Commit {
         // The preview is still staged (in progress): its label and tool
         // come from the session, only when a writer leaves.
-        let preview = claimed
-            .lock()
-            .take()
-            .map(|id| self.session.preview(&id).ok_or(id));
-        let record = Record::writer_left(&target.name(), text.trim(), preview, &why, Some(who));
-        // Nobody waits for it: the writer is let go at once.
-        drop(self.journal.append(&record));
+        let preview = id.map(|id| self.session.preview(&id).ok_or(id));
+        let record = Record::writer_left(&target.name(), text.trim(), preview, why, Some(who));
+        self.journal.append(&record)
+    }
+
+    /// The mount stopped while an apply it had handed out (to an
+    /// in-process callback, or in a line its producer read) still ran: its
+    /// writer is told the outcome is unknown (`EIO`), on its descriptor,
+    /// in `last` and in the journal (a `writer-left` record with outcome
+    /// `unknown`). The apply runs on; its own record follows if it ends
+    /// before the process does. The writer is answered once the record's
+    /// commit is ready.
+    pub(super) fn outcome_unknown_at_shutdown(
+        &self,
+        target: &Target,
+        fh: Option<FileHandle>,
+        text: &str,
+        claimed: &Claimed,
+        who: Who,
+    ) -> Commit {
+        let error = Error::OutcomeUnknown(texts::OUTCOME_UNKNOWN_AT_SHUTDOWN.into());
+        let id = claimed.lock().preview_id().map(str::to_string);
+        let unknown = Decision::failed(error.clone(), id.as_deref().map(Arc::from), None);
+        self.keep_outcome(fh, &unknown);
+        self.last.record(DeviceResult::new(target.name(), &unknown));
+        self.note_left(target, text, id, &error, who)
+    }
+
+    /// The mount stopped before the decision of preview `id` began (its
+    /// intent record was still being written): nothing ran, and its writer
+    /// is told `ECANCELED`. Recorded as its result; the writer is answered
+    /// once the record's commit is ready.
+    pub(super) fn not_started_at_shutdown(
+        &self,
+        target: &Target,
+        fh: Option<FileHandle>,
+        text: &str,
+        id: &str,
+        who: Who,
+    ) -> Commit {
+        let error = Error::Aborted(texts::NOT_STARTED_AT_SHUTDOWN.into());
+        let cancelled = Decision::failed(error, Some(Arc::from(id)), None);
+        self.record(target, fh, text, &cancelled, Some(who))
     }
 
     /// The writer stopped waiting for a decision that can be withdrawn (a

@@ -59,6 +59,12 @@ impl Control {
         self.forgetter.stop();
     }
 
+    /// Whether the mount is closing: the grace period of its shutdown is
+    /// over.
+    pub(crate) fn is_closed(&self) -> bool {
+        *self.closing.borrow()
+    }
+
     /// Lets the filesystem have the kernel forget names (from a thread of
     /// their own, see [`Forgetter`]).
     pub(crate) fn start_forgetting(&self, notifier: fuser::Notifier) -> std::io::Result<()> {

@@ -6,12 +6,15 @@
 
 use fuser::FileHandle;
 
+use crate::dispatch::{Decision, DeviceResult};
+use crate::error::Error;
 use crate::fs::handles::message::WriteStep;
 use crate::fs::handles::stage::StageWrite;
 use crate::fs::handles::table::Handle;
 use crate::fs::kernel::busy::Held;
 use crate::fs::refusal::{errno_of, refuse, Refusal};
 use crate::fs::state::XdevFs;
+use crate::fs::tree::node::STAGE_FILE;
 use crate::fs::tree::target::Target;
 
 /// One message on its way to a handler: by a write (on descriptor `fh`)
@@ -73,11 +76,26 @@ impl XdevFs {
         });
         match staged.flatten() {
             Some(Ok(took)) => Ok(Written::Staged(took)),
-            Some(Err(error)) => Err(Refusal {
-                errno: errno_of(&error),
-                why: "stage refused the line (the reason is readable on the descriptor)",
-            }),
+            Some(Err(error)) => {
+                let errno = errno_of(&error);
+                self.note_stage_refusal(error);
+                Err(Refusal {
+                    errno,
+                    why: "stage refused the line (the reason is in last)",
+                })
+            }
             None => Err(refuse!(EBADF, "not a writable descriptor of this mount")),
         }
+    }
+
+    /// A line refused on `stage` is the mount's latest result, as a
+    /// device's refusal is: `last` and the status files say why (a
+    /// producer reading its own descriptor before anything is staged reads
+    /// it there too). It stages and decides nothing, so the journal, which
+    /// records stagings and decisions, has no record of it.
+    fn note_stage_refusal(&self, error: Error) {
+        let refused = Decision::failed(error, None, None);
+        self.last
+            .record(DeviceResult::new(STAGE_FILE.to_string(), &refused));
     }
 }

@@ -99,6 +99,9 @@ pub(crate) enum Node {
     Draft,
 }
 
+/// The name of the file external producers stage through.
+pub(crate) const STAGE_FILE: &str = "stage";
+
 /// The root's entries, in listing order. `plan` only exists with a plan desk.
 pub(super) const ROOT_ENTRIES: [(&str, Node); 13] = [
     ("resolve", Node::Device(Device::Resolve)),
@@ -110,7 +113,7 @@ pub(super) const ROOT_ENTRIES: [(&str, Node); 13] = [
     ("reminder", Node::Text(TextFile::Reminder)),
     ("log", Node::Log),
     ("events", Node::Events),
-    ("stage", Node::Stage),
+    (STAGE_FILE, Node::Stage),
     ("pending", Node::PendingDir),
     ("sessions", Node::SessionsDir),
     ("plan", Node::PlanDir),

@@ -45,6 +45,23 @@ impl Target {
         matches!(self, Target::Device(Device::Propose))
     }
 
+    /// Whether a decision written here applies a preview (or runs a queue
+    /// invoker's apply), rather than discarding one or proposing a plan.
+    pub(crate) fn applies(&self) -> bool {
+        matches!(
+            self,
+            Target::Device(Device::Resolve)
+                | Target::Session {
+                    device: Device::Resolve,
+                    ..
+                }
+                | Target::Item {
+                    action: Action::Apply,
+                    ..
+                }
+        )
+    }
+
     /// The usage line read before writing.
     pub(crate) fn usage(&self, dir: &str) -> String {
         match self {
