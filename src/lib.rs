@@ -158,7 +158,7 @@ pub use dispatch::{Decision, Dispatch};
 pub use session::ResolveRequest;
 // Mounting the devices.
 #[cfg(feature = "mount")]
-pub use mount::{mount, Mount, MountError, MountOptions};
+pub use mount::{mount, Mount, MountError, MountOptions, MountOwner};
 // Plan review.
 pub use plan_desk::{PlanDesk, PlanHandlerKind};
 // Errors.
