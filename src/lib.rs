@@ -26,7 +26,8 @@
 //!    it failed (`decision.result()?` works).
 //! 4. **Mounting.** [`mount()`] serves a session's devices at a directory
 //!    with [`MountOptions`], until the returned [`Mount`] is unmounted or
-//!    dropped; a mount point it cannot use is a [`MountError`].
+//!    dropped; a mount point it cannot use is a [`MountError`]. A
+//!    [`MountOwner`] hands the files to another user (root only).
 //! 5. **Plan review.** A [`PlanDesk`] owns plan mode for a session: a
 //!    `propose` write finds the plan file and a [`PlanHandlerKind`]
 //!    (`yolo`, `review`, `async`) decides it.

@@ -156,7 +156,7 @@ pub fn mount(
         journal.clone(),
         options.plan.clone(),
         runtime.handle().clone(),
-        files_owner(&options, owner),
+        owner_for_fs(&options, owner),
     );
     let control = fs.control();
     let background =
@@ -199,7 +199,7 @@ impl MountOptions {
 
 /// What the FUSE layer is told of the files' owner: who they belong to,
 /// and which users the mode bits let read and list them.
-fn files_owner(options: &MountOptions, owner: MountOwner) -> Owner {
+fn owner_for_fs(options: &MountOptions, owner: MountOwner) -> Owner {
     Owner {
         uid: owner.uid,
         gid: owner.gid,

@@ -204,8 +204,15 @@ fn with_allow_other_others_list_ids_and_read_nothing_private() {
     ]);
     assert_eq!(seen, expected);
     assert_eq!(calls.applied(), 0);
-    let owner = THE_OWNER.sh(&fx.dir, "echo tests pass > \"$D/resolve\" && cat \"$D/last\"");
-    assert_eq!(stdout(&owner), format!("applied: edit {secret}\n"), "{owner:?}");
+    let owner = THE_OWNER.sh(
+        &fx.dir,
+        "echo tests pass > \"$D/resolve\" && cat \"$D/last\"",
+    );
+    assert_eq!(
+        stdout(&owner),
+        format!("applied: edit {secret}\n"),
+        "{owner:?}"
+    );
     assert_eq!(calls.applied(), 1);
 }
 
