@@ -13,6 +13,7 @@
 #      runs reuse it. The suite is pinned by name (never "stable"); the
 #      package versions are printed each run. Seen when this was written:
 #      systemd 252.39-1~deb12u2, dbus 1.14.10-1~deb12u1, fuse3 3.14.0-4,
+#      man-db 2.11.2-2, libpam-systemd 252.39-1~deb12u2,
 #      libc6 2.36-9+deb12u14, libseccomp2 2.5.4-1+deb12u1.
 #   2. scripts/install.sh (a release build) installs xdev and the unit with
 #      DESTDIR into a staging directory; its /usr/local is bound read-only
@@ -149,7 +150,7 @@ else
     say "rootfs cached: $rootfs"
 fi
 # shellcheck disable=SC2016 # dpkg-query's format, not the shell's
-say "rootfs packages: $(chroot "$rootfs" dpkg-query -W -f '${Package} ${Version}, ' systemd dbus fuse3 libc6 libseccomp2 | sed 's/, $//')"
+say "rootfs packages: $(chroot "$rootfs" dpkg-query -W -f '${Package} ${Version}, ' systemd dbus fuse3 man-db libpam-systemd libc6 libseccomp2 | sed 's/, $//')"
 
 # --- xdev, installed as scripts/install.sh installs it -------------------------------
 rm -rf -- "$stage"
