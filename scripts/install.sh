@@ -9,13 +9,16 @@
 #   PREFIX/share/zsh/site-functions/_xdev              (`xdev completions zsh`)
 #   PREFIX/share/fish/vendor_completions.d/xdev.fish   (`xdev completions fish`)
 #   PREFIX/lib/systemd/system/xdev@.service            (ExecStart= is PREFIX/bin/xdev)
+#   PREFIX/lib/systemd/user/xdev@.service              (the user unit, the same)
 #
 # DESTDIR, if set, is put in front of every path written (for packagers);
-# the unit still names PREFIX/bin/xdev. The build runs as you; the files are
+# the units still name PREFIX/bin/xdev. The build runs as you; the files are
 # installed as you when you can write there, else through sudo. It needs
-# cargo and nothing else (scripts/setup.sh prepares a machine to run xdev).
-# Afterwards: `systemctl daemon-reload`, then `systemctl enable --now
-# xdev@xdev` serves /xdev.
+# cargo and nothing else (scripts/setup.sh --run prepares a machine to run
+# xdev). Afterwards it prints the next step for the units: with PREFIX
+# /usr/local or /usr, which systemd reads, `systemctl daemon-reload` and
+# `systemctl enable --now xdev@xdev` (serves /xdev); with any other PREFIX,
+# systemd never looks there, so first `systemctl link` each unit.
 set -euo pipefail
 
 say() { printf 'install: %s\n' "$*"; }
@@ -50,8 +53,9 @@ trap 'rm -rf -- "$work"' EXIT
 "$bin" completions bash >"$work/xdev.bash"
 "$bin" completions zsh >"$work/_xdev"
 "$bin" completions fish >"$work/xdev.fish"
-# The unit names the binary where it is installed.
+# The units name the binary where it is installed.
 sed "s|/usr/bin/xdev|$prefix/bin/xdev|g" "$root/packaging/xdev@.service" >"$work/xdev@.service"
+sed "s|/usr/bin/xdev|$prefix/bin/xdev|g" "$root/packaging/user/xdev@.service" >"$work/xdev-user@.service"
 
 # Runs a command as root only when the destination needs it.
 as_needed() {
@@ -87,8 +91,25 @@ put 644 "$work/xdev.bash" share/bash-completion/completions/xdev
 put 644 "$work/_xdev" share/zsh/site-functions/_xdev
 put 644 "$work/xdev.fish" share/fish/vendor_completions.d/xdev.fish
 put 644 "$work/xdev@.service" lib/systemd/system/xdev@.service
+put 644 "$work/xdev-user@.service" lib/systemd/user/xdev@.service
 
 for file in "${installed[@]}"; do
     say "installed $file"
 done
-say "next: systemctl daemon-reload && systemctl enable --now xdev@xdev   (serves /xdev)"
+
+# systemd reads units from its own directories only (`systemd-analyze
+# unit-paths` lists them): PREFIX/lib/systemd is one of them for /usr/local
+# and /usr alone. A unit elsewhere is linked into /etc/systemd first.
+system_unit=$prefix/lib/systemd/system/xdev@.service
+user_unit=$prefix/lib/systemd/user/xdev@.service
+case $prefix in
+/usr/local | /usr)
+    say "next: systemctl daemon-reload && systemctl enable --now xdev@xdev   (serves /xdev)"
+    say "  or, for one user without root: systemctl --user daemon-reload && systemctl --user enable --now xdev@main   (serves \$XDG_RUNTIME_DIR/xdev-main)"
+    ;;
+*)
+    say "next: systemd does not read units under $prefix; link the unit in first:"
+    say "  systemctl link $system_unit && systemctl enable --now xdev@xdev   (serves /xdev)"
+    say "  or, for one user without root: systemctl --user link $user_unit && systemctl --user enable --now xdev@main   (serves \$XDG_RUNTIME_DIR/xdev-main)"
+    ;;
+esac

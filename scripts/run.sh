@@ -10,7 +10,8 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dir=${1:-/xdev}
 
-bash "$root/scripts/setup.sh" >&2
+# Only what running needs: no test tools, no agents.
+bash "$root/scripts/setup.sh" --run >&2
 if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
     # shellcheck disable=SC1091
     . "$HOME/.cargo/env"

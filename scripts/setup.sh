@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Prepares a fresh Debian machine to build, run and test xdev.
 #
+#   scripts/setup.sh           everything below: to build, run and test
+#   scripts/setup.sh --run     only what building and running needs: fuse3,
+#                              /dev/fuse and cargo (scripts/run.sh uses it)
+#
 # Idempotent: packages are installed only when something is missing, so a
 # second run changes nothing. Needs root, or sudo when not run as root.
 #
@@ -19,6 +23,7 @@
 # It also installs the pinned Codex CLI (npm @openai/codex, the version in
 # scripts/e2e/lib.sh) into ${XDEV_CLIENT_CACHE:-target/client-cache} when
 # that exact version is not there: mount-tests/36-codex-hook.sh runs it.
+# Running xdev needs none of that (--run).
 #
 # The Rust toolchain (cargo) must already be installed.
 set -euo pipefail
@@ -28,6 +33,13 @@ die() {
     printf 'setup: error: %s\n' "$*" >&2
     exit 1
 }
+
+only_run=0
+case ${1-} in
+--run) only_run=1 ;;
+"") ;;
+*) die "unknown argument '$1' (the only one is --run)" ;;
+esac
 
 # Runs a command as root: directly when we are root, else through sudo.
 as_root() {
@@ -52,14 +64,17 @@ declare -A needs=(
     [gcc]=cc
     [iproute2]=ip
 )
+packages=(fuse3 python3 procps util-linux nodejs npm gcc iproute2)
+[ "$only_run" -eq 0 ] || packages=(fuse3)
 missing=()
-for package in fuse3 python3 procps util-linux nodejs npm gcc iproute2; do
+for package in "${packages[@]}"; do
     if ! command -v "${needs[$package]}" >/dev/null 2>&1; then
         missing+=("$package")
     fi
 done
 # setpriv is in util-linux too (older Debian releases split it out).
-if ! command -v setpriv >/dev/null 2>&1 && [[ " ${missing[*]-} " != *" util-linux "* ]]; then
+if [ "$only_run" -eq 0 ] && ! command -v setpriv >/dev/null 2>&1 &&
+    [[ " ${missing[*]-} " != *" util-linux "* ]]; then
     missing+=(util-linux)
 fi
 
@@ -71,7 +86,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
     as_root apt-get update -qq
     as_root apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
-    say "system packages present (fuse3, python3, procps, util-linux, nodejs, npm, gcc, iproute2)"
+    say "system packages present (${packages[*]})"
 fi
 
 # --- /dev/fuse -----------------------------------------------------------------
@@ -101,6 +116,7 @@ fi
 say "cargo present ($(cargo --version))"
 
 # --- the pinned Codex CLI ---------------------------------------------------------
+[ "$only_run" -eq 0 ] || exit 0
 # shellcheck source=scripts/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/e2e/lib.sh"
 E2E_NAME=setup

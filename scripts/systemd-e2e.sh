@@ -7,20 +7,25 @@
 #
 # What happens:
 #   1. A minimal Debian rootfs (debootstrap --variant=minbase, suite
-#      bookworm, plus systemd, dbus and fuse3) is made once and cached in
+#      bookworm, plus systemd, dbus, fuse3, man-db and libpam-systemd) is
+#      made once and cached in
 #      ${XDEV_SYSTEMD_CACHE:-target/systemd-e2e}/rootfs-bookworm; later
 #      runs reuse it. The suite is pinned by name (never "stable"); the
 #      package versions are printed each run. Seen when this was written:
 #      systemd 252.39-1~deb12u2, dbus 1.14.10-1~deb12u1, fuse3 3.14.0-4,
+#      man-db 2.11.2-2, libpam-systemd 252.39-1~deb12u2,
 #      libc6 2.36-9+deb12u14, libseccomp2 2.5.4-1+deb12u1.
 #   2. scripts/install.sh (a release build) installs xdev and the unit with
 #      DESTDIR into a staging directory; its /usr/local is bound read-only
 #      over the container's /usr/local, so the container holds exactly
 #      what install.sh installs (/usr/local/bin/xdev,
-#      /usr/local/lib/systemd/system/xdev@.service, ...).
+#      /usr/local/lib/systemd/system/xdev@.service, the user unit in
+#      /usr/local/lib/systemd/user/, ...). A second install under /opt/xdev,
+#      a PREFIX systemd does not read, is bound at /opt/xdev.
 #   3. `systemd-nspawn --boot` starts the container: rootfs read-only under
 #      a throwaway overlay (--volatile=overlay, so the cache stays clean),
-#      /dev/fuse bound in, a network namespace of its own, the unified
+#      /dev/fuse bound in (replaced by a node of the container's own,
+#      crw-rw-rw- as udev makes it, when the host's is private), a network namespace of its own, the unified
 #      cgroup hierarchy, and bpf(2) allowed so that the container's systemd
 #      can load the BPF programs of DevicePolicy=/DeviceAllow= (checked)
 #      and IPAddressDeny= (with nspawn's default system call filter it
@@ -39,7 +44,17 @@
 #      ExecReload=), SIGUSR1 reopens the journal file after it was moved
 #      away, and SIGHUP stops the daemon cleanly; after SIGKILL,
 #      Restart=on-failure brings it back and the stale mount is cleared;
-#      the container powers off cleanly.
+#      `systemd-analyze verify` of both installed units finds nothing;
+#      with two users made in the container, alice and bob: xdev@dev with
+#      a drop-in adding `--owner alice` serves files that are alice's, her
+#      `echo ... > resolve` applies a staged command and her `xdev hook`
+#      is allowed by her `xdev resolve`, while bob's write and hook get
+#      EACCES and he can neither list nor read the mount; alice's own
+#      manager (lingering) runs the user unit xdev@main through
+#      fusermount3, where the same holds for her and for bob, and stops
+#      it cleanly; what install.sh /opt/xdev says to do next (link the
+#      unit first) makes xdev@xdev serve from /opt/xdev; the container
+#      powers off cleanly.
 #
 # The container (and with it every mount made inside it) is stopped on
 # exit, failure and Ctrl-C included. Exits 0 when every check passed, 1 when
@@ -49,9 +64,9 @@
 #
 # Needs root, /dev/fuse, cargo; installs systemd-container (systemd-nspawn)
 # and debootstrap with apt-get when missing; deb.debian.org must be
-# reachable for the first run. Timings on a 2-core VM: cold 65-95 s
-# (debootstrap 30-90 s, as fast as the mirror; a release build of xdev
-# already made), warm ~5 s. Not part of CI
+# reachable for the first run. Timings on a 2-core VM: cold 1.5-3.5 min
+# (debootstrap 75-180 s, as fast as the mirror; a release build of xdev
+# already made), warm ~15 s. Not part of CI
 # (scripts/test.sh): a cold run on a fresh machine (apt-get, debootstrap,
 # a release build) takes minutes.
 set -uo pipefail
@@ -91,7 +106,9 @@ started=$SECONDS
 # recipe is made again.
 SUITE=bookworm
 MIRROR=http://deb.debian.org/debian
-PACKAGES=systemd,dbus,fuse3
+# man-db: `systemd-analyze verify` runs `man` for the units' Documentation=;
+# libpam-systemd: a user's manager gets its $XDG_RUNTIME_DIR (the user unit).
+PACKAGES=systemd,dbus,fuse3,man-db,libpam-systemd
 RECIPE="debootstrap --variant=minbase --include=$PACKAGES $SUITE $MIRROR"
 cache=${XDEV_SYSTEMD_CACHE:-$root/target/systemd-e2e}
 rootfs=$cache/rootfs-$SUITE
@@ -133,7 +150,7 @@ else
     say "rootfs cached: $rootfs"
 fi
 # shellcheck disable=SC2016 # dpkg-query's format, not the shell's
-say "rootfs packages: $(chroot "$rootfs" dpkg-query -W -f '${Package} ${Version}, ' systemd dbus fuse3 libc6 libseccomp2 | sed 's/, $//')"
+say "rootfs packages: $(chroot "$rootfs" dpkg-query -W -f '${Package} ${Version}, ' systemd dbus fuse3 man-db libpam-systemd libc6 libseccomp2 | sed 's/, $//')"
 
 # --- xdev, installed as scripts/install.sh installs it -------------------------------
 rm -rf -- "$stage"
@@ -144,6 +161,15 @@ fi
 grep -q '^ExecStart=/usr/local/bin/xdev mount --instance %i$' "$stage/usr/local/lib/systemd/system/xdev@.service" ||
     die "the staged unit does not run /usr/local/bin/xdev"
 say "installed: $(sed -n 's/^install: built //p' "$cache/install.log")"
+# The same under /opt/xdev, a PREFIX systemd never reads: what install.sh
+# says to do next is run in the container as it says it.
+opt_stage=$cache/stage-opt
+rm -rf -- "$opt_stage"
+if ! DESTDIR=$opt_stage bash "$root/scripts/install.sh" /opt/xdev >"$cache/install-opt.log" 2>&1; then
+    tail -n 20 "$cache/install-opt.log" >&2
+    die "scripts/install.sh /opt/xdev failed (log: $cache/install-opt.log)"
+fi
+opt_next=$(sed -n 's/^install:   \(systemctl link [^&]*xdev@.service\) && .*(serves \/xdev)$/\1/p' "$cache/install-opt.log")
 
 # --- the container ------------------------------------------------------------------
 nspawn_pid=
@@ -202,6 +228,7 @@ nspawn_args=(
     --private-network
     --bind=/dev/fuse
     --bind-ro="$stage/usr/local:/usr/local"
+    --bind-ro="$opt_stage/opt/xdev:/opt/xdev"
     # Lets the container's systemd load the BPF programs of DevicePolicy=,
     # DeviceAllow= and IPAddressDeny= (bpf(2) fails EPERM under nspawn's
     # default filter, and systemd then drops those settings silently).
@@ -330,6 +357,16 @@ degraded)
     ;;
 esac
 
+# A user's own mount needs a /dev/fuse that every user may open, as udev
+# makes it on a real system (crw-rw-rw-). The host's may be private (0600
+# in a CI container): the container then gets a node of its own instead of
+# the bound one, and the host's is left as it is.
+if [ "$(in_container stat -c %a /dev/fuse)" != 666 ]; then
+    in_container umount /dev/fuse && in_container rm -f /dev/fuse &&
+        in_container mknod -m 0666 /dev/fuse c 10 229 ||
+        fail "the container gets a /dev/fuse every user may open" "$(in_container ls -l /dev/fuse 2>&1)"
+fi
+
 # Control: the device cgroup is enforced here, so the unit's DeviceAllow=
 # is really what lets xdev open /dev/fuse.
 opens_fuse() {
@@ -425,6 +462,149 @@ else
     fail "journalctl -u shows the daemon's own lines" "$(in_container journalctl --boot --output=short --no-pager | grep -F 'xdev[' | tail -n 5)"
 fi
 
+# -- systemd-analyze verify, as docs/install.md shows it (after install:
+# it checks that ExecStart='s binary and the man page exist)
+if verified=$(in_container systemd-analyze verify /usr/local/lib/systemd/system/xdev@.service 2>&1) &&
+    [ -z "$verified" ]; then
+    pass "systemd-analyze verify /usr/local/lib/systemd/system/xdev@.service finds nothing to say"
+else
+    fail "systemd-analyze verify /usr/local/lib/systemd/system/xdev@.service finds nothing to say" "$verified"
+fi
+
+# -- the devices handed to a user: xdev@dev with --owner alice, through a
+# drop-in as the unit's header shows. alice (a user of her own) decides
+# with a shell's echo and through `xdev hook`; bob gets EACCES.
+in_container useradd --create-home alice
+in_container useradd --create-home bob
+alice_uid=$(in_container id -u alice)
+# as USER CMD...: CMD run by USER (no login shell, no session).
+as() {
+    local user=$1
+    shift
+    in_container runuser -u "$user" -- "$@"
+}
+# The owner's round: a staged command applied by `echo ... > DIR/resolve`,
+# and an `xdev hook` call allowed by `xdev resolve`. Prints what happened.
+in_container tee /tmp/event.json >/dev/null <"$root/examples/hooks/claude-pretooluse-bash.json"
+in_container tee /tmp/decide-as-owner.sh >/dev/null <<'EOF'
+#!/bin/bash
+# decide-as-owner.sh DIR MARK: run by the mount's owner.
+dir=$1 mark=$2
+wait_pending() {
+    for _ in $(seq 400); do
+        grep -qx "pending: $1" "$dir/status" && return 0
+        sleep 0.05
+    done
+    echo "nothing pending in $dir after 20 s"
+    exit 1
+}
+xdev stage --mount "$dir" --label "touch $mark" -- touch "$mark" >/dev/null &
+stager=$!
+wait_pending 1
+echo "tests pass" >"$dir/resolve" && echo "echo resolve: written"
+wait "$stager"
+echo "stage: exit $?"
+[ -e "$mark" ] && echo "stage: $mark made"
+hook_out=$(mktemp /tmp/hook.XXXXXX)
+xdev hook --mount "$dir" </tmp/event.json >"$hook_out" &
+hook=$!
+wait_pending 1
+xdev resolve --mount "$dir" "hook ok" >/dev/null && echo "xdev resolve: exit 0"
+wait "$hook"
+echo "hook: exit $?"
+cat "$hook_out"
+EOF
+owner_round() {
+    printf '%s\n' "echo resolve: written" "stage: exit 0" "stage: $1 made" "xdev resolve: exit 0" "hook: exit 0" \
+        '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"hook ok"}}'
+}
+# another_round USER DIR: what another user's `echo ... > DIR/resolve` and
+# `xdev hook` do (the hook prints nothing: the agent asks as usual).
+another_round() {
+    as "$1" bash -c "echo no >$2/resolve" 2>&1 | sed 's/^.*: //'
+    local printed
+    printed=$(as "$1" bash -c "xdev hook --mount $2 </tmp/event.json 2>/dev/null")
+    echo "hook: [$printed] exit $?"
+}
+in_container mkdir -p /etc/systemd/system/xdev@dev.service.d
+in_container tee /etc/systemd/system/xdev@dev.service.d/owner.conf >/dev/null <<'EOF'
+[Service]
+ExecStart=
+ExecStart=/usr/local/bin/xdev mount --instance %i --owner alice
+EOF
+in_container systemctl daemon-reload
+if in_container systemctl start xdev@dev && is_fuse_mount /run/xdev/dev; then
+    modes=$(in_container stat -c '%n %a %U:%G' /run/xdev/dev /run/xdev/dev/resolve /run/xdev/dev/status | tr '\n' ' ')
+    if [ "$modes" = "/run/xdev/dev 711 alice:alice /run/xdev/dev/resolve 600 alice:alice /run/xdev/dev/status 400 alice:alice " ]; then
+        pass "xdev@dev with --owner alice: the files are alice's ($modes)"
+    else
+        fail "xdev@dev with --owner alice: the files are alice's" "$modes"
+    fi
+    seen=$(as alice bash /tmp/decide-as-owner.sh /run/xdev/dev /tmp/alice-mark 2>&1)
+    if [ "$seen" = "$(owner_round /tmp/alice-mark)" ]; then
+        pass "alice's echo > /run/xdev/dev/resolve applies her staged command, and her xdev hook is allowed by her xdev resolve"
+    else
+        fail "alice's echo > resolve applies, and her xdev hook is allowed by her xdev resolve" "$seen"
+    fi
+    seen=$(another_round bob /run/xdev/dev)
+    if [ "$seen" = "$(printf '%s\n' "Permission denied" "hook: [] exit 0")" ] &&
+        [[ $(as bob bash -c "xdev hook --mount /run/xdev/dev </tmp/event.json" 2>&1) == *"this mount belongs to alice (uid $alice_uid)"* ]] &&
+        [[ $(as bob cat /run/xdev/dev/status 2>&1) == *"Permission denied"* ]] &&
+        [[ $(as bob ls /run/xdev/dev 2>&1) == *"Permission denied"* ]]; then
+        pass "bob's echo > /run/xdev/dev/resolve and xdev hook get EACCES (the hook names alice), and he can neither list nor read the mount"
+    else
+        fail "bob gets EACCES from /run/xdev/dev" "$seen" "$(as bob ls /run/xdev/dev 2>&1)"
+    fi
+    in_container systemctl stop xdev@dev
+else
+    fail "systemctl start xdev@dev (--owner alice) serves /run/xdev/dev" \
+        "$(in_container systemctl status --no-pager xdev@dev 2>&1)"
+fi
+
+# -- the user unit: alice's own manager serves $XDG_RUNTIME_DIR/xdev-main
+# with no root at all (fusermount3, no user_allow_other needed).
+alice_runtime=/run/user/$alice_uid
+# What a user does for their units to run without a login session:
+# lingering starts their manager (user@UID.service) now and at every boot.
+in_container loginctl enable-linger alice
+eventually 60 unit_is "user@$alice_uid.service" ActiveState active
+as_alice_manager() {
+    as alice env -u DBUS_SESSION_BUS_ADDRESS XDG_RUNTIME_DIR="$alice_runtime" "$@"
+}
+if verified=$(as_alice_manager systemd-analyze --user verify /usr/local/lib/systemd/user/xdev@.service 2>&1) &&
+    [ -z "$verified" ]; then
+    pass "systemd-analyze --user verify /usr/local/lib/systemd/user/xdev@.service finds nothing to say"
+else
+    fail "systemd-analyze --user verify /usr/local/lib/systemd/user/xdev@.service finds nothing to say" "$verified"
+fi
+user_mount=$alice_runtime/xdev-main
+if as_alice_manager systemctl --user start xdev@main &&
+    [ "$(in_container findmnt --noheadings --raw --output FSTYPE,SOURCE --mountpoint "$user_mount")" = "fuse.xdev xdev" ]; then
+    pass "alice's systemctl --user start xdev@main returns with $user_mount served (through fusermount3)"
+    seen=$(as alice bash /tmp/decide-as-owner.sh "$user_mount" /tmp/alice-user-mark 2>&1)
+    if [ "$seen" = "$(owner_round /tmp/alice-user-mark)" ]; then
+        pass "on her user unit's mount, alice's echo > resolve applies and her xdev hook is allowed"
+    else
+        fail "on her user unit's mount, alice's echo > resolve applies and her xdev hook is allowed" "$seen"
+    fi
+    seen=$(another_round bob "$user_mount")
+    if [ "$seen" = "$(printf '%s\n' "Permission denied" "hook: [] exit 0")" ]; then
+        pass "bob's echo > resolve and xdev hook get EACCES on alice's user mount"
+    else
+        fail "bob's echo > resolve and xdev hook get EACCES on alice's user mount" "$seen"
+    fi
+    if as_alice_manager systemctl --user stop xdev@main && ! in_container findmnt --mountpoint "$user_mount" >/dev/null &&
+        not_there "$user_mount"; then
+        pass "systemctl --user stop xdev@main leaves no mount and no mount point"
+    else
+        fail "systemctl --user stop xdev@main leaves no mount and no mount point" "$(in_container findmnt -t fuse.xdev 2>&1)"
+    fi
+else
+    fail "alice's systemctl --user start xdev@main serves $user_mount" \
+        "$(as_alice_manager systemctl --user status --no-pager xdev@main 2>&1)" \
+        "$(in_container journalctl --boot --no-pager --output=cat _UID="$alice_uid" 2>&1 | tail -n 10)"
+fi
+
 # From here on systemd's debug log names every notification a service
 # sends. (Not before: at debug level, journald may take a service's first
 # output lines for init.scope's, and `journalctl -u` misses them.)
@@ -506,6 +686,20 @@ else
         "$(journal xdev@xdev | grep -E 'READY=1|Started' || true)"
 fi
 in_container systemctl stop xdev@xdev
+
+# -- install.sh /opt/xdev: systemd reads no unit there, and install.sh says
+# to link it first; done as it says, the linked unit serves /xdev.
+# shellcheck disable=SC2086 # the command line install.sh printed
+if [ -n "$opt_next" ] && in_container $opt_next >/dev/null 2>&1 && in_container systemctl enable --now xdev@xdev 2>/dev/null &&
+    [[ $(in_container systemctl show --property=ExecStart --value xdev@xdev) == *"path=/opt/xdev/bin/xdev "* ]] &&
+    [[ $(in_container cat /xdev/status) == "pending: 0"* ]]; then
+    pass "install.sh /opt/xdev says \`$opt_next\` first; then systemctl enable --now xdev@xdev serves /xdev from /opt/xdev"
+else
+    fail "install.sh /opt/xdev says to link the unit first, and the linked unit serves /xdev" \
+        "install.sh said: $(grep -F 'next' "$cache/install-opt.log")" "$(in_container systemctl status --no-pager xdev@xdev 2>&1)"
+fi
+in_container systemctl disable --now xdev@xdev >/dev/null 2>&1
+
 if [ -z "$(in_container findmnt --noheadings --types fuse)" ] && not_there /xdev && not_there /run/xdev/ci-1; then
     pass "no FUSE mount and no mount point left in the container"
 else

@@ -26,7 +26,8 @@
 //!    it failed (`decision.result()?` works).
 //! 4. **Mounting.** [`mount()`] serves a session's devices at a directory
 //!    with [`MountOptions`], until the returned [`Mount`] is unmounted or
-//!    dropped; a mount point it cannot use is a [`MountError`].
+//!    dropped; a mount point it cannot use is a [`MountError`]. A
+//!    [`MountOwner`] hands the files to another user (root only).
 //! 5. **Plan review.** A [`PlanDesk`] owns plan mode for a session: a
 //!    `propose` write finds the plan file and a [`PlanHandlerKind`]
 //!    (`yolo`, `review`, `async`) decides it.
@@ -173,7 +174,7 @@ pub use dispatch::{dispatch_resolution_device, Decision, Dispatch};
 pub use session::ResolveRequest;
 // Mounting the devices.
 #[cfg(feature = "mount")]
-pub use mount::{mount, Mount, MountError, MountOptions};
+pub use mount::{mount, Mount, MountError, MountOptions, MountOwner};
 // Plan review.
 pub use plan_desk::{PlanDesk, PlanHandlerKind};
 // Errors.

@@ -20,6 +20,9 @@ pub use crate::mount_point::{is_stale_mount, probe_mount_point, MountPointState}
 // What `mount()` fails with: the mount point's checks find most of it.
 pub use crate::mount_point::MountError;
 
+// Who the mount's files belong to.
+pub use crate::mount_point::owner::{MountOwner, OwnerError};
+
 /// How a mount is set up.
 #[derive(Clone)]
 pub struct MountOptions {
@@ -62,6 +65,12 @@ pub struct MountOptions {
     /// but the directories is the mount owner's only (mode 0400; devices
     /// and `stage` 0600 always).
     pub share_journal: bool,
+    /// Who the mount's files belong to (none: the user this process runs
+    /// as). The owner decides and reads everything; a group given with it
+    /// reads what the owner reads; see [`MountOwner`]. Only root hands a
+    /// mount to another user: [`mount()`] refuses otherwise
+    /// ([`MountError::Owner`]).
+    pub owner: Option<MountOwner>,
 }
 
 impl Default for MountOptions {
@@ -74,6 +83,7 @@ impl Default for MountOptions {
             grace: DEFAULT_GRACE,
             create_dir: false,
             share_journal: false,
+            owner: None,
         }
     }
 }
@@ -87,6 +97,7 @@ impl std::fmt::Debug for MountOptions {
             .field("plan", &self.plan.is_some())
             .field("create_dir", &self.create_dir)
             .field("share_journal", &self.share_journal)
+            .field("owner", &self.owner)
             .finish()
     }
 }
@@ -128,6 +139,8 @@ pub fn mount(
 ) -> Result<Mount, MountError> {
     let dir = dir.as_ref();
     let shown = dir.display().to_string();
+    let owner = options.files_owner();
+    owner.check(options.lets_others_in())?;
     check_fuse_device()?;
     let journal = open_journal(options.journal_file.as_deref())?;
     let created_dir = mount_point::prepare(dir, options.create_dir)?;
@@ -149,7 +162,7 @@ pub fn mount(
         journal.clone(),
         options.plan.clone(),
         runtime.handle().clone(),
-        Owner::current(options.share_journal),
+        owner_for_fs(&options, owner),
     );
     let control = fs.control();
     let background =
@@ -174,6 +187,37 @@ fn open_journal(file: Option<&Path>) -> Result<Journal, MountError> {
     Journal::new(file).map_err(MountError::Journal)
 }
 
+impl MountOptions {
+    /// Who the files belong to: [`MountOptions::owner`], else this
+    /// process's user.
+    fn files_owner(&self) -> MountOwner {
+        self.owner.unwrap_or_else(MountOwner::current)
+    }
+
+    /// Whether the kernel lets users other than the one who mounts in:
+    /// with `allow_other`, and for a mount handed to another user, who
+    /// could not reach it otherwise (the mode bits then keep the rest
+    /// out).
+    fn lets_others_in(&self) -> bool {
+        self.allow_other || self.files_owner().uid != MountOwner::current().uid
+    }
+}
+
+/// What the FUSE layer is told of the files' owner: who they belong to,
+/// and which users the mode bits let read and list them.
+fn owner_for_fs(options: &MountOptions, owner: MountOwner) -> Owner {
+    Owner {
+        uid: owner.uid,
+        gid: owner.gid,
+        since: std::time::SystemTime::now(),
+        share_journal: options.share_journal,
+        group_reads: owner.group_reads,
+        // Where the kernel keeps every other user out anyway, the
+        // directories stay listable (0755) as they always were.
+        others_list: options.allow_other || !options.lets_others_in(),
+    }
+}
+
 fn fuse_config(options: &MountOptions) -> Config {
     let mut config = Config::default();
     config.mount_options = vec![
@@ -184,7 +228,7 @@ fn fuse_config(options: &MountOptions) -> Config {
         MountOption::NoDev,
         MountOption::NoExec,
     ];
-    config.acl = if options.allow_other {
+    config.acl = if options.lets_others_in() {
         SessionACL::All
     } else {
         SessionACL::Owner

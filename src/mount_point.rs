@@ -15,6 +15,9 @@
 //! directory is ever removed; without a runtime directory nothing is
 //! remembered across a SIGKILL.
 //!
+//! **Whose the mount is** ([`owner`]): who its files belong to, and who
+//! may hand them to whom, checked before anything is mounted.
+//!
 //! [`MountOptions::create_dir`]: crate::mount::MountOptions::create_dir
 
 use std::fmt;
@@ -32,6 +35,8 @@ use thiserror::Error;
 
 use crate::device::Device;
 use crate::error::describe;
+
+pub(crate) mod owner;
 
 /// Why a mount could not be made.
 #[derive(Debug, Error)]
@@ -76,6 +81,11 @@ pub enum MountError {
         /// Whether xdev runs as root (the advice differs).
         as_root: bool,
     },
+    /// The mount's files cannot be handed to the owner asked for
+    /// ([`crate::mount::MountOptions::owner`]): only root gives them to
+    /// another user. Found before anything is mounted.
+    #[error(transparent)]
+    Owner(#[from] owner::OwnerError),
     /// The `--journal` file cannot be used (not a regular file, no access,
     /// another user could write it). The message names the file.
     #[error("{}", crate::texts::cannot_use_journal_file(.0))]

@@ -707,6 +707,42 @@ pub fn journal_owned_by_another_user(path: &str, owner: u32, euid: u32) -> Strin
     )
 }
 
+/// `--owner SPEC` that is not `USER[:GROUP]`.
+pub fn owner_malformed(spec: &str) -> String {
+    format!("'{spec}' is not USER[:GROUP]: a user's name or uid, then optionally a colon and a group's name or gid (alice, alice:devs, 1000:1000)")
+}
+
+/// `--owner` names a user the user database does not know.
+pub fn owner_unknown_user(name: &str) -> String {
+    format!("no user named '{name}' here (`getent passwd {name}` finds none): give an existing user's name, or a uid")
+}
+
+/// `--owner` names a group the group database does not know.
+pub fn owner_unknown_group(name: &str) -> String {
+    format!("no group named '{name}' here (`getent group {name}` finds none): give an existing group's name, or a gid")
+}
+
+/// `--owner UID` for a uid with no entry, hence no login group.
+pub fn owner_without_login_group(uid: u32) -> String {
+    format!("uid {uid} has no entry in the user database, so no login group to give the files: name the group too ({uid}:GROUP)")
+}
+
+/// A process other than root (`uid`) asked to hand its mount to `owner`.
+pub fn owner_needs_root(owner: &str, uid: u32) -> String {
+    format!("only root can hand a mount to another user, and xdev runs as uid {uid}, not as {owner}: run it as root (the system unit xdev@.service does), or as that user for a mount of their own (the user unit: `systemctl --user start xdev@NAME`)")
+}
+
+/// A process other than root asked to give its files to `group`, which it
+/// is not in.
+pub fn owner_group_not_yours(group: &str) -> String {
+    format!("only root can give a mount's files to a group it is not in (as with chgrp), and xdev is not in {group}: give one of your groups (`id -Gn`), or run it as root")
+}
+
+/// A group was given for a mount the kernel would keep it out of.
+pub fn owner_group_kept_out(group: &str) -> String {
+    format!("{group} could read nothing: without --allow-other the kernel lets only the user who mounts in; add --allow-other (other users then list ids, and read nothing private unless --share-journal)")
+}
+
 /// `path` quoted for a POSIX shell, for a command a text suggests.
 fn shell_quoted(path: &str) -> String {
     format!("'{}'", path.replace('\'', "'\\''"))
@@ -895,6 +931,14 @@ pub fn cannot_run(program: &str, why: &str) -> String {
 /// A file of a mount could not be opened.
 pub fn cannot_open(path: &Path) -> String {
     format!("cannot open {}", path.display())
+}
+
+/// A file of a mount that belongs to `owner`, another user, refused this one.
+pub fn another_users_file(path: &Path, owner: &str) -> String {
+    format!(
+        "this mount belongs to {owner}, who alone decides (and reads, unless the mount shares its journal): run this as that user; cannot open {}",
+        path.display()
+    )
 }
 
 /// A preview's device could not be opened: another writer is deciding it.

@@ -13,7 +13,7 @@ use xdev::client::{self, ClientError, StageNotice};
 use xdev::daemon::{self, DaemonOptions, PlanOptions};
 use xdev::plan_command::PlanCommand;
 use xdev::texts;
-use xdev::{MountOptions, PlanHandlerKind};
+use xdev::{MountOptions, MountOwner, PlanHandlerKind};
 
 // Beside this file, not in src/bin/ (where cargo would take it for a
 // binary of its own).
@@ -85,6 +85,15 @@ struct ServeArgs {
     /// they are readable by the mount's owner only.
     #[arg(long)]
     share_journal: bool,
+    /// Hand the mount to USER (a name or uid) and, if given, GROUP (a name
+    /// or gid): USER decides and reads everything (the devices and `stage`
+    /// are theirs); GROUP reads what USER reads and decides nothing; other
+    /// users see what --allow-other and --share-journal let them, and
+    /// without --allow-other can list and read nothing. Only root names
+    /// another user, or a group it is not in [default: the user xdev runs
+    /// as].
+    #[arg(long, value_name = "USER[:GROUP]")]
+    owner: Option<MountOwner>,
     /// Also append every journal record (what `log` shows) to FILE, synced
     /// before the device write that caused it returns. A decision is
     /// refused (ENOSPC, EIO) unless its intent record reaches FILE before it
@@ -130,6 +139,7 @@ impl From<ServeArgs> for DaemonOptions {
         let mut mount = MountOptions {
             allow_other: args.allow_other,
             share_journal: args.share_journal,
+            owner: args.owner,
             journal_file: args.journal,
             grace: args.grace,
             ..MountOptions::default()

@@ -11,6 +11,7 @@ use thiserror::Error;
 use super::{EXIT_CANNOT_RUN, EXIT_ERROR, EXIT_MOUNT_GONE, EXIT_NOT_FOUND, MOUNT_ENV};
 use crate::error::{describe, errno_name};
 use crate::mount::MountError;
+use crate::mount_point::owner::user_name;
 use crate::mount_point::{probe_mount_point, MountPointState};
 use crate::session::DEFAULT_MOUNT_DIR;
 use crate::texts;
@@ -173,6 +174,11 @@ impl ClientError {
         if source.raw_os_error() == Some(libc::EBUSY) && locate(path).1 == Place::Item {
             what = texts::item_busy(path);
         }
+        if source.kind() == io::ErrorKind::PermissionDenied {
+            if let Some(owner) = another_users(path) {
+                what = texts::another_users_file(path, &owner);
+            }
+        }
         if source.kind() == io::ErrorKind::NotFound {
             let (mount, place) = locate(path);
             if !mount.join("status").exists() {
@@ -205,6 +211,14 @@ impl ClientError {
             | ClientError::MountGone { .. } => None,
         }
     }
+}
+
+/// Who `path` belongs to, named, when that is another user than this
+/// process's (a stat needs no right to the file itself).
+fn another_users(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let uid = std::fs::metadata(path).ok()?.uid();
+    (uid != nix::unistd::geteuid().as_raw()).then(|| user_name(uid))
 }
 
 /// Where in a mount a file is.

@@ -34,6 +34,8 @@ impl Mount {
             gid: OWNER_UID,
             since: SystemTime::UNIX_EPOCH,
             share_journal: false,
+            group_reads: false,
+            others_list: true,
         };
         let journal = Journal::new(None).expect("an in-memory journal");
         let fs = XdevFs::new(

@@ -21,7 +21,6 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use fuser::{FileAttr, FileType, INodeNo};
-use nix::unistd::{getgid, getuid};
 
 use super::status::TextFile;
 use super::target::Target;
@@ -231,18 +230,14 @@ impl Node {
         }
     }
 
-    /// Devices (and the stage file) are for the mounting user only. Every
-    /// other file shows what the owner's session holds or was told
-    /// (labels, reasons, details, result texts, which may hold secrets):
-    /// the owner's only unless the owner shares them. Directories list ids
-    /// only, and stay open.
+    /// The mode bits, which the kernel enforces: see [`Owner::mode`].
     fn perm(&self, owner: Owner) -> u16 {
-        match self.kind() {
-            FileType::Directory => 0o755,
-            _ if self.target().is_some() || *self == Node::Stage => 0o600,
-            _ if owner.share_journal => 0o444,
-            _ => 0o400,
-        }
+        let access = match self.kind() {
+            FileType::Directory => Access::List,
+            _ if self.target().is_some() || *self == Node::Stage => Access::Decide,
+            _ => Access::Read,
+        };
+        owner.mode(access)
     }
 
     pub(crate) fn attr(&self, ino: INodeNo, size: u64, owner: Owner) -> FileAttr {
@@ -275,7 +270,8 @@ impl Node {
     }
 }
 
-/// Who owns the mount's files, and since when.
+/// Who owns the mount's files, since when, and whom the mode bits let
+/// read and list them.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Owner {
     pub(crate) uid: u32,
@@ -284,16 +280,108 @@ pub(crate) struct Owner {
     /// Whether other users may read the session's files (status files,
     /// items, the journal).
     pub(crate) share_journal: bool,
+    /// Whether the files' group reads what the owner reads (a group given
+    /// on purpose, not the owner's login group).
+    pub(crate) group_reads: bool,
+    /// Whether users other than the owner and that group may list the
+    /// directories.
+    pub(crate) others_list: bool,
+}
+
+/// What a file is for, as far as its mode bits go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// A device or `stage`: writing it decides or stages.
+    Decide,
+    /// A file that shows what the session holds or was told.
+    Read,
+    /// A directory.
+    List,
 }
 
 impl Owner {
-    /// The user running this process, from now.
-    pub(crate) fn current(share_journal: bool) -> Self {
+    /// The mode bits of a file used for `access`:
+    ///
+    /// - Devices (and `stage`) are the owner's alone (0600): only the owner
+    ///   decides and stages.
+    /// - Every other file shows what the owner's session holds or was
+    ///   told (labels, reasons, details, result texts, which may hold
+    ///   secrets): the owner's (0400), the group's too when it reads
+    ///   (0440), everyone's when the owner shares the journal (0444).
+    /// - Directories list ids only (0755). Where others may not list them
+    ///   (a mount handed to a user, without `allow_other`) they only pass
+    ///   through (0711, or 0751 for a group that reads): the kernel lets
+    ///   them reach a name they know, and every file there refuses them.
+    fn mode(&self, access: Access) -> u16 {
+        match access {
+            Access::Decide => 0o600,
+            Access::Read if self.share_journal => 0o444,
+            Access::Read if self.group_reads => 0o440,
+            Access::Read => 0o400,
+            Access::List => {
+                let others = if self.others_list { 0o005 } else { 0o001 };
+                let group = if self.group_reads { 0o050 } else { others << 3 };
+                0o700 | group | others
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn owner(share_journal: bool, group_reads: bool, others_list: bool) -> Owner {
         Owner {
-            uid: getuid().as_raw(),
-            gid: getgid().as_raw(),
-            since: SystemTime::now(),
+            uid: 1000,
+            gid: 1000,
+            since: SystemTime::UNIX_EPOCH,
             share_journal,
+            group_reads,
+            others_list,
+        }
+    }
+
+    /// Each way of mounting, and the modes of a device, a status file and
+    /// a directory under it.
+    #[test]
+    fn the_mode_bits_say_who_decides_reads_and_lists() {
+        let cases = [
+            (
+                "the user's own mount",
+                owner(false, false, true),
+                [0o600, 0o400, 0o755],
+            ),
+            (
+                "shared with other users",
+                owner(true, false, true),
+                [0o600, 0o444, 0o755],
+            ),
+            (
+                "a group that reads",
+                owner(false, true, true),
+                [0o600, 0o440, 0o755],
+            ),
+            (
+                "handed to a user",
+                owner(false, false, false),
+                [0o600, 0o400, 0o711],
+            ),
+            (
+                "handed to a user and group",
+                owner(false, true, false),
+                [0o600, 0o440, 0o751],
+            ),
+        ];
+        let nodes = [
+            Node::Device(Device::Resolve),
+            Node::Text(TextFile::Status),
+            Node::PendingDir,
+        ];
+        for (how, owner, modes) in cases {
+            let seen: Vec<u16> = nodes.iter().map(|node| node.perm(owner)).collect();
+            assert_eq!(seen, modes, "{how}");
+            assert_eq!(Node::Stage.perm(owner), 0o600, "{how}: stage");
         }
     }
 }
