@@ -17,6 +17,14 @@
 #     to an agent), and 2 (blocking) only when `--strict` asks to fail
 #     closed; other commands keep the usual 2 for a bad command line;
 #   - `xdev stage --help` names every exit code;
+#   - a `--session` or `--id` that no directory of the mount could have
+#     (`..`, `.`, `a/b`, empty, 256 bytes, a control character), and an
+#     XDEV_DIR that leaves a session through `..`, exit 2 and decide
+#     nothing, while an agent's hook waits in session "other"; `--session
+#     other` then decides it;
+#   - flags are checked by their own rules before any mount is looked for:
+#     `--deadline 10d` and `wait --pid 0` exit 2 in the flag's words;
+#   - output into a closed pipe ends quietly with exit 0;
 #   - a mount the system refuses (root without CAP_SYS_ADMIN, as in a
 #     container started without it) says what it needs and leaves no
 #     directory behind.
@@ -116,6 +124,60 @@ assert_eq "$RC" 2 "exit status of xdev hook --strict with an unknown flag (fails
 run_cli resolve --bogus
 assert_eq "$RC" 2 "exit status of xdev resolve with an unknown flag"
 
+# Names the mount never lists decide nothing: an agent's hook waits in
+# session "other", and nothing else does.
+"$PYTHON" -c '
+import json, sys
+event = json.load(open(sys.argv[1]))
+event["session_id"] = "other"
+event["tool_input"] = {"command": "rm -rf build", "description": "Clean"}
+json.dump(event, open(sys.argv[2], "w"))' "$LIB_ROOT/examples/hooks/cargo-test.json" "$SCRATCH/other.json" ||
+    fail "cannot write the hook event"
+"$XDEV_BIN" hook <"$SCRATCH/other.json" >"$SCRATCH/hook.out" 2>"$SCRATCH/hook.err" &
+hook=$!
+BG_PIDS+=("$hook")
+wait_until 10000 "the hook's preview staged" pending_is 1
+ID=$(ls "$D/pending")
+long=$(printf 's%.0s' $(seq 256))
+for name in .. . a/b "" "$long" $'a\x01b'; do
+    for device in resolve reject; do
+        # (bounded: a writer that got through would wait on the hook)
+        timeout 10 "$XDEV_BIN" "$device" --session "$name" "meant for session $name" >"$SCRATCH/out" 2>"$SCRATCH/err" </dev/null
+        assert_eq "$?" 2 "exit status of xdev $device --session $(printf '%q' "$name")"
+        assert_contains "$(cat "$SCRATCH/err")" "\`xdev resolve --id <id>\`" "stderr of xdev $device --session $(printf '%q' "$name")"
+        timeout 10 "$XDEV_BIN" "$device" --id "$name" "meant for one item" >"$SCRATCH/out" 2>"$SCRATCH/err" </dev/null
+        assert_eq "$?" 2 "exit status of xdev $device --id $(printf '%q' "$name")"
+        assert_contains "$(cat "$SCRATCH/err")" "no pending id is" "stderr of xdev $device --id $(printf '%q' "$name")"
+    done
+done
+XDEV_DIR=$D/sessions/.. timeout 10 "$XDEV_BIN" resolve "meant for session .." >"$SCRATCH/out" 2>"$SCRATCH/err" </dev/null
+assert_eq "$?" 2 "exit status of xdev resolve with XDEV_DIR=\$D/sessions/.."
+assert_contains "$(cat "$SCRATCH/err")" "goes through '..' below the xdev mount $D" "stderr of xdev resolve with XDEV_DIR=\$D/sessions/.."
+pending_is 1 || fail "a refused name decided the hook's preview"
+assert_eq "$(log_records "r.get('id') == '$ID' and r['event'] != 'staged'" | wc -l)" 0 "journal records of decisions after refused names"
+still_running "$hook" "xdev hook (its call is undecided)"
+run_cli resolve --session other "clean it"
+assert_eq "$RC" 0 "exit status of xdev resolve --session other ($ERR)"
+wait_exit "$hook" 10000 "xdev hook after resolve --session other"
+assert_contains "$(cat "$SCRATCH/hook.out")" '"permissionDecision":"allow","permissionDecisionReason":"clean it"' "the hook's answer"
+
+# Flags are checked by their own rules, with no mount needed.
+XDEV_DIR=$SCRATCH/nothing-here run_cli stage --label x --deadline 10d -- true
+assert_eq "$RC" 2 "exit status of xdev stage --deadline 10d"
+assert_contains "$ERR" "invalid value '10d' for '--deadline <DURATION>': a deadline is from 1ms to 7days" "stderr of xdev stage --deadline 10d"
+run_cli wait "$SCRATCH/nothing-here" --pid 0
+assert_eq "$RC" 2 "exit status of xdev wait --pid 0"
+assert_contains "$ERR" "a process id is a number from 1 to" "stderr of xdev wait --pid 0"
+
+# Output into a closed pipe ends quietly.
+for args in "completions zsh" "man" "status"; do
+    # shellcheck disable=SC2086 # the words are the arguments
+    "$XDEV_BIN" $args 2>"$SCRATCH/err" | true
+    assert_eq "${PIPESTATUS[0]}:$(cat "$SCRATCH/err")" "0:" "xdev $args | true (status:stderr)"
+done
+"$XDEV_BIN" man 2>"$SCRATCH/err" | head -c1 >/dev/null
+assert_eq "$(cat "$SCRATCH/err")" "" "stderr of xdev man | head -c1"
+
 run_cli stage --help
 for code in 0 1 3 4 5; do
     assert_contains "$OUT" "$code " "the exit codes in xdev stage --help"
@@ -136,4 +198,4 @@ if [ "$(id -u)" -eq 0 ]; then
 else
     note "not root: the CAP_SYS_ADMIN check needs root to drop the capability"
 fi
-note "CLI: resolve exit 1 ENOENT, reject 0, propose 1 EPERM, stage 1 EINVAL, --mount/XDEV_DIR, run 127/126, hook bad flag 1 (2 with --strict)"
+note "CLI: resolve exit 1 ENOENT, reject 0, propose 1 EPERM, stage 1 EINVAL, --mount/XDEV_DIR, run 127/126, hook bad flag 1 (2 with --strict), unlisted names 2, closed pipes 0"

@@ -3,7 +3,8 @@
 #   - a bad sourceTool (`a/b`, NUL) or label (NUL, ESC, a newline) is refused
 #     with EINVAL, through the stage file (the rule is read back on the same
 #     descriptor) and through `xdev stage` (exit 1, `xdev: EINVAL: ...` naming
-#     the rule); a deadline over 7 days too; nothing is staged and
+#     the rule); a deadline over 7 days too (`xdev stage --deadline 8days`
+#     is a usage error, exit 2, naming the range); nothing is staged and
 #     `ls pending` still works;
 #   - a stage write of two request lines is refused whole (nothing staged),
 #     and a non-UTF-8 request's refusal is readable back;
@@ -90,12 +91,17 @@ stage_refused() {
 stage_refused "$TOOL_RULE" --label x --source-tool a/b
 stage_refused "$LABEL_RULE" --label "$(printf 'esc \033[2J')"
 stage_refused "$LABEL_RULE" --label "$(printf 'x\nplan mode: on')"
-stage_refused "deadlineMs must be from 1 to 604800000 (7 days)" --label x --deadline 8days
-stage_refused "deadlineMs must be from 1 to 604800000 (7 days)" --label x --deadline 0s
+# A deadline the stage file would refuse is a usage error of the flag.
+for deadline in 8days 0s; do
+    err=$("$XDEV_BIN" stage --label x --deadline "$deadline" -- true 2>&1 >/dev/null </dev/null)
+    assert_eq "$?" 2 "exit status of xdev stage --deadline $deadline"
+    assert_contains "$err" "invalid value '$deadline' for '--deadline <DURATION>': a deadline is from 1ms to 7days" \
+        "stderr of xdev stage --deadline $deadline"
+done
 pending_is 0 || fail "a refused xdev stage staged something: $(cat "$D/status")"
 listing=$(ls "$D/pending" 2>&1) || fail "ls pending failed: $listing"
 assert_eq "$listing" "" "ls pending after the refusals"
-note "xdev stage: bad --source-tool, --label, --deadline exit 1 naming the rule; ls pending works"
+note "xdev stage: bad --source-tool, --label exit 1 naming the rule, --deadline 2; ls pending works"
 
 # --- a forged result text -------------------------------------------------------
 # The command's stdout (the result text) tries to add status lines.

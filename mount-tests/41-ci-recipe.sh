@@ -48,6 +48,7 @@ run_job "$D" served
 [ "$RC" -ne 0 ] || fail "the CI recipe succeeded on a directory already served"
 [ "$RC" -ne 124 ] || fail "the CI recipe hung until timeout killed it"
 assert_contains "$(cat "$SCRATCH/served.err")" "already served by a running xdev" "the daemon's error"
-assert_contains "$(cat "$SCRATCH/served.err")" "exited before $D was mounted" "xdev wait's error"
+assert_contains "$(cat "$SCRATCH/served.err")" "$D is an xdev mount, but served by pid $(status_json 's["serverPid"]'), not by pid" "xdev wait's error"
+assert_contains "$(cat "$SCRATCH/served.err")" "(which has exited; its own error says why)" "xdev wait's error"
 [ ! -e "$SCRATCH/job/agent-ran" ] || fail "the agent ran although the mount failed"
 note "CI recipe: served, agent decided, journal kept, no mount point left; on a served directory it stops at once (exit $RC)"

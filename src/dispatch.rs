@@ -883,7 +883,7 @@ fn queue_or_pending_in(
             &session.mount_dir(),
             device.name(),
             &several.0,
-            crate::safe_text::is_path_safe_session_id,
+            crate::safe_text::is_path_safe_name,
         );
         Error::Busy(text)
     })?;

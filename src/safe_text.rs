@@ -7,6 +7,12 @@
 //! is shown inside line-oriented files (`status`, `pending/<id>/label`, the
 //! reminder): a newline or an escape sequence in it could forge a line such
 //! as `plan mode: on`, so it is shown escaped there, one field on one line.
+//!
+//! The directories the mount lists (`pending/<id>/`, `sessions/<id>/`) and
+//! every name a client turns into such a path follow one rule,
+//! [`path_name_problem`]: a name that breaks it is neither listed nor
+//! looked up by the mount, and refused by the `xdev` command before it
+//! builds a path, so `--session ..` can never reach the root's devices.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -77,22 +83,68 @@ pub fn path_safe_source_tool(name: &str) -> Cow<'_, str> {
     }
 }
 
-/// The longest agent session id that names a directory under `sessions/`,
-/// in bytes: the longest file name on Linux.
-pub const MAX_SESSION_DIR_BYTES: usize = 255;
+/// The longest name the mount lists, in bytes: the longest file name on
+/// Linux.
+pub const MAX_NAME_BYTES: usize = 255;
 
-/// Whether agent session id `id` can name a directory `sessions/<id>/`:
-/// one line of printable text (the rule the stage protocol and `xdev hook`
-/// already hold a session id to), at most [`MAX_SESSION_DIR_BYTES`] bytes,
-/// no `/`, and neither `.` nor `..`. Unlike a source tool, an id is never
-/// rewritten to fit: a made-up name could be another session's real one.
+/// The longest agent session id that names a directory under `sessions/`.
+#[deprecated(note = "the one rule is `is_path_safe_name`'s: use `MAX_NAME_BYTES`")]
+pub const MAX_SESSION_DIR_BYTES: usize = MAX_NAME_BYTES;
+
+/// Why a name cannot be one the mount lists (see [`path_name_problem`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameProblem {
+    /// It is empty.
+    Empty,
+    /// It is `.` or `..`: a path would go to this directory or its parent.
+    Dots(&'static str),
+    /// It is longer than [`MAX_NAME_BYTES`]; the field is its length.
+    TooLong(usize),
+    /// It holds a `/`: a path would go below it.
+    Slash,
+    /// It holds a character that is not printable text (see
+    /// [`is_unprintable`]).
+    Unprintable(char),
+}
+
+/// The one rule for the names the mount lists as directories, a pending id
+/// under `pending/` or an agent session's id under `sessions/`, and so for
+/// every value a client turns into such a path (`xdev resolve --id`,
+/// `--session`): one line of printable text (the rule the stage protocol and
+/// `xdev hook` already hold a session id to), 1 to [`MAX_NAME_BYTES`]
+/// bytes, no `/`, and neither `.` nor `..`. `None` when `name` follows it.
+/// A name is never rewritten to fit: a made-up name could be another
+/// preview's or session's real one.
+pub fn path_name_problem(name: &str) -> Option<NameProblem> {
+    if name.is_empty() {
+        return Some(NameProblem::Empty);
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return Some(NameProblem::TooLong(name.len()));
+    }
+    match name {
+        "." => return Some(NameProblem::Dots(".")),
+        ".." => return Some(NameProblem::Dots("..")),
+        _ => {}
+    }
+    if name.contains('/') {
+        return Some(NameProblem::Slash);
+    }
+    name.chars()
+        .find(|c| is_unprintable(*c))
+        .map(NameProblem::Unprintable)
+}
+
+/// Whether `name` can be a directory the mount lists (see
+/// [`path_name_problem`]).
+pub fn is_path_safe_name(name: &str) -> bool {
+    path_name_problem(name).is_none()
+}
+
+/// Whether agent session id `id` can name a directory `sessions/<id>/`.
+#[deprecated(note = "the one rule for every name the mount lists: use `is_path_safe_name`")]
 pub fn is_path_safe_session_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= MAX_SESSION_DIR_BYTES
-        && id != "."
-        && id != ".."
-        && !id.contains('/')
-        && !id.chars().any(is_unprintable)
+    is_path_safe_name(id)
 }
 
 /// `text` as one line of printable text: a backslash becomes `\\`, a
@@ -183,23 +235,39 @@ mod tests {
     }
 
     #[test]
-    fn session_ids_name_a_directory_only_when_path_safe() {
-        let longest = "s".repeat(MAX_SESSION_DIR_BYTES);
-        for id in ["s-1", "0b7c-41d2", "a.b_c", longest.as_str(), "naïve id"] {
-            assert!(is_path_safe_session_id(id), "{id:?}");
-        }
-        let too_long = "s".repeat(MAX_SESSION_DIR_BYTES + 1);
+    fn names_are_path_safe_only_by_the_one_rule() {
+        let longest = "s".repeat(MAX_NAME_BYTES);
         for id in [
-            "",
-            ".",
-            "..",
-            "a/b",
-            "a\nb",
-            "nul\0",
-            "\u{202e}x",
-            too_long.as_str(),
+            "s-1",
+            "0b7c-41d2",
+            "a.b_c",
+            longest.as_str(),
+            "naïve id",
+            "pending-action:edit:3",
+            "...",
+            ".hidden",
         ] {
-            assert!(!is_path_safe_session_id(id), "{id:?}");
+            assert_eq!(path_name_problem(id), None, "{id:?}");
+            assert!(is_path_safe_name(id), "{id:?}");
+        }
+        let too_long = "s".repeat(MAX_NAME_BYTES + 1);
+        // 128 two-byte characters: 256 bytes, though only 128 characters.
+        let too_long_in_bytes = "é".repeat(128);
+        for (id, problem) in [
+            ("", NameProblem::Empty),
+            (".", NameProblem::Dots(".")),
+            ("..", NameProblem::Dots("..")),
+            ("a/b", NameProblem::Slash),
+            ("/", NameProblem::Slash),
+            ("a\nb", NameProblem::Unprintable('\n')),
+            ("nul\0", NameProblem::Unprintable('\0')),
+            ("\u{1}x", NameProblem::Unprintable('\u{1}')),
+            ("\u{202e}x", NameProblem::Unprintable('\u{202e}')),
+            (too_long.as_str(), NameProblem::TooLong(256)),
+            (too_long_in_bytes.as_str(), NameProblem::TooLong(256)),
+        ] {
+            assert_eq!(path_name_problem(id), Some(problem), "{id:?}");
+            assert!(!is_path_safe_name(id), "{id:?}");
         }
     }
 

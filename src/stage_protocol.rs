@@ -240,14 +240,22 @@ fn check_source_tool(tool: &str) -> Result<(), Error> {
     Err(bad_request(texts::rule_broken(RULE, &broken)))
 }
 
-/// Zero is refused too: it would withdraw the preview before anyone could
-/// decide it, which is never what a producer means.
 fn check_deadline(millis: u64) -> Result<(), Error> {
-    let max = MAX_DEADLINE.as_millis();
-    if millis == 0 || u128::from(millis) > max {
+    if !is_stage_deadline(u128::from(millis)) {
+        let max = MAX_DEADLINE.as_millis();
         return Err(bad_request(texts::stage_deadline_out_of_range(max, millis)));
     }
     Ok(())
+}
+
+/// Whether a stage request may ask for a deadline of `millis`
+/// milliseconds (whole ones, as the wire carries it): from 1 to
+/// [`MAX_DEADLINE`]. Zero is refused too: it would withdraw the preview
+/// before anyone could decide it, which is never what a producer means.
+/// `xdev stage --deadline` and `xdev hook --deadline` are checked by it
+/// before anything is staged.
+pub fn is_stage_deadline(millis: u128) -> bool {
+    millis != 0 && millis <= MAX_DEADLINE.as_millis()
 }
 
 /// Why a preview was taken back without a decision. On the wire (the

@@ -14,7 +14,7 @@
 
 use std::path::Path;
 
-use crate::safe_text::one_line;
+use crate::safe_text::{describe_char, one_line, NameProblem, MAX_NAME_BYTES};
 
 // Adapter texts.
 
@@ -166,7 +166,7 @@ pub fn several_sessions_pending(
         paths.push(format!("{dir}/sessions/<session-id>/{device}"));
     }
     format!(
-        "Previews of {} agent sessions are pending ({}): {dir}/{device} decides none of them while more than one session waits. Write to one session's {device} instead: {}; or to {dir}/pending/<id>/{device} for one item.",
+        "Previews of {} agent sessions are pending ({}): {dir}/{device} decides none of them while more than one session waits. Write to one session's {device} instead: {} (from a shell: `xdev {device} --session <session-id>`); or to {dir}/pending/<id>/{device} for one item (`xdev {device} --id <id>`).",
         sessions.len(),
         names.join(", "),
         paths.join(", ")
@@ -783,6 +783,120 @@ pub const CANNOT_READ_MESSAGE: &str = "cannot read the message from stdin";
 /// A command could not print what it answers.
 pub const CANNOT_WRITE_STDOUT: &str = "cannot write to stdout";
 
+/// What is wrong with a name the mount would never list (see
+/// [`crate::safe_text::path_name_problem`]).
+pub fn name_problem(problem: NameProblem) -> String {
+    match problem {
+        NameProblem::Empty => "it is empty".into(),
+        NameProblem::Dots(dots) => format!("it is `{dots}`"),
+        NameProblem::TooLong(bytes) => format!("it is {bytes} bytes long"),
+        NameProblem::Slash => "it contains '/'".into(),
+        NameProblem::Unprintable(c) => format!("it contains {}", describe_char(c)),
+    }
+}
+
+/// The one rule for the names the mount lists, as refusals state it.
+pub fn path_safe_name_rule() -> String {
+    format!("1 to {MAX_NAME_BYTES} bytes of printable text, without '/', and neither `.` nor `..`")
+}
+
+/// `--id` is no name `pending/` could list (`problem`).
+pub fn not_a_pending_id(problem: NameProblem) -> String {
+    format!(
+        "{}, and no pending id is: the ids under pending/ are {} (`xdev status --json` shows them)",
+        name_problem(problem),
+        path_safe_name_rule()
+    )
+}
+
+/// `--session` is no name `sessions/` could list (`problem`); such a
+/// session's previews are decided by id.
+pub fn not_a_session_dir(problem: NameProblem) -> String {
+    format!(
+        "{}, so no sessions/<SESSION>/ has this name (sessions/ names a session only by {}); decide a session with such an id one preview at a time through the root's pending/<id>/: `xdev resolve --id <id>` or `xdev reject --id <id>` (its newest preview is its `head` in the `sessions` of `xdev status --json`)",
+        name_problem(problem),
+        path_safe_name_rule()
+    )
+}
+
+/// The mount directory `dir` (`--mount`, `XDEV_DIR`) is a path inside the
+/// mount at `root` through `name`, which the mount never lists (`problem`).
+pub fn mount_tail_not_listed(dir: &str, root: &str, name: &str, problem: NameProblem) -> String {
+    format!(
+        "the mount directory {dir} goes through {} below the xdev mount {root}, a name the mount never lists ({}; names there are {}): use --mount {root} (or XDEV_DIR={root}), and --session or --id to decide one session's or one preview's",
+        describe_name(name),
+        name_problem(problem),
+        path_safe_name_rule()
+    )
+}
+
+/// A name as a message shows it: quoted, and escaped when it holds
+/// anything unprintable.
+fn describe_name(name: &str) -> String {
+    format!("'{}'", one_line(name))
+}
+
+/// `--deadline` (of `xdev stage` or `xdev hook`) is a duration a stage
+/// request may not ask for (`given`, shown as written); `max` is the
+/// longest.
+pub fn deadline_flag_out_of_range(given: &str, max: impl std::fmt::Display) -> String {
+    format!("a deadline is from 1ms to {max} (for example `300ms`, `30s`, `5m`, `2h`); {given} is outside that")
+}
+
+/// A `--deadline`, `--grace` or `--timeout` that is no duration (`why`).
+pub fn not_a_duration(why: impl std::fmt::Display) -> String {
+    format!("not a duration such as `300ms`, `30s`, `5m` or `2h`: {why}")
+}
+
+/// `xdev wait --pid` is no process id (`why`); `max` is the largest the
+/// kernel hands out.
+pub fn not_a_process_id(why: &str, max: i32) -> String {
+    format!("a process id is a number from 1 to {max} (the daemon's, in a shell `$!`): {why}")
+}
+
+/// `xdev propose SLUG`: the words given are no plan slug (`why`: the plan
+/// title rule they break).
+pub fn bad_plan_slug(slug: &str, why: impl std::fmt::Display) -> String {
+    format!("cannot propose {}: {why}", describe_name(slug))
+}
+
+/// `xdev resolve --reason ...` (or `reject`): the reason is the command's
+/// TEXT.
+pub fn reason_is_text(command: &str) -> String {
+    format!("unexpected argument '--reason': the reason is TEXT, after the options or on stdin, as in `xdev {command} 'tests pass'`")
+}
+
+/// The mount's files, as `xdev man` lists them under FILES: each path
+/// below the mount (`<id>` a pending preview's id, `<session-id>` an agent
+/// session's) and what it is. Every name of the mount's tree is here, in
+/// listing order (a test holds this to the tree's own tables).
+pub const MOUNT_FILES: &[(&str, &str)] = &[
+    ("resolve", "write a reason to apply the newest pending preview; the write's result is the outcome, read back on the same descriptor"),
+    ("reject", "write a reason to discard the newest pending preview"),
+    ("propose", "write a plan slug to submit that plan for approval (plan mode only)"),
+    ("status", "pending count, head, plan mode, last result"),
+    ("status.json", "the same as one JSON object, with the whole pending stack and the serving process"),
+    ("last", "the text of the most recent device result"),
+    ("reminder", "the reminder an agent harness shows for the current head; empty when none"),
+    ("log", "the journal: one JSON line per staging and decision"),
+    ("events", "the journal's records made after the open, blocking until there is one"),
+    ("stage", "where external producers stage previews, one JSON line per request"),
+    ("pending/", "one directory per pending preview, head first"),
+    ("pending/<id>/label", "the preview's label"),
+    ("pending/<id>/source", "the tool that staged it"),
+    ("pending/<id>/resolve", "apply this preview, head or not"),
+    ("pending/<id>/reject", "discard this preview, head or not"),
+    ("pending/<id>/detail", "the full request as JSON, when the preview carries one"),
+    ("sessions/", "one directory per agent session with previews pending"),
+    ("sessions/<session-id>/resolve", "apply that session's newest preview"),
+    ("sessions/<session-id>/reject", "discard that session's newest preview"),
+    ("sessions/<session-id>/status", "that session's pending count and head"),
+    ("sessions/<session-id>/pending/", "that session's previews, as pending/ lists them"),
+    ("plan/", "plan review, only with --plan-dir"),
+    ("plan/ctl", "write enter, exit, approve [feedback] or refine <feedback>"),
+    ("plan/status", "the plan desk's state as one JSON line"),
+];
+
 /// `xdev hook` could not read its input (`error`); it prints nothing.
 pub fn hook_cannot_read_stdin(error: impl std::fmt::Display) -> String {
     format!("xdev hook: cannot read stdin: {error}; printing nothing")
@@ -888,6 +1002,22 @@ pub fn closed_mount(dir: &str) -> String {
 /// `xdev wait`: the daemon `pid` exited before `dir` was mounted.
 pub fn daemon_exited(pid: i32, dir: &str) -> String {
     format!("the xdev daemon (pid {pid}) exited before {dir} was mounted; its own error says why")
+}
+
+/// `xdev wait --pid daemon`: `dir` is an xdev mount served by `server`
+/// (when its `status.json` names it), not by `daemon`, which has `exited`
+/// or still runs.
+pub fn served_by_another(dir: &str, daemon: i32, server: Option<i32>, exited: bool) -> String {
+    let by = server.map_or(
+        "by a process its status.json does not name".to_string(),
+        |pid| format!("by pid {pid}"),
+    );
+    let daemon_is = if exited {
+        "which has exited; its own error says why"
+    } else {
+        "which still runs"
+    };
+    format!("{dir} is an xdev mount, but served {by}, not by pid {daemon} ({daemon_is})")
 }
 
 /// `xdev wait`: `dir` did not answer within `waited`.

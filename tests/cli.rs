@@ -833,3 +833,513 @@ fn man_prints_a_roff_page_of_the_commands() {
     }
     assert!(!out.stdout.contains("xdev-mount(1)"), "no page of its own");
 }
+
+// ----- names the mount never lists ----------------------------------------------
+
+/// A producer that staged one preview in agent session `session` through
+/// the mount's `stage` file, as an agent's producer does; its preview is
+/// withdrawn when this is dropped (the file closes).
+struct SessionProducer {
+    stage: std::fs::File,
+    id: String,
+}
+
+impl SessionProducer {
+    fn stage(daemon: &Daemon, session: &str, label: &str) -> SessionProducer {
+        use std::io::Write;
+        let mut stage = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(daemon.dir.join("stage"))
+            .expect("open stage");
+        let request =
+            serde_json::json!({"label": label, "sourceTool": "agent", "sessionId": session});
+        stage
+            .write_all(format!("{request}\n").as_bytes())
+            .expect("write the stage request");
+        let staged = SessionProducer::next(&stage);
+        assert_eq!(staged["event"], "staged", "{staged}");
+        let id = staged["id"].as_str().expect("an id").to_string();
+        SessionProducer { stage, id }
+    }
+
+    /// The producer's next message from the mount (blocks until there is one).
+    fn next(stage: &std::fs::File) -> Value {
+        let mut line = String::new();
+        BufReader::new(stage)
+            .read_line(&mut line)
+            .expect("read stage");
+        serde_json::from_str(&line).unwrap_or_else(|_| panic!("a JSON line: {line:?}"))
+    }
+
+    /// Answers the apply the mount hands it with `text`; the apply's reason.
+    fn apply(&mut self, text: &str) -> String {
+        use std::io::Write;
+        let apply = SessionProducer::next(&self.stage);
+        assert_eq!(apply["event"], "apply", "{apply}");
+        let result = serde_json::json!({"ok": true, "text": text});
+        self.stage
+            .write_all(format!("{result}\n").as_bytes())
+            .expect("write the result");
+        apply["reason"].as_str().unwrap_or_default().to_string()
+    }
+}
+
+/// Runs `command` to its end, but kills it (and fails) if it has not ended
+/// within [`PATIENCE`]: a writer that got through to a device would wait
+/// on the test's producer for ever.
+fn run_bounded(command: &mut Command) -> Ran {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn xdev");
+    if wait_exit(&mut child, PATIENCE).is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("{command:?} was still waiting (on a decision?) after {PATIENCE:?}");
+    }
+    finish(child)
+}
+
+/// The journal's records of anything but staging: decisions, or attempts.
+fn decisions(daemon: &Daemon) -> Vec<Value> {
+    daemon
+        .log()
+        .into_iter()
+        .filter(|record| record["event"] != "staged")
+        .collect()
+}
+
+/// The names the mount never lists under `pending/` or `sessions/`.
+fn unlisted_names() -> Vec<String> {
+    vec![
+        "..".into(),
+        ".".into(),
+        "a/b".into(),
+        String::new(),
+        "s".repeat(256),
+        "a\u{1}b".into(),
+    ]
+}
+
+#[test]
+fn a_session_or_id_the_mount_never_lists_is_refused_and_decides_nothing() {
+    let daemon = Daemon::plain();
+    let producer = SessionProducer::stage(&daemon, "other", "rm -rf build");
+    for name in unlisted_names() {
+        for device in ["resolve", "reject"] {
+            let by_session =
+                run_bounded(&mut daemon.xdev(&[device, "--session", &name, "meant for session"]));
+            assert_eq!(
+                by_session.code, 2,
+                "{device} --session {name:?}: {by_session:?}"
+            );
+            assert_eq!(by_session.stdout, "");
+            assert!(
+                by_session.stderr.contains("for '--session <SESSION>'")
+                    && by_session.stderr.contains("`xdev resolve --id <id>`")
+                    && by_session.stderr.contains("pending/<id>/"),
+                "{device} --session {name:?}: {}",
+                by_session.stderr
+            );
+            let by_id =
+                run_bounded(&mut daemon.xdev(&[device, "--id", &name, "meant for one item"]));
+            assert_eq!(by_id.code, 2, "{device} --id {name:?}: {by_id:?}");
+            assert!(
+                by_id.stderr.contains("for '--id <ID>'")
+                    && by_id.stderr.contains("no pending id is"),
+                "{device} --id {name:?}: {}",
+                by_id.stderr
+            );
+        }
+    }
+    assert_eq!(daemon.pending(), 1, "the preview is still pending");
+    assert_eq!(
+        decisions(&daemon),
+        Vec::<Value>::new(),
+        "nothing was decided"
+    );
+    assert_eq!(daemon.status_json()["head"]["id"], producer.id.as_str());
+}
+
+#[test]
+fn a_mount_dir_that_leaves_a_session_through_dot_dot_is_refused() {
+    let daemon = Daemon::plain();
+    let mut producer = SessionProducer::stage(&daemon, "other", "rm -rf build");
+    let root = daemon.dir.display().to_string();
+    for dir in [
+        format!("{root}/sessions/.."),
+        format!("{root}/sessions/other/.."),
+        format!("{root}/sessions/other/../.."),
+    ] {
+        let by_env = run_bounded(
+            xdev_bin()
+                .args(["resolve", "meant for one session"])
+                .env("XDEV_DIR", &dir),
+        );
+        assert_eq!(by_env.code, 2, "XDEV_DIR={dir}: {by_env:?}");
+        assert!(
+            by_env.stderr.starts_with(&format!(
+                "xdev: the mount directory {dir} goes through '..' below the xdev mount {root}"
+            )),
+            "{}",
+            by_env.stderr
+        );
+        assert!(
+            by_env.stderr.contains(&format!("--mount {root}")),
+            "{}",
+            by_env.stderr
+        );
+        let by_flag =
+            run_bounded(xdev_bin().args(["reject", "--mount", &dir, "meant for one session"]));
+        assert_eq!(by_flag.code, 2, "--mount {dir}: {by_flag:?}");
+    }
+    assert_eq!(daemon.pending(), 1);
+    assert_eq!(
+        decisions(&daemon),
+        Vec::<Value>::new(),
+        "nothing was decided"
+    );
+
+    // A session's own directory is a mount dir like any: it decides that
+    // session's previews.
+    let session_dir = format!("{root}/sessions/other");
+    let mut writer = xdev_bin();
+    writer
+        .args(["resolve", "--mount", &session_dir, "ship it"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let writer = writer.spawn().expect("xdev resolve");
+    assert_eq!(producer.apply("built anew"), "ship it");
+    let written = finish(writer);
+    assert_eq!(
+        (written.code, written.stdout.as_str()),
+        (0, "built anew\n"),
+        "{}",
+        written.stderr
+    );
+}
+
+#[test]
+fn a_session_with_an_unlisted_id_is_decided_by_id() {
+    let daemon = Daemon::plain();
+    let mut producer = SessionProducer::stage(&daemon, "..", "rm -rf build");
+    let refused =
+        run_bounded(&mut daemon.xdev(&["resolve", "--session", "..", "meant for session .."]));
+    assert_eq!(refused.code, 2, "{refused:?}");
+    let writer = daemon.spawn(&["resolve", "--id", &producer.id, "this one"]);
+    assert_eq!(producer.apply("done"), "this one");
+    let written = finish(writer);
+    assert_eq!(
+        (written.code, written.stdout.as_str()),
+        (0, "done\n"),
+        "{}",
+        written.stderr
+    );
+}
+
+#[test]
+fn a_plan_slug_with_a_path_is_refused_before_any_mount() {
+    for slug in ["../secrets", "a/b", "..", "-"] {
+        let out = ran(xdev_bin()
+            .args(["propose", slug])
+            .env("XDEV_DIR", "/nonexistent/xdev")
+            .output()
+            .expect("xdev"));
+        assert_eq!(out.code, 2, "{slug}: {out:?}");
+        assert!(
+            out.stderr
+                .starts_with(&format!("xdev: cannot propose '{slug}': Plan title must")),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
+// ----- flags checked by their own rules ------------------------------------------
+
+#[test]
+fn a_deadline_over_seven_days_is_a_usage_error_without_a_mount() {
+    let stage = ran(xdev_bin()
+        .args(["stage", "--label", "x", "--deadline", "10d", "--", "true"])
+        .env("XDEV_DIR", "/nonexistent/xdev")
+        .output()
+        .expect("xdev"));
+    assert_eq!(stage.code, 2, "{stage:?}");
+    assert!(
+        stage.stderr.starts_with(
+            "error: invalid value '10d' for '--deadline <DURATION>': a deadline is from 1ms to 7days"
+        ),
+        "{}",
+        stage.stderr
+    );
+    assert!(!stage.stderr.contains("no xdev mount"), "{}", stage.stderr);
+    for bad in ["0s", "soon"] {
+        let out = ran(xdev_bin()
+            .args(["stage", "--label", "x", "--deadline", bad, "--", "true"])
+            .output()
+            .expect("xdev"));
+        assert_eq!(out.code, 2, "--deadline {bad}: {out:?}");
+    }
+    // A hook's command line it cannot parse is a non-blocking error (1).
+    let hook = ran(xdev_bin()
+        .args(["hook", "--deadline", "10d"])
+        .output()
+        .expect("xdev"));
+    assert_eq!(hook.code, 1, "{hook:?}");
+    assert!(
+        hook.stderr.contains("a deadline is from 1ms to 7days"),
+        "{}",
+        hook.stderr
+    );
+}
+
+#[test]
+fn a_reason_given_as_a_flag_gets_a_usage_that_requires_nothing() {
+    for device in ["resolve", "reject"] {
+        let out = ran(xdev_bin()
+            .args([device, "--reason", "x"])
+            .output()
+            .expect("xdev"));
+        assert_eq!(out.code, 2, "{out:?}");
+        assert!(
+            out.stderr.contains(&format!("the reason is TEXT, after the options or on stdin, as in `xdev {device} 'tests pass'`")),
+            "{}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains(&format!(
+                "Usage: xdev {device} [--id <ID> | --session <SESSION>] [--mount <DIR>] [TEXT]..."
+            )),
+            "{}",
+            out.stderr
+        );
+        assert!(
+            !out.stderr.contains("--session <SESSION> [TEXT]"),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn wait_refuses_pids_that_name_no_process() {
+    for pid in ["0", "-1", "abc", "99999999999"] {
+        let out = ran(xdev_bin()
+            .args(["wait", "/nonexistent/xdev", "--pid", pid, "--timeout", "1s"])
+            .output()
+            .expect("xdev"));
+        assert_eq!(out.code, 2, "--pid {pid}: {out:?}");
+        assert!(
+            out.stderr
+                .contains("for '--pid <PID>': a process id is a number from 1 to"),
+            "{}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains("exited"), "{}", out.stderr);
+    }
+}
+
+#[test]
+fn wait_says_which_process_serves_a_mount_it_did_not_wait_for() {
+    let daemon = Daemon::plain();
+    let server = daemon
+        .child
+        .as_ref()
+        .map(|child| child.id())
+        .expect("daemon");
+    let dir = daemon.dir.display().to_string();
+    let mut other = Command::new("sleep").arg("60").spawn().expect("sleep");
+    let waited = daemon.run(&[
+        "wait",
+        &dir,
+        "--pid",
+        &other.id().to_string(),
+        "--timeout",
+        "200ms",
+    ]);
+    assert_eq!(waited.code, 1, "{waited:?}");
+    assert_eq!(
+        waited.stderr,
+        format!(
+            "xdev: {dir} is an xdev mount, but served by pid {server}, not by pid {} (which still runs)\n",
+            other.id()
+        )
+    );
+    let _ = other.kill();
+    let _ = other.wait();
+    // A process that has exited: at once, however long the timeout.
+    let gone = daemon.run(&[
+        "wait",
+        &dir,
+        "--pid",
+        &other.id().to_string(),
+        "--timeout",
+        "1h",
+    ]);
+    assert_eq!(gone.code, 1, "{gone:?}");
+    assert!(
+        gone.stderr.contains(&format!(
+            "served by pid {server}, not by pid {} (which has exited",
+            other.id()
+        )),
+        "{}",
+        gone.stderr
+    );
+    let own = daemon.run(&["wait", &dir, "--pid", &server.to_string()]);
+    assert_eq!(own.code, 0, "{own:?}");
+}
+
+// ----- output into a closed pipe ----------------------------------------------------
+
+/// `command` with its stdout a pipe whose read end is already closed: every
+/// write to it fails with EPIPE.
+fn with_closed_stdout(command: &mut Command) -> Ran {
+    let (read_end, write_end) = nix::unistd::pipe().expect("pipe");
+    drop(read_end);
+    let output = command
+        .stdout(Stdio::from(write_end))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run xdev");
+    ran(output)
+}
+
+#[test]
+fn output_into_a_closed_pipe_ends_quietly() {
+    for args in [
+        &["completions", "zsh"][..],
+        &["completions", "bash"],
+        &["man"],
+        &["--version"],
+        &["--help"],
+    ] {
+        let out = with_closed_stdout(xdev_bin().args(args));
+        assert_eq!((out.code, out.stderr.as_str()), (0, ""), "xdev {args:?}");
+    }
+    let daemon = Daemon::plain();
+    for args in [
+        &["status"][..],
+        &["status", "--json"],
+        &["reject", "not needed"],
+    ] {
+        let out = with_closed_stdout(&mut daemon.xdev(args));
+        assert_eq!((out.code, out.stderr.as_str()), (0, ""), "xdev {args:?}");
+    }
+    // The reject was made: a closed stdout loses only its printed result.
+    assert!(
+        daemon.read("last").starts_with("Nothing to reject"),
+        "{}",
+        daemon.read("last")
+    );
+}
+
+// ----- completion and the man page ----------------------------------------------------
+
+#[test]
+fn completion_offers_no_file_names_for_ids_and_sessions() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    std::fs::write(tmp.path().join("a-file-not-an-id"), "").expect("file");
+    let script = ran(xdev_bin()
+        .args(["completions", "bash"])
+        .output()
+        .expect("xdev"));
+    let script_path = tmp.path().join("xdev.bash");
+    std::fs::write(&script_path, &script.stdout).expect("script");
+    for (words, offered_files) in [
+        ("xdev resolve --id ", false),
+        ("xdev reject --session ", false),
+        ("xdev resolve --mount ", true),
+    ] {
+        let complete = format!(
+            ". '{}'; COMP_LINE='{words}'; COMP_POINT=${{#COMP_LINE}}; read -ra COMP_WORDS <<<\"$COMP_LINE\"; COMP_WORDS+=(''); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); _xdev xdev '' \"${{COMP_WORDS[COMP_CWORD-1]}}\"; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            script_path.display()
+        );
+        let out = Command::new("bash")
+            .arg("-c")
+            .arg(&complete)
+            .current_dir(tmp.path())
+            .output()
+            .expect("bash");
+        let offered = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            offered.contains("a-file-not-an-id"),
+            offered_files,
+            "{words:?} offered {offered:?} ({})",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let fish = ran(xdev_bin()
+        .args(["completions", "fish"])
+        .output()
+        .expect("xdev"));
+    for line in fish
+        .stdout
+        .lines()
+        .filter(|line| line.contains("-l id ") || line.contains("-l session "))
+    {
+        assert!(line.ends_with("-r -f"), "fish offers files: {line}");
+    }
+    let zsh = ran(xdev_bin()
+        .args(["completions", "zsh"])
+        .output()
+        .expect("xdev"));
+    for line in zsh
+        .stdout
+        .lines()
+        .filter(|line| line.contains("--id=[") || line.contains("--session=["))
+    {
+        assert!(
+            line.ends_with(":ID:' \\") || line.ends_with(":SESSION:' \\"),
+            "zsh offers files: {line}"
+        );
+    }
+}
+
+#[test]
+fn the_man_page_has_files_environment_and_exit_status() {
+    let page = ran(xdev_bin().arg("man").output().expect("xdev")).stdout;
+    let section = |name: &str| -> String {
+        let start = page
+            .find(&format!("{name}\n"))
+            .unwrap_or_else(|| panic!("no {name}"));
+        let rest = &page[start + name.len()..];
+        rest[..rest.find("\n.SH ").unwrap_or(rest.len())].to_string()
+    };
+    let files = section(".SH FILES");
+    for (path, _) in xdev::texts::MOUNT_FILES {
+        assert!(
+            files.contains(&format!("\\fIDIR\\fR/{}\n", path.replace('-', "\\-"))),
+            "FILES lists {path}"
+        );
+    }
+    let environment = section(".SH ENVIRONMENT");
+    for variable in ["XDEV_DIR", "XDEV_ID", "XDEV_REASON", "XDEV_LOG"] {
+        assert!(
+            environment.contains(&format!(".TP\n{variable}\n")),
+            "ENVIRONMENT has {variable}"
+        );
+    }
+    // Every exit code docs/cli.md lists is in EXIT STATUS.
+    let exit_status = section(".SH \"EXIT STATUS\"");
+    let reference = include_str!("../docs/cli.md");
+    let table = &reference[reference
+        .find("| code | meaning |")
+        .expect("the exit code table")..];
+    let codes: Vec<&str> = table
+        .lines()
+        .skip(2)
+        .take_while(|line| line.starts_with('|'))
+        .filter_map(|line| line.split('|').nth(1).map(str::trim))
+        .collect();
+    assert!(codes.len() >= 7, "{codes:?}");
+    for code in codes {
+        assert!(
+            exit_status
+                .lines()
+                .any(|line| line == code || line.split(", ").any(|part| part == code)),
+            "EXIT STATUS has {code}:\n{exit_status}"
+        );
+    }
+}

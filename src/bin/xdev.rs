@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum, ValueHint};
 use tracing_subscriber::EnvFilter;
 use xdev::client::{self, ClientError, StageNotice};
 use xdev::daemon::{self, DaemonOptions, PlanOptions};
@@ -19,6 +19,8 @@ use xdev::{MountOptions, MountOwner, PlanHandlerKind};
 // binary of its own).
 #[path = "xdev/man.rs"]
 mod man;
+#[path = "xdev/values.rs"]
+mod values;
 
 const AFTER_HELP: &str = "\
 Client commands find the mount from --mount DIR, else $XDEV_DIR, else /xdev.
@@ -30,6 +32,10 @@ Examples:
   echo 'tests pass' > /xdev/resolve              # ... or the same with a shell
   xdev run -- ./agent.sh                         # private mount for one command
   xdev hook < event.json                         # an agent's permission hook";
+
+/// The environment variable that sets what is logged on stderr (a
+/// `tracing` filter such as `info` or `xdev=debug`).
+const LOG_ENV: &str = "XDEV_LOG";
 
 /// What `xdev mount` does on each signal (its help shows it as a table).
 const MOUNT_SIGNALS: &str = "\
@@ -123,7 +129,7 @@ struct ServeArgs {
     /// real outcome); new ones are refused at once. Afterwards an apply
     /// still running gets EIO (outcome unknown), anything else ECANCELED
     /// (nothing applied).
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = values::duration)]
     grace: Duration,
     /// FUSE request threads [default: 2]. Nothing a request does waits on
     /// a disk, so any number keeps the mount answering; measure with
@@ -181,15 +187,16 @@ enum Command {
     /// Exits 0 once DIR answers. Exits 1 at once when the daemon named by
     /// --pid has exited (its own error says why: the directory was already
     /// served, FUSE is missing, ...), or when the timeout passes: a job
-    /// never waits for a ready line that will not come.
+    /// never waits for a ready line that will not come. When another
+    /// process serves DIR, the error names it.
     Wait {
         /// The mount point the daemon serves.
         dir: PathBuf,
-        /// The `xdev mount` process to watch (in a shell: `$!`).
-        #[arg(long, value_name = "PID")]
+        /// The `xdev mount` process to watch (in a shell: `$!`); 1 or more.
+        #[arg(long, value_name = "PID", value_parser = values::process_id, allow_negative_numbers = true)]
         pid: Option<i32>,
         /// How long to wait at most.
-        #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
+        #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = values::duration)]
         timeout: Duration,
     },
     /// Print the mount's status (pending count, head, plan mode, last result).
@@ -203,12 +210,16 @@ enum Command {
     /// APPLY the pending preview at the head of the stack (write `resolve`).
     ///
     /// Prints the result text and exits 0; on failure prints
-    /// `xdev: ERRNO: message` to stderr and exits 1.
+    /// `xdev: ERRNO: message` to stderr and exits 1. The reason is TEXT
+    /// (there is no --reason flag): `xdev resolve 'tests pass'`.
+    #[command(override_usage = DEVICE_USAGE_RESOLVE)]
     Resolve(DeviceArgs),
     /// DISCARD the pending preview at the head of the stack (write `reject`).
     ///
     /// Prints the result text and exits 0; on failure prints
-    /// `xdev: ERRNO: message` to stderr and exits 1.
+    /// `xdev: ERRNO: message` to stderr and exits 1. The reason is TEXT
+    /// (there is no --reason flag): `xdev reject 'not needed'`.
+    #[command(override_usage = DEVICE_USAGE_REJECT)]
     Reject(DeviceArgs),
     /// Submit a plan for approval (write `propose`; plan mode only).
     ///
@@ -245,7 +256,7 @@ enum Command {
         source_tool: Option<String>,
         /// Withdraw the preview if no decision has come after this long
         /// (e.g. `300ms`, `30s`, `5m`; at least 1ms, at most 7 days).
-        #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+        #[arg(long, value_name = "DURATION", value_parser = values::stage_deadline)]
         deadline: Option<Duration>,
         /// A shell command line (run with `sh -c`) to run when the preview is
         /// discarded: its stdout becomes the reject result (its stderr tail
@@ -292,8 +303,9 @@ enum Command {
         #[arg(long, value_enum, value_name = "AGENT")]
         agent: Option<xdev::hook::Agent>,
         /// How long to wait for a decision; a little under the agents'
-        /// default hook timeout of 600 s (set the hook's `timeout` above it).
-        #[arg(long, value_name = "DURATION", default_value = "590s", value_parser = humantime::parse_duration)]
+        /// default hook timeout of 600 s (set the hook's `timeout` above it);
+        /// at most 7 days.
+        #[arg(long, value_name = "DURATION", default_value = "590s", value_parser = values::stage_deadline)]
         deadline: Duration,
         /// What to answer when the deadline passes: `ask` prints nothing
         /// (the agent's own prompt decides), `deny` denies.
@@ -376,9 +388,17 @@ struct MountPlace {
     /// systemd unit `xdev@NAME` does: `xdev` is /xdev, any other NAME
     /// /run/xdev/NAME (/run/xdev is created when missing). NAME is 1 to
     /// 64 characters of A-Z a-z 0-9 _ . : -.
-    #[arg(long, value_name = "NAME", value_parser = daemon::instance_mount_point)]
+    #[arg(long, value_name = "NAME", value_parser = daemon::instance_mount_point, value_hint = ValueHint::Other)]
     instance: Option<PathBuf>,
 }
+
+/// The usage lines of `resolve` and `reject`: --id and --session are
+/// options, one at most (clap's own line, in an error that suggests one of
+/// them, reads as if it were required).
+const DEVICE_USAGE_RESOLVE: &str =
+    "xdev resolve [--id <ID> | --session <SESSION>] [--mount <DIR>] [TEXT]...";
+const DEVICE_USAGE_REJECT: &str =
+    "xdev reject [--id <ID> | --session <SESSION>] [--mount <DIR>] [TEXT]...";
 
 /// The arguments of `resolve` and `reject`.
 #[derive(Args)]
@@ -387,12 +407,15 @@ struct DeviceArgs {
     /// words are joined with spaces).
     text: Vec<String>,
     /// Decide this pending preview (through `pending/<ID>/...`) instead of
-    /// the head.
-    #[arg(long, value_name = "ID", conflicts_with = "session")]
+    /// the head. ID is a name `pending/` lists: 1 to 255 bytes of
+    /// printable text, no `/`, neither `.` nor `..`.
+    #[arg(long, value_name = "ID", conflicts_with = "session", value_parser = values::pending_id, value_hint = ValueHint::Other)]
     id: Option<String>,
     /// Decide the newest preview of this agent session (through
     /// `sessions/<SESSION>/...`): what to use while several sessions wait.
-    #[arg(long, value_name = "SESSION")]
+    /// SESSION is held to the rule of ID; a session whose id breaks it is
+    /// decided by --id, one preview at a time.
+    #[arg(long, value_name = "SESSION", value_parser = values::session_dir, value_hint = ValueHint::Other)]
     session: Option<String>,
     #[command(flatten)]
     target: MountArg,
@@ -437,8 +460,7 @@ fn main() -> ExitCode {
         .finish(std::io::stderr());
     tracing_subscriber::fmt()
         .with_env_filter(
-            EnvFilter::try_from_env("XDEV_LOG")
-                .unwrap_or_else(|_| EnvFilter::new("warn,fuser=off")),
+            EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| EnvFilter::new("warn,fuser=off")),
         )
         .with_writer(stderr)
         .with_ansi(std::io::stderr().is_terminal())
@@ -452,7 +474,8 @@ fn main() -> ExitCode {
         Err(error) => {
             // The log lines still queued come first: they led here.
             drop(written_at_exit);
-            eprintln!("xdev: {error}");
+            // Not `eprintln!`, which panics when stderr is a closed pipe.
+            let _ = writeln!(std::io::stderr(), "xdev: {error}");
             ExitCode::from(error.exit_code())
         }
     }
@@ -464,11 +487,15 @@ fn main() -> ExitCode {
 /// every tool call, so the hook exits 1 unless its command line asks to
 /// fail closed (`--strict`).
 fn refuse_command_line(error: &clap::Error) -> ExitCode {
-    let _ = error.print();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    match reason_flag_refusal(error, subcommand(&args)) {
+        Some(refusal) => refusal.print(),
+        None => error.print(),
+    }
+    .unwrap_or(());
     if !error.use_stderr() {
         return ExitCode::SUCCESS;
     }
-    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if subcommand(&args) != Some("hook") {
         return ExitCode::from(2);
     }
@@ -477,6 +504,26 @@ fn refuse_command_line(error: &clap::Error) -> ExitCode {
     } else {
         ExitCode::from(xdev::client::EXIT_ERROR)
     }
+}
+
+/// `xdev resolve --reason x`: clap would suggest `--session` (a name like
+/// it) for what is TEXT; this refusal says where the reason goes instead.
+fn reason_flag_refusal(error: &clap::Error, subcommand: Option<&str>) -> Option<clap::Error> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let name = subcommand.filter(|name| matches!(*name, "resolve" | "reject"))?;
+    if error.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(arg)) = error.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    if arg != "--reason" && !arg.starts_with("--reason=") {
+        return None;
+    }
+    let mut cli = Cli::command();
+    cli.build();
+    let command = cli.find_subcommand_mut(name)?;
+    Some(command.error(ErrorKind::UnknownArgument, texts::reason_is_text(name)))
 }
 
 /// The subcommand named on a command line: its first word that is not an
@@ -530,6 +577,7 @@ fn execute(command: Command) -> Result<u8, ClientError> {
         Command::Resolve(args) => device(args, "resolve"),
         Command::Reject(args) => device(args, "reject"),
         Command::Propose { text, target } => {
+            check_plan_slug(&text)?;
             let device = target.dir()?.join("propose");
             let message = message(&text)?;
             answer(client::write_device(&device, &message)?)
@@ -690,6 +738,20 @@ fn device(args: DeviceArgs, name: &str) -> Result<u8, ClientError> {
     answer(client::write_device(&path, &message)?)
 }
 
+/// Refuses the words of `xdev propose SLUG` that the plan title rules (the
+/// mount's) refuse, before any mount is looked for: a usage error, as a bad
+/// `--id` is. A slug on stdin is left to the mount.
+fn check_plan_slug(words: &[String]) -> Result<(), ClientError> {
+    if words.is_empty() {
+        return Ok(());
+    }
+    let slug = words.join(" ");
+    match xdev::session::PlanTitle::parse(&slug) {
+        Ok(_) => Ok(()),
+        Err(why) => Err(ClientError::BadArgument(texts::bad_plan_slug(&slug, why))),
+    }
+}
+
 /// The message: the words given, else all of stdin.
 fn message(words: &[String]) -> Result<Vec<u8>, ClientError> {
     if !words.is_empty() {
@@ -725,14 +787,19 @@ fn print(text: &str) -> Result<u8, ClientError> {
     print_bytes(text.as_bytes())
 }
 
-/// Prints bytes as they are.
+/// Prints bytes as they are. A reader that has gone away (`xdev man |
+/// head -c1`, `xdev completions zsh | true`) ends the output quietly with
+/// exit 0, as ripgrep does: it asked for no more, and what the command did
+/// (a decision, say) is done either way. SIGPIPE stays ignored, so the
+/// daemon of `xdev mount D | true` is never killed by it.
 fn print_bytes(bytes: &[u8]) -> Result<u8, ClientError> {
     let mut out = std::io::stdout().lock();
-    out.write_all(bytes)
-        .and_then(|()| out.flush())
-        .map_err(|source| ClientError::Io {
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
+        Err(source) => Err(ClientError::Io {
             what: texts::CANNOT_WRITE_STDOUT.into(),
             source,
-        })?;
-    Ok(0)
+        }),
+        Ok(()) => Ok(0),
+    }
 }

@@ -8,11 +8,12 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use super::{EXIT_CANNOT_RUN, EXIT_ERROR, EXIT_MOUNT_GONE, EXIT_NOT_FOUND, MOUNT_ENV};
+use super::{EXIT_CANNOT_RUN, EXIT_ERROR, EXIT_MOUNT_GONE, EXIT_NOT_FOUND, EXIT_USAGE, MOUNT_ENV};
 use crate::error::{describe, errno_name};
 use crate::mount::MountError;
 use crate::mount_point::owner::user_name;
 use crate::mount_point::{probe_mount_point, MountPointState};
+use crate::safe_text::{path_name_problem, NameProblem};
 use crate::session::DEFAULT_MOUNT_DIR;
 use crate::texts;
 
@@ -32,14 +33,60 @@ pub fn mount_dir(explicit: Option<&Path>) -> PathBuf {
 /// in it: a write into a plain directory would create a file there (or
 /// overwrite one of the user's), and a stale mount only answers
 /// "Transport endpoint is not connected".
+///
+/// A `dir` inside a mount (`/xdev/sessions/agent-one`, to decide one
+/// session's previews only) must get there by names the mount lists (see
+/// [`crate::safe_text::path_name_problem`]): `XDEV_DIR=/xdev/sessions/..`,
+/// made from a session id `..`, would reach the root's devices, which
+/// decide for every session. Such a `dir` is refused with
+/// [`ClientError::BadArgument`] before anything is opened.
 pub fn check_mount(dir: &Path) -> Result<(), ClientError> {
     let shown = dir.display().to_string();
     match probe_mount_point(dir) {
-        MountPointState::Xdev => Ok(()),
+        MountPointState::Xdev => check_path_below_mount(dir),
         MountPointState::Stale => Err(ClientError::StaleMount { dir: shown }),
         MountPointState::Closed => Err(ClientError::ClosedMount { dir: shown }),
         found => Err(ClientError::NotAMount { dir: shown, found }),
     }
+}
+
+/// Refuses a `dir` inside an xdev mount whose path, below the mount's
+/// root, holds a name the mount never lists. The root is the shortest of
+/// `dir`'s ancestors, as written (`..` not resolved), that is an xdev
+/// mount; most `dir`s are the root itself and have nothing below it.
+fn check_path_below_mount(dir: &Path) -> Result<(), ClientError> {
+    let ancestors: Vec<&Path> = dir
+        .ancestors()
+        .skip(1)
+        .filter(|ancestor| !ancestor.as_os_str().is_empty())
+        .collect();
+    let Some(root) = ancestors
+        .into_iter()
+        .rev()
+        .find(|ancestor| matches!(probe_mount_point(ancestor), MountPointState::Xdev))
+    else {
+        return Ok(());
+    };
+    let Ok(below) = dir.strip_prefix(root) else {
+        return Ok(());
+    };
+    for part in below.components() {
+        let name = part.as_os_str().to_string_lossy();
+        let problem = match part {
+            std::path::Component::ParentDir => Some(NameProblem::Dots("..")),
+            std::path::Component::Normal(_) => path_name_problem(&name),
+            _ => None,
+        };
+        if let Some(problem) = problem {
+            return Err(ClientError::BadArgument(texts::mount_tail_not_listed(
+                &dir.display().to_string(),
+                &root.display().to_string(),
+                &name,
+                problem,
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Why a client command failed. `Display` is the one line the CLI prints
@@ -101,6 +148,20 @@ pub enum ClientError {
         /// The mount point.
         dir: String,
     },
+    /// `xdev wait --pid`: the directory is an xdev mount, but another
+    /// process serves it; the daemon waited for has exited, or the time
+    /// passed.
+    #[error("{}", texts::served_by_another(.dir, *.daemon, *.server, *.exited))]
+    ServedByAnother {
+        /// The mount point.
+        dir: String,
+        /// The daemon waited for.
+        daemon: i32,
+        /// The process serving the mount, when its `status.json` says.
+        server: Option<i32>,
+        /// Whether the daemon waited for has exited.
+        exited: bool,
+    },
     /// `xdev wait`: the mount did not answer in time.
     #[error("{}", texts::not_mounted_in_time(.dir, humantime::format_duration(*.waited)))]
     NotMountedInTime {
@@ -135,6 +196,11 @@ pub enum ClientError {
         /// The preview's id.
         id: String,
     },
+    /// A value given to the command (an argument, `XDEV_DIR`) that names
+    /// nothing the mount could list; nothing was opened. Exit code
+    /// [`EXIT_USAGE`].
+    #[error("{0}")]
+    BadArgument(String),
     /// The command to run could not be started.
     #[error("{}", texts::cannot_run(.program, &describe(.source)))]
     Spawn {
@@ -154,6 +220,7 @@ impl ClientError {
                 EXIT_NOT_FOUND
             }
             ClientError::Spawn { .. } => EXIT_CANNOT_RUN,
+            ClientError::BadArgument(_) => EXIT_USAGE,
             _ => EXIT_ERROR,
         }
     }
@@ -202,10 +269,12 @@ impl ClientError {
             ClientError::StaleMount { .. } => Some(libc::ENOTCONN),
             ClientError::ClosedMount { .. } => Some(libc::EACCES),
             ClientError::Protocol(_)
+            | ClientError::BadArgument(_)
             | ClientError::Mount(_)
             | ClientError::NotAMount { .. }
             | ClientError::PlanDir { .. }
             | ClientError::DaemonExited { .. }
+            | ClientError::ServedByAnother { .. }
             | ClientError::NotMountedInTime { .. }
             | ClientError::CommandNotFound { .. }
             | ClientError::MountGone { .. } => None,

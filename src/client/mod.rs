@@ -39,12 +39,22 @@ pub use wait::wait_for_mount;
 /// The environment variable that names the mount (and that `xdev run`
 /// exports to its command).
 pub const MOUNT_ENV: &str = "XDEV_DIR";
+/// The environment variable that holds the preview's id, for the commands
+/// `xdev stage` runs.
+pub const ID_ENV: &str = "XDEV_ID";
+/// The environment variable that holds the decision's reason, for the
+/// commands `xdev stage` runs.
+pub const REASON_ENV: &str = "XDEV_REASON";
 
 /// Exit code of `xdev stage` when the preview was applied.
 pub const EXIT_APPLIED: u8 = 0;
 /// Exit code of any command that failed (bad mount, protocol or I/O error,
 /// a device that refused the message).
 pub const EXIT_ERROR: u8 = 1;
+/// Exit code of a command given an argument it refuses before doing
+/// anything: an unknown option, a malformed value, a name the mount never
+/// lists (`--session ..`).
+pub const EXIT_USAGE: u8 = 2;
 /// Exit code of `xdev stage` when the preview was discarded.
 pub const EXIT_DISCARDED: u8 = 3;
 /// Exit code of `xdev stage` when its deadline passed first.

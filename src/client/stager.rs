@@ -11,7 +11,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{run_command, ClientError, EXIT_APPLIED, EXIT_DEADLINE, EXIT_DISCARDED, MOUNT_ENV};
+use super::{
+    run_command, ClientError, EXIT_APPLIED, EXIT_DEADLINE, EXIT_DISCARDED, ID_ENV, MOUNT_ENV,
+    REASON_ENV,
+};
 use crate::device::MAX_MESSAGE;
 use crate::error::describe;
 use crate::stage_protocol::{ProducerMessage, ProducerReport, StageRequest, WithdrawReason};
@@ -365,8 +368,8 @@ pub fn stage(
     let environment = |command: &mut Command, reason: &str| {
         command
             .env(MOUNT_ENV, mount)
-            .env("XDEV_ID", &id)
-            .env("XDEV_REASON", reason);
+            .env(ID_ENV, &id)
+            .env(REASON_ENV, reason);
     };
     loop {
         match staged.next_decision()? {

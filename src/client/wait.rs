@@ -18,7 +18,8 @@ const LOOK_EVERY: Duration = Duration::from_millis(20);
 /// mount must be that process's (its `status.json` names its server), not
 /// one another daemon already serves there; and once that process has
 /// exited (or is a zombie its shell has not reaped yet), the wait fails at
-/// once.
+/// once. A wait that fails while another process serves `dir` says so
+/// ([`ClientError::ServedByAnother`]), since "not mounted" would be untrue.
 pub fn wait_for_mount(
     dir: &Path,
     daemon: Option<i32>,
@@ -26,24 +27,49 @@ pub fn wait_for_mount(
 ) -> Result<(), ClientError> {
     let started = Instant::now();
     loop {
-        if matches!(probe_mount_point(dir), MountPointState::Xdev)
-            && daemon.is_none_or(|pid| served_by(dir) == Some(pid))
-        {
+        let mounted = matches!(probe_mount_point(dir), MountPointState::Xdev);
+        let server = if mounted { served_by(dir) } else { None };
+        if mounted && daemon.is_none_or(|pid| server == Some(pid)) {
             return Ok(());
         }
-        if let Some(pid) = daemon.filter(|pid| !is_running(*pid)) {
-            return Err(ClientError::DaemonExited {
-                pid,
-                dir: dir.display().to_string(),
-            });
-        }
-        if started.elapsed() >= timeout {
-            return Err(ClientError::NotMountedInTime {
-                dir: dir.display().to_string(),
-                waited: timeout,
-            });
+        let exited = daemon.filter(|pid| !is_running(*pid));
+        let timed_out = started.elapsed() >= timeout;
+        if exited.is_some() || timed_out {
+            return Err(wait_failed(
+                dir,
+                daemon,
+                mounted.then_some(server),
+                exited.is_some(),
+                timeout,
+            ));
         }
         std::thread::sleep(LOOK_EVERY);
+    }
+}
+
+/// Why a wait failed: `daemon` (if given) has `exited`, or the `timeout`
+/// passed; `server` is `Some` when `dir` is an xdev mount (served by that
+/// process, when its `status.json` names one).
+fn wait_failed(
+    dir: &Path,
+    daemon: Option<i32>,
+    server: Option<Option<i32>>,
+    exited: bool,
+    timeout: Duration,
+) -> ClientError {
+    let shown = dir.display().to_string();
+    match (daemon, server) {
+        (Some(pid), Some(server)) => ClientError::ServedByAnother {
+            dir: shown,
+            daemon: pid,
+            server,
+            exited,
+        },
+        (Some(pid), None) if exited => ClientError::DaemonExited { pid, dir: shown },
+        _ => ClientError::NotMountedInTime {
+            dir: shown,
+            waited: timeout,
+        },
     }
 }
 
@@ -86,6 +112,47 @@ mod tests {
         );
         let _ = child.wait();
         assert!(is_running(std::process::id() as i32));
+    }
+
+    #[test]
+    fn a_failed_wait_says_who_serves_the_mount() {
+        let dir = Path::new("/m");
+        let timeout = Duration::from_secs(2);
+        let failed = |daemon, server, exited| wait_failed(dir, daemon, server, exited, timeout);
+        assert!(matches!(
+            failed(Some(7), Some(Some(9)), false),
+            ClientError::ServedByAnother {
+                daemon: 7,
+                server: Some(9),
+                exited: false,
+                ..
+            }
+        ));
+        assert!(matches!(
+            failed(Some(7), Some(None), true),
+            ClientError::ServedByAnother {
+                server: None,
+                exited: true,
+                ..
+            }
+        ));
+        assert!(matches!(
+            failed(Some(7), None, true),
+            ClientError::DaemonExited { pid: 7, .. }
+        ));
+        assert!(matches!(
+            failed(Some(7), None, false),
+            ClientError::NotMountedInTime { .. }
+        ));
+        assert!(matches!(
+            failed(None, None, false),
+            ClientError::NotMountedInTime { .. }
+        ));
+        let text = failed(Some(7), Some(Some(9)), false).to_string();
+        assert_eq!(
+            text,
+            "/m is an xdev mount, but served by pid 9, not by pid 7 (which still runs)"
+        );
     }
 
     #[test]

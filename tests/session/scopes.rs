@@ -99,7 +99,7 @@ async fn the_root_devices_refuse_with_ebusy_while_two_groups_wait_and_decide_not
         assert_eq!(
             answer.text(),
             format!(
-                "Previews of 3 agent sessions are pending ((no session), s-a, s-b): /xdev/{name} decides none of them while more than one session waits. Write to one session's {name} instead: /xdev/sessions/s-a/{name}, /xdev/sessions/s-b/{name}; or to /xdev/pending/<id>/{name} for one item."
+                "Previews of 3 agent sessions are pending ((no session), s-a, s-b): /xdev/{name} decides none of them while more than one session waits. Write to one session's {name} instead: /xdev/sessions/s-a/{name}, /xdev/sessions/s-b/{name} (from a shell: `xdev {name} --session <session-id>`); or to /xdev/pending/<id>/{name} for one item (`xdev {name} --id <id>`)."
             )
         );
         assert_eq!(pending_ids(&session), before, "nothing decided");

@@ -4,11 +4,15 @@
 //! `xdev-mount(1)`, pages nobody installs. A user looks in one page for
 //! everything, as `man git` does not let them, so this composes a single
 //! page from clap_mangen's sections: the top-level command, then each
-//! command under COMMANDS with its synopsis, description and options.
+//! command under COMMANDS with its synopsis, description and options; then
+//! FILES, ENVIRONMENT and EXIT STATUS from the tables and constants the
+//! code itself uses ([`texts::MOUNT_FILES`], [`client::MOUNT_ENV`],
+//! [`client::EXIT_ERROR`], ...), so the page cannot drift from them.
 
 use std::io::{self, Write};
 
 use clap_mangen::Man;
+use xdev::{client, texts};
 
 /// Writes xdev(1) for `cmd` (the built-up `xdev` command) to `out`.
 pub(crate) fn render(cmd: clap::Command, out: &mut dyn Write) -> io::Result<()> {
@@ -40,24 +44,137 @@ pub(crate) fn render(cmd: clap::Command, out: &mut dyn Write) -> io::Result<()> 
         writeln!(out, ".SH EXAMPLES")?;
         preformatted(out, |buffer| page.render_extra_section(buffer))?;
     }
-    out.write_all(FILES.as_bytes())?;
+    files(out)?;
+    environment(out)?;
+    exit_status(out)?;
     writeln!(out, ".SH \"SEE ALSO\"")?;
     writeln!(out, "fusermount3(1), systemd.service(5)")?;
     Ok(())
 }
 
 /// Where an installed xdev serves, and the unit that does it.
-const FILES: &str = r#".SH FILES
-.TP
-/xdev
-The conventional mount: `xdev mount /xdev`, or the systemd unit instance xdev@xdev.
-.TP
-/run/xdev/NAME
-The mount of the unit instance xdev@NAME (`xdev mount --instance NAME`).
-.TP
-xdev@.service
-The systemd template unit, in lib/systemd/system under the install prefix.
-"#;
+const INSTALLED_FILES: [(&str, &str); 3] = [
+    (
+        "/xdev",
+        "The conventional mount: `xdev mount /xdev`, or the systemd unit instance xdev@xdev.",
+    ),
+    (
+        "/run/xdev/NAME",
+        "The mount of the unit instance xdev@NAME (`xdev mount --instance NAME`).",
+    ),
+    (
+        "xdev@.service",
+        "The systemd template unit, in lib/systemd/system under the install prefix.",
+    ),
+];
+
+/// FILES: where xdev serves, then the files of a mount at DIR.
+fn files(out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, ".SH FILES")?;
+    for (path, what) in INSTALLED_FILES {
+        tagged(out, &roff(path), what)?;
+    }
+    writeln!(out, ".PP")?;
+    writeln!(
+        out,
+        "{}",
+        roff("The files of a mount at DIR (see also docs/semantics.md):")
+    )?;
+    for (path, what) in texts::MOUNT_FILES {
+        tagged(out, &format!("\\fIDIR\\fR/{}", roff(path)), what)?;
+    }
+    Ok(())
+}
+
+/// The environment variables xdev reads or sets.
+fn environment(out: &mut dyn Write) -> io::Result<()> {
+    let variables = [
+        (
+            client::MOUNT_ENV,
+            "The mount a client command uses when --mount is not given (else /xdev); `xdev run` sets it for its command, and `xdev stage` for CMD and CMD2.",
+        ),
+        (
+            client::ID_ENV,
+            "Set by `xdev stage` for CMD and CMD2: the preview's id.",
+        ),
+        (
+            client::REASON_ENV,
+            "Set by `xdev stage` for CMD and CMD2: the reason the decision was made with.",
+        ),
+        (
+            super::LOG_ENV,
+            "What is logged on stderr, as a tracing filter (`info`, `xdev=debug`) [default: warn].",
+        ),
+    ];
+    writeln!(out, ".SH ENVIRONMENT")?;
+    for (name, what) in variables {
+        tagged(out, name, what)?;
+    }
+    Ok(())
+}
+
+/// The exit codes of every command (docs/cli.md has the same table).
+fn exit_status(out: &mut dyn Write) -> io::Result<()> {
+    let codes = [
+        (client::EXIT_APPLIED.to_string(), "Done (`xdev stage`: applied)."),
+        (
+            client::EXIT_ERROR.to_string(),
+            "Error: no live xdev mount there, a device refused the message (`xdev: ERRNO: message`), the mount could not be made, ...",
+        ),
+        (
+            client::EXIT_USAGE.to_string(),
+            "Usage error, nothing was done: an unknown option, a malformed value (checked before any mount is looked for), a name the mount never lists (`--session ..`).",
+        ),
+        (
+            client::EXIT_DISCARDED.to_string(),
+            "`xdev stage`: the preview was discarded.",
+        ),
+        (
+            client::EXIT_DEADLINE.to_string(),
+            "`xdev stage`: the deadline passed; the preview was withdrawn.",
+        ),
+        (
+            client::EXIT_MOUNT_GONE.to_string(),
+            "`xdev stage`: the mount went away while it waited; CMD did not run.",
+        ),
+        (
+            format!("{}, {}", client::EXIT_CANNOT_RUN, client::EXIT_NOT_FOUND),
+            "`xdev run`: CMD could not be run, or was not found.",
+        ),
+        (
+            "any".to_string(),
+            "`xdev run`: CMD's own exit code (128 + N if signal N killed it).",
+        ),
+    ];
+    writeln!(out, ".SH \"EXIT STATUS\"")?;
+    for (code, what) in codes {
+        tagged(out, &code, what)?;
+    }
+    writeln!(out, ".PP")?;
+    writeln!(
+        out,
+        "{}",
+        roff("`xdev hook` exits 0 whatever it answered (1 for a command line it cannot parse, 2 with --strict on that line). A reader that closes stdout early (`xdev man | head`) ends the command quietly with status 0 (what it did, a decision say, is done either way).")
+    )
+}
+
+/// One `.TP` entry: `tag` (roff already) and its text.
+fn tagged(out: &mut dyn Write, tag: &str, text: &str) -> io::Result<()> {
+    writeln!(out, ".TP")?;
+    writeln!(out, "{tag}")?;
+    writeln!(out, "{}", roff(text))
+}
+
+/// `text` for roff: backslashes and hyphens escaped, and a leading `.` or
+/// `'` (a request) made literal.
+fn roff(text: &str) -> String {
+    let escaped = text.replace('\\', "\\e").replace('-', "\\-");
+    if escaped.starts_with(['.', '\'']) {
+        format!("\\&{escaped}")
+    } else {
+        escaped
+    }
+}
 
 /// One command (and the commands under it, `xdev plan ...`) as a
 /// subsection.

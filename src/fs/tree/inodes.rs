@@ -20,7 +20,7 @@ use super::node::{
 };
 use crate::device::Device;
 use crate::maps::{remove_and_shrink, shrink_when_sparse};
-use crate::safe_text::is_path_safe_session_id;
+use crate::safe_text::is_path_safe_name;
 
 /// The inode table of one mount.
 #[derive(Debug)]
@@ -363,7 +363,8 @@ impl Inodes {
                 }
             }
             Node::PlanDir => self.named(&format!("plan/{name}")),
-            Node::PendingDir if is_pending(name) => {
+            // A name is found only where it could be listed (the one rule).
+            Node::PendingDir if is_path_safe_name(name) && is_pending(name) => {
                 let ino = self.table.lock().item_dir(name);
                 self.node(INodeNo(ino)).map(|node| (INodeNo(ino), node))
             }
@@ -376,7 +377,7 @@ impl Inodes {
             // Every path-safe id names a session (with nothing pending, its
             // devices answer as the root's do then); `sessions/` lists only
             // those with previews waiting.
-            Node::SessionsDir if is_path_safe_session_id(name) => {
+            Node::SessionsDir if is_path_safe_name(name) => {
                 let ino = self.table.lock().session_dir(name);
                 self.node(INodeNo(ino)).map(|node| (INodeNo(ino), node))
             }
@@ -399,7 +400,9 @@ impl Inodes {
                 }
             }
             // `is_pending` answers for this session's previews here.
-            Node::AgentSession(_, SessionFile::Pending) if is_pending(name) => {
+            Node::AgentSession(_, SessionFile::Pending)
+                if is_path_safe_name(name) && is_pending(name) =>
+            {
                 let ino = INodeNo(self.table.lock().item_dir(name) + ITEM_INODES - 1);
                 self.node(ino).map(|node| (ino, node))
             }
@@ -447,7 +450,7 @@ impl Inodes {
                 let mut table = self.table.lock();
                 table.forget_gone_sessions(&ids);
                 ids.into_iter()
-                    .filter(|id| is_path_safe_session_id(id))
+                    .filter(|id| is_path_safe_name(id))
                     .map(|id| {
                         let ino = table.session_dir(&id);
                         let node = Node::AgentSession(Arc::from(id.as_str()), SessionFile::Dir);
@@ -526,11 +529,14 @@ impl Inodes {
     }
 }
 
-/// Whether `id` can be a directory entry. Ids the crate forms always can;
-/// one registered by hand with a `/` or NUL would make the kernel fail the
-/// whole listing (`EIO`) for every reader, so it is left out instead.
+/// Whether pending `id` is listed: by the one rule for the names the mount
+/// lists ([`is_path_safe_name`]). Ids the crate forms always are; one
+/// registered by hand with a `/` or NUL would make the kernel fail the
+/// whole listing (`EIO`) for every reader, and one with a control
+/// character would reach a terminal through `ls`, so it is left out (and
+/// decided through the head, or its session's devices).
 fn is_file_name(id: &str) -> bool {
-    let fits = !id.is_empty() && id != "." && id != ".." && !id.contains(['/', '\0']);
+    let fits = is_path_safe_name(id);
     if !fits {
         tracing::warn!(id = %id.escape_debug(), "a pending id that is no file name is not listed");
     }
@@ -785,6 +791,7 @@ mod tests {
             "a/b",
             "nul\0",
             "..",
+            "esc\u{1b}[2J",
             "pending-action:t:2",
         ];
         let listed: Vec<String> = inodes
@@ -793,5 +800,41 @@ mod tests {
             .map(|(_, name, _)| name)
             .collect();
         assert_eq!(listed, ["pending-action:t:1", "pending-action:t:2"]);
+    }
+
+    #[test]
+    fn the_man_page_lists_every_file_of_the_tree() {
+        let dir = |name: &str, node: &Node| match node {
+            Node::PendingDir | Node::SessionsDir | Node::PlanDir => format!("{name}/"),
+            _ => name.to_string(),
+        };
+        let mut tree: Vec<String> = Vec::new();
+        for (name, node) in &ROOT_ENTRIES {
+            tree.push(dir(name, node));
+            match node {
+                Node::PendingDir => tree.extend(
+                    ITEM_FILES
+                        .iter()
+                        .map(|(file, _)| format!("pending/<id>/{file}")),
+                ),
+                Node::SessionsDir => tree.extend(SESSION_FILES.iter().map(|(file, kind)| {
+                    let slash = if *kind == SessionFile::Pending {
+                        "/"
+                    } else {
+                        ""
+                    };
+                    format!("sessions/<session-id>/{file}{slash}")
+                })),
+                Node::PlanDir => {
+                    tree.extend(PLAN_ENTRIES.iter().map(|(file, _)| format!("plan/{file}")))
+                }
+                _ => {}
+            }
+        }
+        let listed: Vec<&str> = crate::texts::MOUNT_FILES
+            .iter()
+            .map(|(path, _)| *path)
+            .collect();
+        assert_eq!(listed, tree);
     }
 }
