@@ -134,6 +134,13 @@ pub enum ClientError {
         /// The preview's id.
         id: String,
     },
+    /// `xdev mount`: another process unmounted the daemon's mount
+    /// (`fusermount3 -u`, `umount`); the daemon stopped serving it.
+    #[error("{}", texts::mount_removed_from_outside(.dir))]
+    MountRemoved {
+        /// The mount point.
+        dir: String,
+    },
     /// The command to run could not be started.
     #[error("{}", texts::cannot_run(.program, &describe(.source)))]
     Spawn {
@@ -148,7 +155,7 @@ impl ClientError {
     /// The exit code the `xdev` command ends with for this error.
     pub fn exit_code(&self) -> u8 {
         match self {
-            ClientError::MountGone { .. } => EXIT_MOUNT_GONE,
+            ClientError::MountGone { .. } | ClientError::MountRemoved { .. } => EXIT_MOUNT_GONE,
             ClientError::Spawn { source, .. } if source.kind() == io::ErrorKind::NotFound => {
                 EXIT_NOT_FOUND
             }
@@ -202,7 +209,8 @@ impl ClientError {
             | ClientError::DaemonExited { .. }
             | ClientError::NotMountedInTime { .. }
             | ClientError::CommandNotFound { .. }
-            | ClientError::MountGone { .. } => None,
+            | ClientError::MountGone { .. }
+            | ClientError::MountRemoved { .. } => None,
         }
     }
 }
