@@ -286,13 +286,7 @@ fn a_directory_served_by_a_live_xdev_says_so() {
     let (_tmp, dir) = mount_point_in_temp_dir();
     let (mut child, _) = start_daemon(&dir);
     let out = mount_command(&dir).output().expect("second xdev mount");
-    assert_eq!(
-        refusal(&out),
-        format!(
-            "xdev: mount point {} is already served by a running xdev (stop that daemon first, or use another directory)\n",
-            dir.display()
-        )
-    );
+    assert_eq!(refusal(&out), already_served(&dir));
     assert!(std::fs::read_to_string(dir.join("status"))
         .expect("the first daemon still serves")
         .starts_with("pending: 0"));
@@ -998,10 +992,7 @@ fn mounts_at(dir: &Path) -> usize {
 
 /// The refusal of an `xdev mount dir` that found another xdev there.
 fn already_served(dir: &Path) -> String {
-    format!(
-        "xdev: mount point {} is already served by a running xdev (stop that daemon first, or use another directory)\n",
-        dir.display()
-    )
+    format!("xdev: {}\n", expected("already-served", dir))
 }
 
 /// Starts `mount` twice at once (two `xdev mount` command lines for one
@@ -1229,10 +1220,7 @@ fn a_mount_removed_from_outside_ends_the_daemon_with_exit_5_and_one_line() {
         );
         assert_eq!(
             stderr_of(&mut child),
-            format!(
-                "xdev: mount point {} was unmounted by another process (fusermount3 -u, umount); stopped serving it\n",
-                dir.display()
-            ),
+            format!("xdev: {}\n", expected("unmounted-from-outside", &dir)),
             "{unmount:?}"
         );
         assert!(

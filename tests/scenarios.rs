@@ -80,6 +80,8 @@ scenarios! {
     s37_descriptors_opened_together_decide_apart => "37-descriptors-opened-together-decide-apart.sh",
     s40_bare_mount_point => "40-bare-mount-point.sh",
     s41_ci_recipe => "41-ci-recipe.sh",
+    s42_unmounted_from_outside => "42-unmounted-from-outside.sh",
+    s43_one_daemon_per_mount_point => "43-one-daemon-per-mount-point.sh",
 }
 
 fn scenario_dir() -> PathBuf {
