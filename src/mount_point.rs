@@ -438,7 +438,10 @@ fn get_ready(dir: &Path, create: bool) -> Result<Option<CreatedDir>, MountError>
                 source,
             })?;
         }
-        MountPointState::Xdev => return Err(MountError::AlreadyServed(shown)),
+        // Closed: another user's live xdev mount, which lets only its owner in.
+        MountPointState::Xdev | MountPointState::Closed => {
+            return Err(MountError::AlreadyServed(shown))
+        }
         _ => {}
     }
     let metadata = match std::fs::metadata(dir) {
