@@ -303,8 +303,9 @@ impl Mount {
     /// under way get the grace period (after a lazy unmount their writers'
     /// descriptors still reach the mount and get the real outcome), what
     /// still waits gets `ECANCELED`, the journal records it, and the
-    /// directory xdev created is removed. Never completes for this mount's
-    /// own unmount.
+    /// directory xdev created is removed. This mount's own unmount is no
+    /// removal: a future still waiting then completes only once the mount
+    /// is gone altogether, so that nothing waits on it for ever.
     pub fn removed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
         self.control.removed()
     }

@@ -8,12 +8,11 @@
 //! (`xdev mount` sets it) a missing mount point is created and removed again
 //! when the mount ends. So that a daemon killed with SIGKILL does not leave
 //! the directory behind for good, the creation is remembered in a marker
-//! file, `/run/xdev/created-<hash>` for root, else
-//! `$XDG_RUNTIME_DIR/xdev/created-<hash>`, whose content is the directory's
-//! canonical path. The next mount at that directory (which also clears the
-//! stale mount) adopts it and removes it when it ends. Only an empty
-//! directory is ever removed; without a runtime directory nothing is
-//! remembered across a SIGKILL.
+//! file, `created-<hash>` in the runtime directory (`/run/xdev` for root,
+//! else `$XDG_RUNTIME_DIR/xdev`, or `xdev-<uid>` in the temporary directory
+//! without one), whose content is the directory's canonical path. The next
+//! mount at that directory (which also clears the stale mount) adopts it
+//! and removes it when it ends. Only an empty directory is ever removed.
 //!
 //! **One daemon per mount point.** Getting a mount point ready
 //! ([`prepare`]) first takes an exclusive lock ([`lock`]) on
