@@ -10,13 +10,6 @@
 need_xdev
 scratch
 
-# stale DIR: the kernel answers "Transport endpoint is not connected".
-stale() {
-    local error
-    error=$(stat -f -- "$1" 2>&1 >/dev/null)
-    [[ "$error" == *"not connected"* ]]
-}
-
 dir=$SCRATCH/mnt
 
 # Every client command, one per line.
@@ -54,7 +47,7 @@ wait "$OWN_PID" 2>/dev/null
 # The connection ends once no process holds the daemon's /dev/fuse any more;
 # should that not happen, say what statfs sees and who holds /dev/fuse.
 deadline=$(($(now_ms) + 30000))
-until stale "$dir"; do
+until is_stale "$dir"; do
     [ "$(now_ms)" -lt "$deadline" ] ||
         fail "the killed daemon's mount is not stale after 30 s: stat -f says $(stat -f -c %T -- "$dir" 2>&1);" \
             "/dev/fuse is open in: $(find /proc/[0-9]*/fd -maxdepth 1 -lname /dev/fuse 2>/dev/null | cut -d/ -f3 | sort -u | xargs -r ps -o pid=,comm= -p | tr '\n' ' ')"

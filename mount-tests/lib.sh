@@ -496,6 +496,19 @@ is_mounted() {
     grep -qF " $1 " /proc/self/mounts
 }
 
+# mounts_at DIR: how many mounts are at DIR now (stacked ones count each).
+mounts_at() {
+    awk -v dir="$1" '$5 == dir { n++ } END { print n + 0 }' /proc/self/mountinfo
+}
+
+# is_stale DIR: whether DIR is a stale mount: the kernel answers "Transport
+# endpoint is not connected".
+is_stale() {
+    local error
+    error=$(stat -f -- "$1" 2>&1 >/dev/null)
+    [[ "$error" == *"not connected"* ]]
+}
+
 lib_cleanup() {
     local status=$? pid entry dir waited=0
     for pid in "${BG_PIDS[@]}"; do

@@ -268,6 +268,12 @@ fn on_signal(kind: SignalKind, reaction: SignalReaction, mount: &Mount) {
 /// [`MountOptions::grace`](crate::MountOptions::grace)). SIGUSR1
 /// reopens the journal file; other signals of the table are ignored.
 ///
+/// When another process unmounts `dir` (`fusermount3 -u`, `umount`, also
+/// lazily), the daemon stops the same way (without unmounting anything
+/// itself) and fails with [`ClientError::MountRemoved`] (exit code
+/// [`EXIT_MOUNT_GONE`](crate::client::EXIT_MOUNT_GONE)), so that a
+/// supervisor sees it end instead of serving nothing.
+///
 /// A service manager that passed `$NOTIFY_SOCKET` is sent `READY=1` right
 /// after `ready` (the mount answers by then) and `STOPPING=1` when a stop
 /// signal comes, before the grace period.
@@ -282,26 +288,51 @@ pub fn serve(dir: &Path, options: &DaemonOptions, ready: impl FnOnce()) -> Resul
         "READY=1\nSTATUS={}",
         texts::serving(&one_line(&dir.display().to_string()))
     ));
-    runtime.block_on(async {
+    let removed = daemon.mount.removed();
+    let stop = runtime.block_on(async {
+        tokio::pin!(removed);
         loop {
-            match signals.next().await {
-                (kind, SignalReaction::Stop) => {
-                    let signal = signal_name(kind);
-                    tracing::info!(%signal, "stopping");
-                    tell_manager(&format!(
-                        "STOPPING=1\nSTATUS={}",
-                        texts::stopping_on(&signal)
-                    ));
-                    break;
+            let (kind, reaction) = tokio::select! {
+                () = &mut removed => {
+                    tracing::info!(dir = %dir.display(), "unmounted from outside; stopping");
+                    tell_manager(&format!("STOPPING=1\nSTATUS={}", texts::STOPPING_UNMOUNTED));
+                    return Stop::Removed;
                 }
-                (kind, reaction) => on_signal(kind, reaction, &daemon.mount),
+                caught = signals.next() => caught,
+            };
+            if reaction != SignalReaction::Stop {
+                on_signal(kind, reaction, &daemon.mount);
+                continue;
             }
+            let signal = signal_name(kind);
+            tracing::info!(%signal, "stopping");
+            tell_manager(&format!(
+                "STOPPING=1\nSTATUS={}",
+                texts::stopping_on(&signal)
+            ));
+            return Stop::Signal;
         }
     });
-    daemon
+    let unmounted = daemon
         .mount
         .unmount()
-        .map_err(|err| ClientError::io(texts::unmount_failed(dir), err))
+        .map_err(|err| ClientError::io(texts::unmount_failed(dir), err));
+    match stop {
+        Stop::Signal => unmounted,
+        // What became of the mount is the news; an unmount error after it
+        // would only hide it.
+        Stop::Removed => Err(ClientError::MountRemoved {
+            dir: dir.display().to_string(),
+        }),
+    }
+}
+
+/// Why `xdev mount` stops serving.
+enum Stop {
+    /// A stop signal came.
+    Signal,
+    /// Another process unmounted the mount.
+    Removed,
 }
 
 /// Sends `state` to the service manager, if one started the daemon. A

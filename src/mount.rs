@@ -1,5 +1,6 @@
-//! Mount lifecycle: checking the mount point, clearing a stale mount,
-//! mounting in the background, and unmounting without leaving anything behind.
+//! Mount lifecycle: claiming and checking the mount point, clearing a stale
+//! mount, mounting in the background, noticing a mount removed from
+//! outside, and unmounting without leaving anything behind.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -10,7 +11,8 @@ use fuser::{Config, MountOption, SessionACL};
 
 use crate::fs::{Control, Owner, XdevFs, XdevFuse};
 use crate::journal::Journal;
-use crate::mount_point::{self, check_fuse_device, unmount_dir, CreatedDir};
+use crate::mount_point::watch::RemovalWatch;
+use crate::mount_point::{self, check_fuse_device, unmount_dir, Claim};
 use crate::plan_desk::PlanDesk;
 use crate::session::Session;
 
@@ -113,16 +115,20 @@ pub struct Mount {
     grace: Duration,
     background: Option<fuser::BackgroundSession>,
     runtime: Option<tokio::runtime::Runtime>,
-    /// A mount point xdev created: removed (when empty) on drop, after the
+    /// Notices the mount removed from outside (none if it could not start;
+    /// the session's end is noticed anyway).
+    watch: Option<RemovalWatch>,
+    /// The mount point's lock, and the directory if xdev created it:
+    /// released (the directory removed when empty) on drop, after the
     /// unmount (fields drop after `Drop::drop` has run).
-    created_dir: Option<CreatedDir>,
+    claim: Claim,
 }
 
 impl std::fmt::Debug for Mount {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Mount")
             .field("dir", &self.dir)
-            .field("created_dir", &self.created_dir.is_some())
+            .field("created_dir", &self.claim.created_dir.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -130,8 +136,13 @@ impl std::fmt::Debug for Mount {
 /// Mounts the devices of `session` at `dir` and serves them in the
 /// background until the returned [`Mount`] is unmounted or dropped.
 ///
-/// The texts of the session name `dir` as given. A stale mount left at
-/// `dir` by a killed process is cleared first.
+/// The texts of the session name `dir` as given. One xdev process serves a
+/// directory at a time: the mount holds a lock on it (a file in `/run/xdev`
+/// for root, else in `$XDG_RUNTIME_DIR/xdev`, or `xdev-<uid>` in the
+/// temporary directory) from before it looks at the directory until it has
+/// ended, and a second mount there, in this process or another, fails with
+/// [`MountError::AlreadyServed`]. A stale mount left at `dir` by a killed
+/// process is cleared first, under that lock.
 pub fn mount(
     session: &Session,
     dir: impl AsRef<Path>,
@@ -143,7 +154,7 @@ pub fn mount(
     owner.check(options.lets_others_in())?;
     check_fuse_device()?;
     let journal = open_journal(options.journal_file.as_deref())?;
-    let created_dir = mount_point::prepare(dir, options.create_dir)?;
+    let claim = mount_point::prepare(dir, options.create_dir)?;
     let io_error = |source| MountError::Io {
         dir: shown.clone(),
         source,
@@ -170,6 +181,7 @@ pub fn mount(
     control
         .start_forgetting(background.notifier())
         .map_err(io_error)?;
+    let watch = watch_removal(dir, &control);
     tracing::info!(dir = %shown, "mounted");
     Ok(Mount {
         dir: dir.to_path_buf(),
@@ -178,8 +190,24 @@ pub fn mount(
         grace: options.grace,
         background: Some(background),
         runtime: Some(runtime),
-        created_dir,
+        watch,
+        claim,
     })
+}
+
+/// Starts noticing the mount at `dir` removed from outside, which wakes
+/// [`Mount::removed`]. Without the watch (it could not start) a removal is
+/// still noticed once the kernel ends the FUSE session, which a lazy
+/// unmount puts off while descriptors are open on the mount.
+fn watch_removal(dir: &Path, control: &Arc<Control>) -> Option<RemovalWatch> {
+    let control = Arc::clone(control);
+    match RemovalWatch::start(dir, move || control.mark_removed()) {
+        Ok(watch) => Some(watch),
+        Err(err) => {
+            tracing::warn!(%err, dir = %dir.display(), "cannot watch the mount table; a lazy unmount from outside is noticed only once nothing holds the mount open");
+            None
+        }
+    }
 }
 
 /// The journal, following `file` too when given; an error names the file.
@@ -317,6 +345,26 @@ impl Mount {
         &self.journal
     }
 
+    /// Completes once the mount was removed from outside: another process
+    /// unmounted it (`fusermount3 -u`, `umount`, `umount -l`), or its FUSE
+    /// connection ended (aborted through `/sys/fs/fuse/connections`).
+    /// Nothing new reaches the devices then; [`Mount::unmount`] (or
+    /// dropping the mount) still finishes it as a stop does: decisions
+    /// under way get the grace period (after a lazy unmount their writers'
+    /// descriptors still reach the mount and get the real outcome), what
+    /// still waits gets `ECANCELED`, the journal records it, and the
+    /// directory xdev created is removed. This mount's own unmount is no
+    /// removal: a future still waiting then completes only once the mount
+    /// is gone altogether, so that nothing waits on it for ever.
+    pub fn removed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        self.control.removed()
+    }
+
+    /// Whether the mount was removed from outside (see [`Mount::removed`]).
+    pub fn is_removed(&self) -> bool {
+        self.control.is_removed()
+    }
+
     /// Stops the mount: new decisions are refused (`ECANCELED`) at once,
     /// decisions under way get the grace period to finish (their writers
     /// get the real outcome), what still waits then is told what is known
@@ -333,15 +381,13 @@ impl Mount {
         wait_until(self.grace, || self.control.deciding() == 0);
         self.control.close();
         wait_until(CANCEL_GRACE, || self.control.in_flight() == 0);
-        let result = unmount_dir(&self.dir, false);
+        let result = self.unmount_if_ours();
         // The loop ends once the kernel lets go; after a lazy unmount that is
         // when the last open descriptor closes, so do not wait forever.
         wait_until(LOOP_GRACE, || background.guard.is_finished());
-        if background.guard.is_finished() {
-            if let Err(err) = background.join() {
-                tracing::warn!(%err, "request loop ended with an error");
-            }
-        }
+        end_session(background, &self.dir, self.watch.as_ref());
+        // Its thread may have woken for the unmount: no news while stopping.
+        drop(self.watch.take());
         if let Some(runtime) = self.runtime.take() {
             // Never blocks, so a Mount may be dropped inside async code.
             runtime.shutdown_background();
@@ -349,6 +395,42 @@ impl Mount {
         settle_journal(&self.journal);
         tracing::info!(dir = %self.dir.display(), "unmounted");
         result
+    }
+
+    /// Removes the mount unless it is gone already: after an unmount from
+    /// outside, what is at the directory now (another file system mounted
+    /// there since, or nothing) is not this mount's to remove.
+    fn unmount_if_ours(&self) -> io::Result<()> {
+        if self
+            .watch
+            .as_ref()
+            .is_some_and(|watch| !watch.still_mounted())
+        {
+            tracing::debug!(dir = %self.dir.display(), "already unmounted from outside");
+            return Ok(());
+        }
+        unmount_dir(&self.dir, false)
+    }
+}
+
+/// Ends the FUSE session, this mount being gone from `dir` by now. Dropping
+/// a session makes fuser unmount `dir` by its path once more (non-lazily as
+/// root, lazily through `fusermount3` otherwise), whatever is mounted there
+/// by then, so when another file system is mounted at `dir` now (mounted
+/// there after an unmount from outside) the session is left undropped: a
+/// descriptor and a finished thread, rather than someone else's mount. A
+/// session whose loop still runs (descriptors hold the lazily unmounted
+/// mount) is let go, and its loop ends when they are closed.
+fn end_session(background: fuser::BackgroundSession, dir: &Path, watch: Option<&RemovalWatch>) {
+    if mount_point::other_mount_at(dir, watch.map(RemovalWatch::dev)) {
+        tracing::debug!(dir = %dir.display(), "another file system is mounted there now; keeping the FUSE session from unmounting it");
+        std::mem::forget(background);
+        return;
+    }
+    if background.guard.is_finished() {
+        if let Err(err) = background.join() {
+            tracing::warn!(%err, "request loop ended with an error");
+        }
     }
 }
 

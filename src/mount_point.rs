@@ -8,12 +8,24 @@
 //! (`xdev mount` sets it) a missing mount point is created and removed again
 //! when the mount ends. So that a daemon killed with SIGKILL does not leave
 //! the directory behind for good, the creation is remembered in a marker
-//! file, `/run/xdev/created-<hash>` for root, else
-//! `$XDG_RUNTIME_DIR/xdev/created-<hash>`, whose content is the directory's
-//! canonical path. The next mount at that directory (which also clears the
-//! stale mount) adopts it and removes it when it ends. Only an empty
-//! directory is ever removed; without a runtime directory nothing is
-//! remembered across a SIGKILL.
+//! file, `created-<hash>` in the runtime directory (`/run/xdev` for root,
+//! else `$XDG_RUNTIME_DIR/xdev`, or `xdev-<uid>` in the temporary directory
+//! without one), whose content is the directory's canonical path. The next
+//! mount at that directory (which also clears the stale mount) adopts it
+//! and removes it when it ends. Only an empty directory is ever removed.
+//!
+//! **One daemon per mount point.** Getting a mount point ready
+//! ([`prepare`]) first takes an exclusive lock ([`lock`]) on
+//! `lock-<hash>` in the same runtime directory, keyed by the same canonical
+//! path, and the mount holds it until it has ended: the look at what the
+//! directory is, the clearing of a stale mount and the mount itself happen
+//! under it, so of two xdev processes started at once on one directory
+//! exactly one mounts, and no starter ever clears a mount another one has
+//! just made. The kernel releases the lock of a process that dies, so a
+//! SIGKILL leaves no lock behind.
+//!
+//! **A mount removed from outside** (`fusermount3 -u`, `umount`, also
+//! lazily) is noticed by [`watch`], which wakes the mount's owner.
 //!
 //! **Whose the mount is** ([`owner`]): who its files belong to, and who
 //! may hand them to whom, checked before anything is mounted.
@@ -35,6 +47,12 @@ use thiserror::Error;
 
 use crate::device::Device;
 use crate::error::describe;
+use crate::safe_text::one_line;
+
+mod lock;
+pub(crate) mod watch;
+
+use lock::MountLock;
 
 pub(crate) mod owner;
 
@@ -47,12 +65,40 @@ pub enum MountError {
     /// The mount point is not a directory.
     #[error("{}", crate::texts::mount_point_not_a_directory(.0))]
     NotADirectory(String),
+    /// The mount point's parent directory does not exist (so the mount
+    /// point cannot be created).
+    #[error("{}", crate::texts::mount_point_parent_missing(.dir, .parent))]
+    MissingParent {
+        /// The mount point.
+        dir: String,
+        /// Its parent directory.
+        parent: String,
+    },
     /// The mount point has entries in it.
-    #[error("{}", crate::texts::mount_point_not_empty(.0))]
-    NotEmpty(String),
-    /// The mount point is already a live xdev mount.
+    #[error("{}", crate::texts::mount_point_not_empty(.dir, *.entries, .names))]
+    NotEmpty {
+        /// The mount point.
+        dir: String,
+        /// How many entries it holds.
+        entries: usize,
+        /// The first few of them (in byte order), as one line each.
+        names: Vec<String>,
+    },
+    /// The mount point is served by a running xdev already: another xdev
+    /// process holds its lock (it serves there, or is starting or stopping
+    /// there), or it is a live xdev mount.
     #[error("{}", crate::texts::mount_point_already_served(.0))]
     AlreadyServed(String),
+    /// The runtime directory, where the lock of each mount point is kept,
+    /// cannot be used (not a directory, another user's, writable by
+    /// others, ...). The message names it and the fix.
+    #[error("{}", runtime_dir_problem(.dir, .source))]
+    RuntimeDir {
+        /// The runtime directory (or the lock file in it).
+        dir: String,
+        /// What is wrong with it.
+        source: io::Error,
+    },
     /// The mount point holds regular files named like the devices: what a
     /// write such as `echo ... > DIR/resolve` leaves while nothing is
     /// mounted there. xdev never deletes them.
@@ -98,6 +144,16 @@ pub enum MountError {
         /// What the system said.
         source: io::Error,
     },
+}
+
+/// Why the runtime directory cannot be used, and what to do about it.
+fn runtime_dir_problem(dir: &str, source: &io::Error) -> String {
+    let fix = if is_root() {
+        crate::texts::RUNTIME_DIR_FIX_ROOT
+    } else {
+        crate::texts::RUNTIME_DIR_FIX_USER
+    };
+    crate::texts::cannot_use_runtime_dir(dir, &describe(source), fix)
 }
 
 /// What to do about a mount the system refused: mounting takes
@@ -244,12 +300,26 @@ fn mountinfo_fs(dev: u64) -> Option<(String, String)> {
 /// Whether `/proc/self/mountinfo` shows an xdev mount at `dir` (found by
 /// its path: a mount this user may not enter cannot be looked at).
 fn xdev_mounted_at(dir: &Path) -> bool {
-    let Some(point) = canonical(dir).and_then(|path| path.to_str().map(mountinfo_escape)) else {
+    let Some(point) = mountinfo_point(dir) else {
         return false;
     };
     mountinfo_find(|fields| fields.get(4) == Some(&point.as_str())).is_some_and(
         |(fstype, source)| source == XDEV_SOURCE && XDEV_FSTYPES.contains(&fstype.as_str()),
     )
+}
+
+/// Whether `/proc/self/mountinfo` shows a mount at `dir` other than the one
+/// of the device `ours` (any, when it is not known).
+pub(crate) fn other_mount_at(dir: &Path, ours: Option<u64>) -> bool {
+    let Some(point) = mountinfo_point(dir) else {
+        return false;
+    };
+    let ours = ours.map(|dev| format!("{}:{}", dev_major(dev), dev_minor(dev)));
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    mountinfo.lines().any(|line| {
+        let fields: Vec<&str> = line.split(' ').collect();
+        fields.get(4) == Some(&point.as_str()) && fields.get(2).copied() != ours.as_deref()
+    })
 }
 
 /// The filesystem type and source of the last mount whose fields before
@@ -269,6 +339,14 @@ fn mountinfo_find(wanted: impl Fn(&[&str]) -> bool) -> Option<(String, String)> 
             Some((fields.next()?.to_string(), fields.next()?.to_string()))
         })
         .last()
+}
+
+/// The canonical path of `dir` as `/proc/self/mountinfo` writes a mount
+/// point.
+fn mountinfo_point(dir: &Path) -> Option<String> {
+    canonical(dir)
+        .ok()
+        .and_then(|path| path.to_str().map(mountinfo_escape))
 }
 
 /// A path as `/proc/self/mountinfo` writes it: space, tab, newline and
@@ -298,12 +376,68 @@ fn dev_minor(dev: u64) -> u64 {
 
 // ----- getting the mount point ready --------------------------------------
 
-/// Gets `dir` ready for a mount: a stale FUSE mount there is cleared; a live
-/// xdev mount, device-named files left by writes while nothing was mounted,
-/// and any other entry are refused; a missing directory is created when
-/// `create` is set. Returns the guard of a directory xdev created (now or
-/// before a SIGKILL), which removes it again when dropped.
-pub(crate) fn prepare(dir: &Path, create: bool) -> Result<Option<CreatedDir>, MountError> {
+/// A mount point claimed for one mount: the lock that keeps every other
+/// xdev out of it for the mount's life and, when xdev created the
+/// directory, its guard. Dropped after the unmount: the directory is
+/// removed first, then the lock let go (fields drop in order).
+#[derive(Debug)]
+pub(crate) struct Claim {
+    /// The directory xdev created, if it did (now or before a SIGKILL).
+    pub(crate) created_dir: Option<CreatedDir>,
+    _lock: MountLock,
+}
+
+/// Claims `dir` and gets it ready for a mount. First its lock: another
+/// xdev holding it serves there ([`MountError::AlreadyServed`]). Then,
+/// under the lock: a stale FUSE mount there is cleared; a live xdev mount,
+/// device-named files left by writes while nothing was mounted, and any
+/// other entry are refused; a missing directory is created when `create`
+/// is set (its parent must exist).
+pub(crate) fn prepare(dir: &Path, create: bool) -> Result<Claim, MountError> {
+    let lock = lock_mount_point(dir, create)?;
+    let created_dir = get_ready(dir, create)?;
+    Ok(Claim {
+        created_dir,
+        _lock: lock,
+    })
+}
+
+/// Takes the lock of `dir`, keyed by its canonical path (so its parent
+/// must exist).
+fn lock_mount_point(dir: &Path, create: bool) -> Result<MountLock, MountError> {
+    let shown = dir.display().to_string();
+    let key = match canonical(dir) {
+        Ok(key) => key,
+        Err(err) if err.kind() == io::ErrorKind::NotFound && create => {
+            return Err(MountError::MissingParent {
+                dir: shown,
+                parent: parent_of(dir).display().to_string(),
+            })
+        }
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {
+            return Err(MountError::Missing(shown))
+        }
+        Err(source) => return Err(MountError::Io { dir: shown, source }),
+    };
+    let runtime = ready_runtime_dir().map_err(|(dir, source)| MountError::RuntimeDir {
+        dir: dir.display().to_string(),
+        source,
+    })?;
+    let path = runtime_file(&runtime, "lock", &key);
+    match MountLock::try_take(&path, &key) {
+        Ok(Some(lock)) => Ok(lock),
+        Ok(None) => Err(MountError::AlreadyServed(shown)),
+        Err(source) => Err(MountError::RuntimeDir {
+            dir: path.display().to_string(),
+            source,
+        }),
+    }
+}
+
+/// The rest of [`prepare`], under the lock. Returns the guard of a
+/// directory xdev created (now or before a SIGKILL), which removes it
+/// again when dropped.
+fn get_ready(dir: &Path, create: bool) -> Result<Option<CreatedDir>, MountError> {
     let shown = dir.display().to_string();
     match probe_mount_point(dir) {
         MountPointState::Stale => {
@@ -313,7 +447,10 @@ pub(crate) fn prepare(dir: &Path, create: bool) -> Result<Option<CreatedDir>, Mo
                 source,
             })?;
         }
-        MountPointState::Xdev => return Err(MountError::AlreadyServed(shown)),
+        // Closed: another user's live xdev mount, which lets only its owner in.
+        MountPointState::Xdev | MountPointState::Closed => {
+            return Err(MountError::AlreadyServed(shown))
+        }
         _ => {}
     }
     let metadata = match std::fs::metadata(dir) {
@@ -336,25 +473,32 @@ pub(crate) fn prepare(dir: &Path, create: bool) -> Result<Option<CreatedDir>, Mo
     Ok(CreatedDir::remembered(dir))
 }
 
+/// How many entries of a mount point that is not empty its refusal names.
+const ENTRIES_NAMED: usize = 3;
+
 /// The mount point must be empty; regular files named like the devices are
 /// named in the refusal (they are what `echo ... > DIR/resolve` leaves when
-/// nothing is mounted) and never deleted.
+/// nothing is mounted) and never deleted. Any other entry is refused with
+/// how many there are and the first few names (in byte order, so the same
+/// directory always reads the same).
 fn require_empty(dir: &Path) -> Result<(), MountError> {
     let shown = dir.display().to_string();
     let io_error = |source| MountError::Io {
         dir: shown.clone(),
         source,
     };
-    let mut any = false;
+    let mut entries = 0;
+    let mut first = Vec::with_capacity(ENTRIES_NAMED + 1);
     let mut leftovers = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(io_error)? {
         let entry = entry.map_err(io_error)?;
-        any = true;
+        entries += 1;
         let is_file = entry.file_type().is_ok_and(|kind| kind.is_file());
         let name = entry.file_name();
         if is_file && device_names().any(|device| name == device) {
             leftovers.push(name.to_string_lossy().into_owned());
         }
+        keep_first(&mut first, name.into_vec());
     }
     if !leftovers.is_empty() {
         leftovers.sort();
@@ -363,10 +507,27 @@ fn require_empty(dir: &Path) -> Result<(), MountError> {
             files: leftovers,
         });
     }
-    if any {
-        return Err(MountError::NotEmpty(shown));
+    if entries > 0 {
+        return Err(MountError::NotEmpty {
+            dir: shown,
+            entries,
+            names: first
+                .iter()
+                .map(|name| one_line(&String::from_utf8_lossy(name)).into_owned())
+                .collect(),
+        });
     }
     Ok(())
+}
+
+/// Keeps the [`ENTRIES_NAMED`] smallest names seen so far in `first`,
+/// sorted, without holding every name of a large directory.
+fn keep_first(first: &mut Vec<Vec<u8>>, name: Vec<u8>) {
+    let at = first.partition_point(|kept| *kept < name);
+    if at < ENTRIES_NAMED {
+        first.insert(at, name);
+        first.truncate(ENTRIES_NAMED);
+    }
 }
 
 fn device_names() -> impl Iterator<Item = &'static str> {
@@ -521,41 +682,109 @@ impl Drop for CreatedDir {
     }
 }
 
-/// Where markers live: `/run/xdev` for root, else `$XDG_RUNTIME_DIR/xdev`.
-fn runtime_dir() -> Option<PathBuf> {
+// ----- the runtime directory: locks and markers ------------------------------
+
+/// Where locks and markers live: `/run/xdev` for root; for anyone else
+/// `$XDG_RUNTIME_DIR/xdev`, or `xdev-<uid>` in the temporary directory
+/// where there is no `XDG_RUNTIME_DIR` (as tmux does).
+fn runtime_dir() -> PathBuf {
     if is_root() {
-        return Some(PathBuf::from("/run/xdev"));
+        return PathBuf::from("/run/xdev");
     }
-    let base = std::env::var_os("XDG_RUNTIME_DIR").filter(|dir| !dir.is_empty())?;
-    Some(PathBuf::from(base).join("xdev"))
+    match std::env::var_os("XDG_RUNTIME_DIR").filter(|dir| !dir.is_empty()) {
+        Some(base) => PathBuf::from(base).join("xdev"),
+        None => std::env::temp_dir().join(format!("xdev-{}", geteuid())),
+    }
+}
+
+/// The runtime directory, created when missing (0755 for root, since
+/// instance mount points live there too and others may need to reach them;
+/// 0700 otherwise). Refused, with what is wrong, unless it is a directory
+/// of this user that no other user may write: a lock file someone else
+/// could make or hold would keep this user from mounting.
+fn ready_runtime_dir() -> Result<PathBuf, (PathBuf, io::Error)> {
+    let dir = runtime_dir();
+    let mode = if is_root() { 0o755 } else { 0o700 };
+    match ready_private_dir(&dir, mode) {
+        Ok(()) => Ok(dir),
+        Err(error) => Err((dir, error)),
+    }
+}
+
+/// Creates `dir` (mode `mode`) when missing; then it must be a directory of
+/// this user that no one else may write.
+fn ready_private_dir(dir: &Path, mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(mode)
+        .create(dir)?;
+    let metadata = std::fs::symlink_metadata(dir)?;
+    let why = if !metadata.is_dir() {
+        crate::texts::RUNTIME_DIR_NOT_A_DIRECTORY
+    } else if metadata.uid() != geteuid().as_raw() {
+        crate::texts::RUNTIME_DIR_NOT_OURS
+    } else if metadata.permissions().mode() & 0o022 != 0 {
+        crate::texts::RUNTIME_DIR_SHARED
+    } else {
+        return Ok(());
+    };
+    Err(io::Error::other(why))
+}
+
+/// The directory a path names, for `xdev mount` through a missing parent.
+fn parent_of(dir: &Path) -> &Path {
+    match dir.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
 }
 
 /// The canonical path of `dir`, found through its parent: the directory
-/// itself may be missing, or a stale mount that cannot be resolved.
-fn canonical(dir: &Path) -> Option<PathBuf> {
-    let name = dir.file_name()?;
-    let parent = match dir.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
+/// itself may be missing, or a stale mount that cannot be resolved. A
+/// symbolic link there is followed (mount(2) follows it too), so a link
+/// and its target share one lock.
+fn canonical(dir: &Path) -> io::Result<PathBuf> {
+    let Some(name) = dir.file_name() else {
+        // `/`, `.` or `..`: there is no parent to go through.
+        return dir.canonicalize();
     };
-    Some(parent.canonicalize().ok()?.join(name))
+    let path = parent_of(dir).canonicalize()?.join(name);
+    let is_link = std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.file_type().is_symlink());
+    if is_link {
+        return Ok(path.canonicalize().unwrap_or(path));
+    }
+    Ok(path)
 }
 
+/// A canonical path as a line: what a marker holds, and what the names of
+/// runtime files hash.
+fn key_line(key: &Path) -> Vec<u8> {
+    let mut line = key.as_os_str().as_encoded_bytes().to_vec();
+    line.push(b'\n');
+    line
+}
+
+/// The canonical path of `dir` as a marker holds it.
 fn marker_content(dir: &Path) -> Option<Vec<u8>> {
-    let mut content = canonical(dir)?.into_os_string().into_vec();
-    content.push(b'\n');
-    Some(content)
+    canonical(dir).ok().map(|key| key_line(&key))
+}
+
+/// The runtime file `<kind>-<hash>` of the mount point whose canonical
+/// path is `key`.
+fn runtime_file(runtime: &Path, kind: &str, key: &Path) -> PathBuf {
+    runtime.join(format!("{kind}-{:016x}", fnv1a(&key_line(key))))
 }
 
 fn marker_path(dir: &Path) -> Option<PathBuf> {
-    let key = fnv1a(&marker_content(dir)?);
-    Some(runtime_dir()?.join(format!("created-{key:016x}")))
+    Some(runtime_file(
+        &runtime_dir(),
+        "created",
+        &canonical(dir).ok()?,
+    ))
 }
 
 fn write_marker(marker: &Path, dir: &Path) -> io::Result<()> {
-    if let Some(parent) = marker.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
     let content = marker_content(dir).ok_or_else(|| io::Error::other("no canonical path"))?;
     std::fs::write(marker, content)
 }
@@ -575,15 +804,100 @@ mod tests {
     fn a_directory_removed_by_hand_after_a_sigkill_is_made_again_and_kept() {
         let tmp = tempfile::tempdir().expect("temp dir");
         let dir = tmp.path().join("mnt");
-        let first = prepare(&dir, true).expect("created").expect("a guard");
-        // A SIGKILLed daemon never drops its guard; then a person removes
-        // the directory by hand.
-        std::mem::forget(first);
+        let Claim { created_dir, _lock } = prepare(&dir, true).expect("created");
+        // A SIGKILLed daemon never drops its guard (the kernel lets go of
+        // its lock); then a person removes the directory by hand.
+        std::mem::forget(created_dir.expect("a guard"));
+        drop(_lock);
         std::fs::remove_dir(&dir).expect("removed by hand");
         let second = prepare(&dir, true).expect("created again");
         assert!(dir.is_dir(), "the new directory stays while it is used");
         drop(second);
         assert!(!dir.exists(), "and goes with its guard");
+    }
+
+    #[test]
+    fn a_full_mount_point_is_refused_with_its_count_and_first_names() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let refusal = |count: usize| {
+            let dir = tmp.path().join(format!("dir-{count}"));
+            std::fs::create_dir(&dir).expect("mkdir");
+            for n in (0..count).rev() {
+                std::fs::write(dir.join(format!("f{n:02}")), "").expect("entry");
+            }
+            let shown = dir.display().to_string();
+            let error = require_empty(&dir).expect_err("not empty");
+            error.to_string().replace(&shown, "D")
+        };
+        assert_eq!(refusal(1), "mount point D is not empty: it holds 1 entry (f00); mount on an empty directory, or move it out first");
+        assert_eq!(refusal(3), "mount point D is not empty: it holds 3 entries (f00, f01, f02); mount on an empty directory, or move them out first");
+        assert_eq!(refusal(40), "mount point D is not empty: it holds 40 entries (f00, f01, f02 and 37 more); mount on an empty directory, or move them out first");
+    }
+
+    #[test]
+    fn only_the_first_names_in_byte_order_are_kept() {
+        let mut first = Vec::new();
+        for name in ["m", "b", "z", ".hidden", "a", "B"] {
+            keep_first(&mut first, name.as_bytes().to_vec());
+        }
+        assert_eq!(first, [b".hidden".to_vec(), b"B".to_vec(), b"a".to_vec()]);
+    }
+
+    #[test]
+    fn a_missing_parent_is_named_and_nothing_is_locked_or_made() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let dir = tmp.path().join("none").join("mnt");
+        let error = prepare(&dir, true).expect_err("no parent");
+        let parent = tmp.path().join("none");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "cannot create mount point {}: its parent directory {} does not exist (create it first: mkdir -p -- '{}')",
+                dir.display(),
+                parent.display(),
+                parent.display()
+            )
+        );
+        assert!(matches!(prepare(&dir, false), Err(MountError::Missing(_))));
+        assert!(!parent.exists());
+    }
+
+    #[test]
+    fn a_runtime_dir_others_could_write_or_that_is_a_link_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().expect("tmp");
+        let fresh = tmp.path().join("made").join("xdev");
+        ready_private_dir(&fresh, 0o700).expect("made");
+        let mode = std::fs::metadata(&fresh)
+            .expect("made")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+        let shared = tmp.path().join("shared");
+        std::fs::create_dir(&shared).expect("mkdir");
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&fresh, &link).expect("symlink");
+        for (dir, why) in [
+            (&shared, crate::texts::RUNTIME_DIR_SHARED),
+            (&link, crate::texts::RUNTIME_DIR_NOT_A_DIRECTORY),
+        ] {
+            let error = ready_private_dir(dir, 0o700).expect_err("refused");
+            assert_eq!(error.to_string(), why);
+        }
+    }
+
+    #[test]
+    fn a_link_and_its_target_share_one_key() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let target = tmp.path().join("target");
+        std::fs::create_dir(&target).expect("mkdir");
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        assert_eq!(
+            canonical(&link).expect("link"),
+            canonical(&target).expect("target")
+        );
     }
 
     #[test]

@@ -1188,10 +1188,61 @@ pub fn mount_point_not_a_directory(dir: &str) -> String {
     format!("mount point {dir} is not a directory")
 }
 
-/// `xdev mount DIR` where `dir` has entries in it.
-pub fn mount_point_not_empty(dir: &str) -> String {
-    format!("mount point {dir} is not empty")
+/// `xdev mount DIR` where `dir` has `entries` entries in it, of which
+/// `shown` are named (the first few by name, already made one line each).
+pub fn mount_point_not_empty(dir: &str, entries: usize, shown: &[String]) -> String {
+    let more = entries.saturating_sub(shown.len());
+    let names = if more == 0 {
+        shown.join(", ")
+    } else {
+        format!("{} and {more} more", shown.join(", "))
+    };
+    let (counted, them) = if entries == 1 {
+        ("1 entry".to_string(), "it")
+    } else {
+        (format!("{entries} entries"), "them")
+    };
+    format!("mount point {dir} is not empty: it holds {counted} ({names}); mount on an empty directory, or move {them} out first")
 }
+
+/// `xdev mount DIR` where the parent directory of `dir` does not exist.
+pub fn mount_point_parent_missing(dir: &str, parent: &str) -> String {
+    format!("cannot create mount point {dir}: its parent directory {parent} does not exist (create it first: mkdir -p -- '{parent}')")
+}
+
+/// The directory where xdev keeps its mount point locks and notes cannot
+/// be used (`why` says why, `fix` what to do).
+pub fn cannot_use_runtime_dir(dir: &str, why: &str, fix: &str) -> String {
+    format!("cannot use {dir}, where xdev keeps a lock for each mount point: {why}; {fix}")
+}
+
+/// The fix for an unusable runtime directory, for root.
+pub const RUNTIME_DIR_FIX_ROOT: &str =
+    "it must be a directory owned by root that only root may write";
+
+/// The fix for an unusable runtime directory, for other users.
+pub const RUNTIME_DIR_FIX_USER: &str =
+    "set XDG_RUNTIME_DIR to a directory that only you may write (systemd-logind makes /run/user/UID)";
+
+/// A runtime directory that is not a directory (a file, a symlink).
+pub const RUNTIME_DIR_NOT_A_DIRECTORY: &str = "it is not a directory";
+
+/// A runtime directory owned by another user.
+pub const RUNTIME_DIR_NOT_OURS: &str = "it belongs to another user";
+
+/// A runtime directory others may write.
+pub const RUNTIME_DIR_SHARED: &str = "other users may write it";
+
+/// The lock file of a mount point keeps being replaced under xdev.
+pub const LOCK_FILE_REPLACED: &str = "the lock file keeps being replaced";
+
+/// `xdev mount`: another process unmounted `dir` (the daemon then stops).
+pub fn mount_removed_from_outside(dir: &str) -> String {
+    format!("mount point {dir} was unmounted by another process (fusermount3 -u, umount); stopped serving it")
+}
+
+/// What a service manager shows once the mount was removed from outside.
+pub const STOPPING_UNMOUNTED: &str = "Stopping: unmounted from outside";
 
 /// `xdev mount DIR` where a running xdev serves `dir` already.
 pub fn mount_point_already_served(dir: &str) -> String {

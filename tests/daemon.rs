@@ -157,7 +157,22 @@ fn bad_mount_points_fail_with_one_line_naming_the_problem() {
     let full = tmp.path().join("full");
     std::fs::create_dir(&full).expect("mkdir");
     std::fs::write(full.join("inside"), "x").expect("file");
-    for (dir, problem) in [(&file, "is not a directory"), (&full, "is not empty")] {
+    let crowded = tmp.path().join("crowded");
+    std::fs::create_dir(&crowded).expect("mkdir");
+    for name in ["src", ".git", "notes\nmore", "Cargo.toml", "target"] {
+        std::fs::create_dir(crowded.join(name)).expect("entry");
+    }
+    for (dir, problem) in [
+        (&file, "is not a directory"),
+        (
+            &full,
+            "is not empty: it holds 1 entry (inside); mount on an empty directory, or move it out first",
+        ),
+        (
+            &crowded,
+            "is not empty: it holds 5 entries (.git, Cargo.toml, notes\\nmore and 2 more); mount on an empty directory, or move them out first",
+        ),
+    ] {
         let out = xdev().arg("mount").arg(dir).output().expect("xdev");
         assert!(!out.status.success());
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -271,13 +286,7 @@ fn a_directory_served_by_a_live_xdev_says_so() {
     let (_tmp, dir) = mount_point_in_temp_dir();
     let (mut child, _) = start_daemon(&dir);
     let out = mount_command(&dir).output().expect("second xdev mount");
-    assert_eq!(
-        refusal(&out),
-        format!(
-            "xdev: mount point {} is already served by a running xdev (stop that daemon first, or use another directory)\n",
-            dir.display()
-        )
-    );
+    assert_eq!(refusal(&out), already_served(&dir));
     assert!(std::fs::read_to_string(dir.join("status"))
         .expect("the first daemon still serves")
         .starts_with("pending: 0"));
@@ -309,8 +318,9 @@ fn a_bad_journal_or_plan_dir_is_named_instead_of_the_mount_point() {
             &missing_parent,
             vec![],
             format!(
-                "xdev: cannot create mount point {}: No such file or directory\n",
-                missing_parent.display()
+                "xdev: cannot create mount point {}: its parent directory {parent} does not exist (create it first: mkdir -p -- '{parent}')\n",
+                missing_parent.display(),
+                parent = tmp.path().join("none").display()
             ),
         ),
     ] {
@@ -965,4 +975,265 @@ fn an_instance_name_must_be_one_plain_path_component() {
         .output()
         .expect("xdev mount DIR --instance");
     assert_eq!(both.status.code(), Some(2), "DIR or --instance, not both");
+}
+
+// ----- one daemon per mount point ------------------------------------------------------
+
+/// How many mounts `/proc/self/mountinfo` shows at `dir` (stacked ones
+/// count each).
+fn mounts_at(dir: &Path) -> usize {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").expect("mountinfo");
+    let dir = dir.display().to_string();
+    mountinfo
+        .lines()
+        .filter(|line| line.split(' ').nth(4) == Some(dir.as_str()))
+        .count()
+}
+
+/// The refusal of an `xdev mount dir` that found another xdev there.
+fn already_served(dir: &Path) -> String {
+    format!("xdev: {}\n", expected("already-served", dir))
+}
+
+/// Starts `mount` twice at once (two `xdev mount` command lines for one
+/// directory) and waits until each has either printed its ready line or
+/// closed its stdout; returns the children and their first lines.
+fn start_two_at_once(mount: impl Fn() -> Command) -> Vec<(KillOnDrop, String)> {
+    let mut children: Vec<KillOnDrop> = (0..2)
+        .map(|_| {
+            KillOnDrop(
+                mount()
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .expect("spawn xdev mount"),
+            )
+        })
+        .collect();
+    let (told, lines) = std::sync::mpsc::channel();
+    for (index, child) in children.iter_mut().enumerate() {
+        let stdout = child.0.stdout.take().expect("stdout");
+        let told = told.clone();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = told.send((index, line));
+        });
+    }
+    let mut first_lines = [String::new(), String::new()];
+    for _ in 0..2 {
+        let (index, line) = lines
+            .recv_timeout(PATIENCE)
+            .expect("each daemon either serves or exits");
+        first_lines[index] = line;
+    }
+    children.into_iter().zip(first_lines).collect()
+}
+
+/// One round of two `xdev mount dir` started at once: exactly one serves
+/// (one mount there, and it answers), the other exits 1 saying so; SIGTERM
+/// to the server leaves nothing mounted.
+fn one_of_two_serves(dir: &Path, mount: impl Fn() -> Command, round: usize) {
+    let started = start_two_at_once(mount);
+    let ready = format!("xdev: mounted {}\n", dir.display());
+    let (mut servers, mut others): (Vec<_>, Vec<_>) =
+        started.into_iter().partition(|(_, line)| *line == ready);
+    assert_eq!(servers.len(), 1, "round {round}: exactly one serves");
+    let (other, other_line) = &mut others[0];
+    assert_eq!(
+        other_line.as_str(),
+        "",
+        "round {round}: the other prints nothing"
+    );
+    assert_eq!(wait_exit(other, PATIENCE), Some(1), "round {round}");
+    assert_eq!(stderr_of(other), already_served(dir), "round {round}");
+    assert_eq!(mounts_at(dir), 1, "round {round}: one mount");
+    let server = &mut servers[0].0;
+    serves_then_stops_on_sigterm(server, dir);
+    assert_eq!(
+        mounts_at(dir),
+        0,
+        "round {round}: nothing mounted after SIGTERM"
+    );
+}
+
+#[test]
+fn of_two_daemons_started_together_on_one_directory_exactly_one_serves() {
+    let (_tmp, dir) = mount_point_in_temp_dir();
+    for round in 0..20 {
+        // Half the rounds on a directory xdev creates, half on one that is there.
+        if round % 2 == 1 {
+            std::fs::create_dir(&dir).expect("mkdir");
+        }
+        one_of_two_serves(&dir, || mount_command(&dir), round);
+        assert_eq!(
+            dir.exists(),
+            round % 2 == 1,
+            "round {round}: only xdev's own directory goes"
+        );
+        let _ = std::fs::remove_dir(&dir);
+    }
+    assert_eq!(
+        lock_files_naming(Path::new("/run/xdev"), &dir),
+        Vec::<PathBuf>::new()
+    );
+}
+
+/// The files of `runtime` (where xdev keeps its locks and markers) that
+/// name `dir`.
+fn lock_files_naming(runtime: &Path, dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(runtime) else {
+        return Vec::new();
+    };
+    let needle = dir.display().to_string();
+    entries
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| {
+            std::fs::read_to_string(path).is_ok_and(|text| text.lines().any(|line| line == needle))
+        })
+        .collect()
+}
+
+#[test]
+fn of_two_starters_after_a_sigkill_one_clears_the_stale_mount_and_serves() {
+    let (_tmp, dir) = mount_point_in_temp_dir();
+    for round in 0..5 {
+        leave_stale_mount(&dir);
+        // The second starter must neither stack a mount nor clear the one
+        // the first has just made (it would then be stale, or gone).
+        one_of_two_serves(&dir, || mount_command(&dir), round);
+        assert!(
+            !dir.exists(),
+            "round {round}: the directory the killed daemon made is gone"
+        );
+    }
+}
+
+/// The shell a user other than root races two daemons in: a private mount
+/// namespace whose `/dev/fuse` everyone may use (the host's may be root's
+/// only), and `$H` (the user's) holding the mount point `$H/m`, their
+/// runtime dir `$H/run` and the daemons' output. It prints the two exit
+/// codes, each daemon's first stdout line and stderr, and the mounts at
+/// `$H/m` while one serves and after SIGTERM.
+const RACE_AS_USER: &str = r#"
+{ [ -c "$H/fuse" ] || mknod -m 666 "$H/fuse" c 10 229; } && mount --bind "$H/fuse" /dev/fuse || exit 99
+exec setpriv --reuid=65534 --regid=65534 --clear-groups sh -c '
+export XDG_RUNTIME_DIR="$H/run"
+mounts() { grep -c " $H/m " /proc/self/mountinfo; }
+"$XDEV" mount "$H/m" >"$H/a.out" 2>"$H/a.err" & a=$!
+"$XDEV" mount "$H/m" >"$H/b.out" 2>"$H/b.err" & b=$!
+tries=0
+until { [ -s "$H/a.out" ] || [ -s "$H/b.out" ]; } && { ! kill -0 $a 2>/dev/null || ! kill -0 $b 2>/dev/null; }; do
+    tries=$((tries + 1)); [ $tries -lt 1000 ] || break; sleep 0.02
+done
+echo "mounted: $(mounts)"
+kill -TERM $a $b 2>/dev/null
+wait $a; echo "a: $? $(cat "$H/a.out" "$H/a.err")"
+wait $b; echo "b: $? $(cat "$H/b.out" "$H/b.err")"
+echo "after: $(mounts)"
+'
+"#;
+
+#[test]
+fn as_a_user_other_than_root_too_exactly_one_of_two_daemons_serves() {
+    require_fuse();
+    assert!(
+        nix::unistd::geteuid().is_root(),
+        "this test needs root (it sets up a user's FUSE in a private mount namespace)"
+    );
+    let tmp = tempfile::tempdir().expect("tmp");
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let home = tmp.path().join("home");
+    for (path, mode) in [(&home, 0o755), (&home.join("run"), 0o700)] {
+        std::fs::create_dir(path).expect("mkdir");
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        std::os::unix::fs::chown(path, Some(65534), Some(65534)).expect("chown");
+    }
+    let dir = home.join("m");
+    for round in 0..5 {
+        let out = Command::new("unshare")
+            .args([
+                "--mount",
+                "--propagation",
+                "private",
+                "sh",
+                "-c",
+                RACE_AS_USER,
+            ])
+            .env("XDEV", env!("CARGO_BIN_EXE_xdev"))
+            .env("H", &home)
+            .output()
+            .expect("unshare (util-linux)");
+        let report = String::from_utf8_lossy(&out.stdout);
+        let lines: Vec<&str> = report.lines().collect();
+        let served = format!("0 xdev: mounted {}", dir.display());
+        let refused = format!("1 {}", already_served(&dir).trim_end());
+        let mut outcomes = [lines.get(1), lines.get(2)].map(|line| {
+            line.and_then(|line| line.split_once(": "))
+                .map_or("", |(_, rest)| rest)
+                .to_string()
+        });
+        outcomes.sort();
+        assert_eq!(
+            (
+                lines.first().copied(),
+                outcomes.to_vec(),
+                lines.get(3).copied()
+            ),
+            (Some("mounted: 1"), vec![served, refused], Some("after: 0")),
+            "round {round}: {report}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            !dir.exists(),
+            "round {round}: the directory xdev made is gone"
+        );
+    }
+    assert_eq!(
+        lock_files_naming(&home.join("run/xdev"), &dir),
+        Vec::<PathBuf>::new()
+    );
+}
+
+// ----- a mount removed from outside -----------------------------------------------------
+
+#[test]
+fn a_mount_removed_from_outside_ends_the_daemon_with_exit_5_and_one_line() {
+    let (_tmp, dir) = mount_point_in_temp_dir();
+    assert!(
+        nix::unistd::geteuid().is_root(),
+        "this test needs root (umount -l)"
+    );
+    for unmount in [&["fusermount3", "-u"][..], &["umount", "-l"]] {
+        let (mut child, line) = start_daemon(&dir);
+        assert_eq!(line, format!("xdev: mounted {}\n", dir.display()));
+        let status = Command::new(unmount[0])
+            .args(&unmount[1..])
+            .arg(&dir)
+            .status()
+            .expect("unmount from outside");
+        assert!(status.success(), "{unmount:?}");
+        assert_eq!(
+            wait_exit(&mut child, PATIENCE),
+            Some(5),
+            "{unmount:?}: exit 5"
+        );
+        assert_eq!(
+            stderr_of(&mut child),
+            format!("xdev: {}\n", expected("unmounted-from-outside", &dir)),
+            "{unmount:?}"
+        );
+        assert!(
+            !dir.exists(),
+            "{unmount:?}: the directory xdev made is gone"
+        );
+        assert_eq!(
+            lock_files_naming(Path::new("/run/xdev"), &dir),
+            Vec::<PathBuf>::new()
+        );
+        // Nothing was left to clear: the next daemon there starts afresh.
+        let (mut next, line) = start_daemon(&dir);
+        assert_eq!(line, format!("xdev: mounted {}\n", dir.display()));
+        serves_then_stops_on_sigterm(&mut next, &dir);
+    }
 }

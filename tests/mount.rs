@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use xdev::session::plan_handler;
-use xdev::{apply_fn, reject_fn, CallbackError, Error, StageOptions, ToolResult};
+use xdev::{
+    apply_fn, reject_fn, CallbackError, Error, MountOptions, Session, StageOptions, ToolResult,
+};
 
 /// `last` after a resolve with nothing pending (`nothing-to-resolve` of
 /// mount-tests/expected-texts).
@@ -881,6 +883,108 @@ fn status_files_are_always_fresh() {
     assert!(
         text.contains("pending: 1") && text.contains("pending: 0"),
         "{text}"
+    );
+}
+
+// ----- the mount point: one mount at a time, removal from outside --------------
+
+#[test]
+fn of_two_threads_mounting_one_directory_at_once_exactly_one_mounts() {
+    let (_tmp, dir) = temp_mount_point("xdev-twice-");
+    require_fuse();
+    for round in 0..20 {
+        let barrier = Arc::new(std::sync::Barrier::new(2));
+        let mounts: Vec<_> = (0..2)
+            .map(|_| {
+                let (barrier, dir) = (Arc::clone(&barrier), dir.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    xdev::mount(&Session::new(), &dir, MountOptions::default())
+                })
+            })
+            .collect();
+        let (mounted, refused): (Vec<_>, Vec<_>) = mounts
+            .into_iter()
+            .map(|thread| thread.join().expect("mount thread"))
+            .partition(Result::is_ok);
+        assert_eq!((mounted.len(), refused.len()), (1, 1), "round {round}");
+        assert!(
+            matches!(refused[0], Err(xdev::MountError::AlreadyServed(_))),
+            "round {round}: {:?}",
+            refused[0]
+        );
+        for mount in mounted {
+            mount.expect("mounted").unmount().expect("unmount");
+        }
+        assert!(!is_mounted(&dir), "round {round}");
+    }
+}
+
+#[test]
+fn a_lazy_unmount_from_outside_wakes_removed_and_the_running_decision_still_finishes() {
+    let _quiet = quiet();
+    assert!(
+        nix::unistd::geteuid().is_root(),
+        "this test needs root (umount -l, mount -t tmpfs)"
+    );
+    let journal = tempfile::tempdir().expect("journal dir");
+    let journal_file = journal.path().join("journal.jsonl");
+    let mut fx = Fixture::with_options(xdev::MountOptions {
+        grace: Duration::from_secs(30),
+        journal_file: Some(journal_file.clone()),
+        ..xdev::MountOptions::default()
+    });
+    let (id, slow, gate) = stage_gated(&fx.session, "slow");
+    let path = fx.path("resolve");
+    let writer = std::thread::spawn(move || write_once(&path, b"go"));
+    fx.wait_until_deciding(&id);
+    let mount = fx.mount.take().expect("mounted");
+    assert!(!mount.is_removed());
+    let unmounted = std::process::Command::new("umount")
+        .arg("-l")
+        .arg(&fx.dir)
+        .status()
+        .expect("umount -l");
+    assert!(unmounted.success());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
+    let removed = mount.removed();
+    let woken =
+        runtime.block_on(async { tokio::time::timeout(Duration::from_secs(20), removed).await });
+    assert!(woken.is_ok(), "removed() completes after umount -l");
+    assert!(mount.is_removed());
+    // Something else is mounted there now: not the mount's to remove.
+    let tmpfs = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "other", "--"])
+        .arg(&fx.dir)
+        .status()
+        .expect("mount tmpfs");
+    assert!(tmpfs.success());
+    let unmounting = std::thread::spawn(move || mount.unmount());
+    // The writer's descriptor still reaches the detached mount: it gets
+    // the real outcome once the apply finishes within the grace period.
+    assert_eq!(slow.applied(), 0);
+    gate.notify_one();
+    assert_eq!(writer.join().expect("writer"), Ok(2), "the real outcome");
+    unmounting.join().expect("unmount").expect("unmounted");
+    let still = is_mounted(&fx.dir);
+    let _ = std::process::Command::new("umount").arg(&fx.dir).status();
+    assert!(
+        still,
+        "the tmpfs mounted over the directory since is left alone"
+    );
+    let journal = std::fs::read_to_string(&journal_file).expect("journal file");
+    assert!(
+        journal.lines().any(|line| {
+            serde_json::from_str::<serde_json::Value>(line).is_ok_and(|record| {
+                record["event"] == "resolve"
+                    && record["outcome"] == "ok"
+                    && record["text"] == "gated apply done"
+            })
+        }),
+        "the journal has the decision that finished: {journal}"
     );
 }
 

@@ -81,6 +81,8 @@ scenarios! {
     s40_bare_mount_point => "40-bare-mount-point.sh",
     s41_ci_recipe => "41-ci-recipe.sh",
     s42_ci_policy_allow_list => "42-ci-policy-allow-list.sh",
+    s43_unmounted_from_outside => "43-unmounted-from-outside.sh",
+    s44_one_daemon_per_mount_point => "44-one-daemon-per-mount-point.sh",
 }
 
 fn scenario_dir() -> PathBuf {

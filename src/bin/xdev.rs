@@ -173,7 +173,9 @@ enum Command {
     /// stop signal; then decisions under way get --grace to finish, blocked
     /// writers are told what is known, the mount is removed and xdev exits 0. A DIR
     /// xdev created is removed too (after a SIGKILL, by the next `xdev
-    /// mount DIR`).
+    /// mount DIR`). One daemon serves a DIR at a time: a second one exits 1.
+    /// When another process unmounts DIR (fusermount3 -u, umount), xdev
+    /// stops the same way and exits 5.
     #[command(after_help = MOUNT_SIGNALS)]
     Mount {
         #[command(flatten)]

@@ -201,6 +201,13 @@ pub enum ClientError {
     /// [`EXIT_USAGE`].
     #[error("{0}")]
     BadArgument(String),
+    /// `xdev mount`: another process unmounted the daemon's mount
+    /// (`fusermount3 -u`, `umount`); the daemon stopped serving it.
+    #[error("{}", texts::mount_removed_from_outside(.dir))]
+    MountRemoved {
+        /// The mount point.
+        dir: String,
+    },
     /// The command to run could not be started.
     #[error("{}", texts::cannot_run(.program, &describe(.source)))]
     Spawn {
@@ -215,7 +222,7 @@ impl ClientError {
     /// The exit code the `xdev` command ends with for this error.
     pub fn exit_code(&self) -> u8 {
         match self {
-            ClientError::MountGone { .. } => EXIT_MOUNT_GONE,
+            ClientError::MountGone { .. } | ClientError::MountRemoved { .. } => EXIT_MOUNT_GONE,
             ClientError::Spawn { source, .. } if source.kind() == io::ErrorKind::NotFound => {
                 EXIT_NOT_FOUND
             }
@@ -277,7 +284,8 @@ impl ClientError {
             | ClientError::ServedByAnother { .. }
             | ClientError::NotMountedInTime { .. }
             | ClientError::CommandNotFound { .. }
-            | ClientError::MountGone { .. } => None,
+            | ClientError::MountGone { .. }
+            | ClientError::MountRemoved { .. } => None,
         }
     }
 }

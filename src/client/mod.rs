@@ -60,7 +60,8 @@ pub const EXIT_DISCARDED: u8 = 3;
 /// Exit code of `xdev stage` when its deadline passed first.
 pub const EXIT_DEADLINE: u8 = 4;
 /// Exit code of `xdev stage` when the mount went away while it waited for a
-/// decision (its command did not run).
+/// decision (its command did not run), and of `xdev mount` when another
+/// process unmounted its mount.
 pub const EXIT_MOUNT_GONE: u8 = 5;
 /// `xdev run`: the command was not found (as shells and `env` say).
 pub const EXIT_NOT_FOUND: u8 = 127;

@@ -98,6 +98,13 @@ impl Filesystem for XdevFuse {
         Ok(())
     }
 
+    fn destroy(&mut self) {
+        // The session ended: the kernel let go of the mount (it was
+        // unmounted, or its connection aborted). Unless the mount's owner
+        // is stopping it, that is news for the owner.
+        self.fs.control().mark_removed();
+    }
+
     fn lookup(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         match self.fs.lookup(parent, name, req.uid(), req.pid()) {
             Ok(entry) => reply.entry_with_ttls(

@@ -1,5 +1,6 @@
 //! What the mount's owner keeps to stop a mount: refusing new decisions,
-//! letting running ones finish, cancelling what is left, and counting.
+//! letting running ones finish, cancelling what is left, and counting; and
+//! how it learns that the mount was removed from outside.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -18,6 +19,7 @@ use crate::texts::{ABANDONED_AT_SHUTDOWN, MOUNT_STOPPING};
 pub(crate) struct Control {
     stopping: AtomicBool,
     closing: watch::Sender<bool>,
+    removed: watch::Sender<bool>,
     in_flight: AtomicUsize,
     deciding: AtomicUsize,
     forgetter: Forgetter,
@@ -32,6 +34,7 @@ impl Control {
         Control {
             stopping: AtomicBool::new(false),
             closing: watch::Sender::new(false),
+            removed: watch::Sender::new(false),
             in_flight: AtomicUsize::new(0),
             deciding: AtomicUsize::new(0),
             forgetter: Forgetter::default(),
@@ -63,6 +66,29 @@ impl Control {
     /// over.
     pub(crate) fn is_closed(&self) -> bool {
         *self.closing.borrow()
+    }
+
+    /// The mount was removed by someone else (unmounted, or its FUSE
+    /// session ended): wakes [`Control::removed`]. Not once the owner has
+    /// begun to stop the mount: its own unmount is no news.
+    pub(crate) fn mark_removed(&self) {
+        if !self.stopping.load(Ordering::Acquire) {
+            self.removed.send_replace(true);
+        }
+    }
+
+    /// Completes once the mount was removed by someone else (or this
+    /// control is gone, and the mount with it).
+    pub(crate) fn removed(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut removed = self.removed.subscribe();
+        async move {
+            let _ = removed.wait_for(|removed| *removed).await;
+        }
+    }
+
+    /// Whether the mount was removed by someone else.
+    pub(crate) fn is_removed(&self) -> bool {
+        *self.removed.borrow()
     }
 
     /// Lets the filesystem have the kernel forget names (from a thread of
