@@ -65,7 +65,9 @@ use crate::plan_command::PlanCommand;
 use crate::plan_desk::{ContinueMode, PlanStatus};
 use crate::safe_text::{one_line, path_safe_source_tool, MAX_LABEL_BYTES};
 use crate::session::plan::PlanTitle;
-use crate::stage_protocol::{detail_fits, origin_fits, ProducerMessage, WithdrawReason};
+use crate::stage_protocol::{
+    detail_fits, origin_fits, ProducerMessage, StagerAgent, WithdrawReason,
+};
 use crate::texts;
 
 /// The default `--deadline`: a little under both agents' default hook
@@ -142,6 +144,10 @@ pub struct HookOptions {
     /// Where plans are written for the plan desk (default: the desk's own
     /// plan directory, from `plan/status`).
     pub plan_dir: Option<PathBuf>,
+    /// Let the agent's own processes decide its calls (for a harness that
+    /// runs the hook and decides from within by design); by default the
+    /// mount refuses their decisions.
+    pub agent_may_decide: bool,
 }
 
 /// One hook event, as read from stdin.
@@ -554,6 +560,9 @@ pub fn preview_request(input: &HookInput, deadline: Duration) -> PreviewRequest 
         detail: Some(detail(&input.tool_input)),
         session_id: input.session_id.clone(),
         tool_use_id: input.tool_use_id.clone(),
+        // The agent is the process that ran the hook: the mount refuses
+        // decisions of this call from its own processes.
+        agent: Some(StagerAgent::Parent),
     }
 }
 
@@ -831,7 +840,10 @@ fn decide(options: &HookOptions, input: &HookInput) -> Result<Decided, ClientErr
 /// Stages the call as a preview and waits for its decision. The result
 /// text (what `last` shows) says what was decided.
 fn decide_preview(options: &HookOptions, input: &HookInput) -> Result<Decided, ClientError> {
-    let request = preview_request(input, options.deadline);
+    let mut request = preview_request(input, options.deadline);
+    if options.agent_may_decide {
+        request.agent = None;
+    }
     let mut staged = StagedPreview::stage(&options.mount, &request)?;
     tracing::debug!(id = staged.id(), "staged");
     let label = &request.label;

@@ -14,7 +14,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::error::{CallbackError, Error};
 use crate::session::answer::ToolResult;
-use crate::session::preview::{apply_fn, reject_fn};
+use crate::session::preview::{apply_fn, reject_fn, AgentProcess};
 use crate::session::{Session, StageOptions};
 use crate::stage_protocol::{ProducerMessage, ProducerReport, StageRequest, WithdrawReason};
 use crate::texts;
@@ -174,6 +174,17 @@ impl Producer {
         request: &StageRequest,
         before_staging: impl FnOnce(&str),
     ) -> Producer {
+        Producer::stage_for_agent(session, request, None, before_staging)
+    }
+
+    /// [`Producer::stage_noting`], for a call of the agent process `agent`
+    /// (the stager is its hook), whose own processes may not decide it.
+    pub(crate) fn stage_for_agent(
+        session: &Session,
+        request: &StageRequest,
+        agent: Option<AgentProcess>,
+        before_staging: impl FnOnce(&str),
+    ) -> Producer {
         let (outbox, receiver) = mpsc::unbounded_channel();
         let id = crate::session::preview::next_preview_id(request.source_tool());
         before_staging(&id);
@@ -189,7 +200,7 @@ impl Producer {
             id: Some(id),
             ..request.stage_options()
         };
-        session.stage(
+        session.stage_for_agent(
             request.label.clone(),
             request.source_tool(),
             apply_fn(move |reason, extra| Arc::clone(&on_apply).apply(reason, extra)),
@@ -197,6 +208,7 @@ impl Producer {
                 Arc::clone(&on_discard).discard(reason)
             })),
             options,
+            agent,
         );
         if let Some(deadline) = request.deadline_ms {
             let weak = Arc::downgrade(&link);

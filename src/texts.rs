@@ -214,6 +214,22 @@ pub fn journal_refused(cause: &str) -> String {
     )
 }
 
+/// A decision of preview `id`, a call of the agent process named `agent`
+/// (pid `agent_pid`), refused because its writer `writer` (pid
+/// `writer_pid`) is that agent or runs under it. The names are shown
+/// escaped: a process names itself.
+pub fn agents_own_call(
+    id: &str,
+    (agent, agent_pid): (&str, u32),
+    (writer, writer_pid): (&str, u32),
+    dir: &str,
+) -> String {
+    let (agent, writer) = (one_line(agent), one_line(writer));
+    format!(
+        "Refused: {id} is a call of the agent {agent} (pid {agent_pid}), and {writer} (pid {writer_pid}) is that agent or runs under it: an agent does not decide its own calls. Nothing was applied or discarded. Decide it from a process the agent did not start (a terminal of your own): echo REASON > {dir}/pending/{id}/resolve, or reject."
+    )
+}
+
 // Plan review texts.
 
 /// What the `async` handler answers a `propose` with.

@@ -294,6 +294,12 @@ enum Command {
         /// [default: the plan desk's directory].
         #[arg(long, value_name = "DIR")]
         plan_dir: Option<PathBuf>,
+        /// Let the agent's own processes decide this hook's calls. By
+        /// default the mount refuses (EPERM) a decision written by the
+        /// process that ran the hook or any process it started; this is for
+        /// a harness that decides from within by design.
+        #[arg(long)]
+        agent_may_decide: bool,
         #[command(flatten)]
         target: MountArg,
     },
@@ -581,6 +587,7 @@ fn execute(command: Command) -> Result<u8, ClientError> {
             on_timeout,
             strict,
             plan_dir,
+            agent_may_decide,
             target,
         } => {
             let options = xdev::hook::HookOptions {
@@ -590,6 +597,7 @@ fn execute(command: Command) -> Result<u8, ClientError> {
                 on_timeout,
                 strict,
                 plan_dir,
+                agent_may_decide,
             };
             hook(&options)
         }

@@ -14,7 +14,9 @@ use serde_json::Value;
 use super::{run_command, ClientError, EXIT_APPLIED, EXIT_DEADLINE, EXIT_DISCARDED, MOUNT_ENV};
 use crate::device::MAX_MESSAGE;
 use crate::error::describe;
-use crate::stage_protocol::{ProducerMessage, ProducerReport, StageRequest, WithdrawReason};
+use crate::stage_protocol::{
+    ProducerMessage, ProducerReport, StageRequest, StagerAgent, WithdrawReason,
+};
 use crate::texts;
 
 /// What a producer asks the mount to stage: the request line of the stage
@@ -33,6 +35,9 @@ pub struct PreviewRequest {
     pub session_id: Option<String>,
     /// The agent's tool call the preview answers (kept in the journal).
     pub tool_use_id: Option<String>,
+    /// Where the agent whose call this is runs, when the stager is its hook
+    /// (decisions from the agent's own processes are then refused).
+    pub agent: Option<StagerAgent>,
 }
 
 impl PreviewRequest {
@@ -47,6 +52,7 @@ impl PreviewRequest {
             detail: self.detail.clone(),
             session_id: self.session_id.clone(),
             tool_use_id: self.tool_use_id.clone(),
+            agent: self.agent,
         }
     }
 }

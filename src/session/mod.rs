@@ -37,7 +37,7 @@ use abort::{AbortSignal, AbortWaiter};
 use directives::{Directive, DirectiveId, DirectiveQueue, QueueInvoker, ToolChoice, TurnEnd};
 use events::Subscribers;
 use pending::PendingStack;
-use preview::{next_preview_id, Preview, PreviewExtras};
+use preview::{next_preview_id, AgentProcess, Preview, PreviewExtras};
 
 /// The handler a mode installs for the whole session; the resolve *tool*
 /// falls back to it when nothing is pending.
@@ -312,6 +312,20 @@ impl Session {
         reject: Option<RejectFn>,
         options: StageOptions,
     ) -> String {
+        self.stage_for_agent(label, source_tool, apply, reject, options, None)
+    }
+
+    /// [`Session::stage`], for a call of the agent process `agent` (a hook's
+    /// preview), whose own processes may not decide it.
+    pub(crate) fn stage_for_agent(
+        &self,
+        label: impl Into<String>,
+        source_tool: impl Into<String>,
+        apply: ApplyFn,
+        reject: Option<RejectFn>,
+        options: StageOptions,
+        agent: Option<AgentProcess>,
+    ) -> String {
         let source_tool = safe_source_tool(source_tool.into());
         let StageOptions { id, detail, origin } = options;
         let id = id.unwrap_or_else(|| next_preview_id(&source_tool));
@@ -321,7 +335,7 @@ impl Session {
             source_tool,
             apply,
             reject,
-            extras: PreviewExtras::of(detail, origin),
+            extras: PreviewExtras::of(detail, origin, agent),
         });
         let mut state = self.shared.state.lock();
         state.pending.register(Arc::clone(&preview));
@@ -461,6 +475,14 @@ impl Session {
         let state = self.shared.state.lock();
         let preview = state.pending.get(id)?;
         preview.extras.as_ref()?.detail.clone()
+    }
+
+    /// The agent process whose own processes may not decide the preview
+    /// staged under this id (waiting or in progress), if a hook staged it.
+    #[cfg(feature = "mount")]
+    pub(crate) fn agent_of(&self, id: &str) -> Option<AgentProcess> {
+        let state = self.shared.state.lock();
+        state.pending.get(id)?.agent().cloned()
     }
 
     /// Whether the preview staged under this id carries a `detail`.
