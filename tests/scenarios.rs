@@ -80,6 +80,7 @@ scenarios! {
     s37_descriptors_opened_together_decide_apart => "37-descriptors-opened-together-decide-apart.sh",
     s40_bare_mount_point => "40-bare-mount-point.sh",
     s41_ci_recipe => "41-ci-recipe.sh",
+    s42_an_agent_cannot_approve_its_own_call => "42-an-agent-cannot-approve-its-own-call.sh",
 }
 
 fn scenario_dir() -> PathBuf {
