@@ -87,6 +87,12 @@ const PLAN_POLL: Duration = Duration::from_millis(200);
 /// hook's memory).
 pub const MAX_PLAN_FILE_BYTES: u64 = 256 * 1024;
 
+/// The most of its stdin `xdev hook` takes as one event: 16 MiB, far more
+/// than any tool call an agent sends (a `Write` of a large file included),
+/// and a bound on what the hook holds in memory. A longer input decides
+/// nothing.
+pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
 /// How many fresh scratch names the hook tries before it gives up on
 /// writing a plan (each one taken means someone else put a file there).
 const SCRATCH_ATTEMPTS: usize = 16;
@@ -185,6 +191,9 @@ pub enum InputError {
     /// An event this command does not decide.
     #[error("{}", texts::hook_event_unsupported(.0))]
     Unsupported(String),
+    /// More than [`MAX_EVENT_BYTES`] on stdin (this many bytes).
+    #[error("{}", texts::hook_input_too_large(*.0, MAX_EVENT_BYTES))]
+    TooLarge(u64),
 }
 
 impl HookInput {
@@ -744,6 +753,37 @@ pub struct HookRun {
     pub stderr: Vec<String>,
 }
 
+/// Runs one hook event read from `input` (the hook's stdin): at most
+/// [`MAX_EVENT_BYTES`] of it are kept; a longer input is read to its end
+/// and dropped (so the agent writing it never meets a closed pipe), decides
+/// nothing, and says why on stderr. See [`run`].
+pub fn run_reading(options: &HookOptions, input: impl Read) -> HookRun {
+    match read_event(input) {
+        Ok(event) => run(options, &event),
+        Err(why) => HookRun {
+            stdout: None,
+            stderr: vec![why],
+        },
+    }
+}
+
+/// The event on `input`, or the stderr line that says why there is none.
+fn read_event(mut input: impl Read) -> Result<Vec<u8>, String> {
+    let cannot_read = |error: io::Error| texts::hook_cannot_read_stdin(describe(&error));
+    let mut event = Vec::new();
+    let limit = u64::try_from(MAX_EVENT_BYTES).unwrap_or(u64::MAX);
+    (&mut input)
+        .take(limit + 1)
+        .read_to_end(&mut event)
+        .map_err(cannot_read)?;
+    if event.len() <= MAX_EVENT_BYTES {
+        return Ok(event);
+    }
+    let rest = io::copy(&mut input, &mut io::sink()).map_err(cannot_read)?;
+    let size = u64::try_from(event.len()).unwrap_or(u64::MAX) + rest;
+    Err(texts::hook_bad_input(InputError::TooLarge(size)))
+}
+
 /// Runs one hook event read from `stdin`: parses it, asks the mount, waits
 /// for the decision (at most `options.deadline`) and returns what to print.
 /// Never fails: every problem becomes a line for stderr and, unless
@@ -1156,6 +1196,29 @@ mod tests {
             untold.agent,
             Agent::Codex,
             "--agent when the input does not tell"
+        );
+    }
+
+    #[test]
+    fn stdin_is_taken_up_to_16_mib_and_a_longer_one_is_read_to_its_end_and_refused() {
+        let whole = vec![b' '; MAX_EVENT_BYTES];
+        assert_eq!(
+            read_event(io::Cursor::new(&whole)).map(|event| event.len()),
+            Ok(MAX_EVENT_BYTES)
+        );
+        let mut longer = io::Cursor::new(vec![b' '; MAX_EVENT_BYTES + 5]);
+        let refused = read_event(&mut longer);
+        assert_eq!(
+            refused,
+            Err(format!(
+                "xdev hook: bad hook input: stdin holds {} bytes, more than the 16 MiB a hook event may take; printing nothing, so the agent decides as usual",
+                MAX_EVENT_BYTES + 5
+            ))
+        );
+        assert_eq!(
+            longer.position(),
+            u64::try_from(MAX_EVENT_BYTES + 5).expect("fits"),
+            "read to its end"
         );
     }
 

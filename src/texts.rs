@@ -1121,6 +1121,12 @@ pub fn hook_input_missing(field: &str) -> String {
     format!("the hook input has no {field}")
 }
 
+/// The hook's stdin held `size` bytes, more than `limit`.
+pub fn hook_input_too_large(size: u64, limit: usize) -> String {
+    let mib = limit / (1024 * 1024);
+    format!("stdin holds {size} bytes, more than the {mib} MiB a hook event may take")
+}
+
 /// The hook input is an event `xdev hook` does not decide.
 pub fn hook_event_unsupported(name: &str) -> String {
     format!("hook_event_name {name:?} is not one xdev hook decides (PreToolUse, PermissionRequest)")

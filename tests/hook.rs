@@ -339,6 +339,44 @@ fn no_mount_prints_nothing_unless_strict() {
 }
 
 #[test]
+fn an_event_over_16_mib_is_read_to_its_end_and_dropped_in_bounded_memory() {
+    let fixture = Fixture::new();
+    let mut event =
+        br#"{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": ""#
+            .to_vec();
+    event.resize(32 * 1024 * 1024, b'x');
+    event.extend_from_slice(br#""}}"#);
+    let ran = run_hook(&fixture.dir, &["--deadline", "1s"], &event);
+    assert_eq!(
+        (ran.code, ran.stdout.as_str(), ran.stderr),
+        (
+            0,
+            "",
+            format!(
+                "xdev hook: bad hook input: stdin holds {} bytes, more than the 16 MiB a hook event may take; printing nothing, so the agent decides as usual\n",
+                event.len()
+            )
+        )
+    );
+    assert!(
+        !journal(&fixture)
+            .iter()
+            .any(|record| record["event"] == "staged"),
+        "nothing was staged"
+    );
+    // The largest of this test binary's children that have ended (the hook
+    // among them): 32 MiB read whole, and parsed, would take several times
+    // that.
+    use nix::sys::resource::{getrusage, UsageWho};
+    let usage = getrusage(UsageWho::RUSAGE_CHILDREN).expect("getrusage");
+    let max_rss_mib = usage.max_rss() / 1024;
+    assert!(
+        max_rss_mib < 48,
+        "a child of this test grew to {max_rss_mib} MiB"
+    );
+}
+
+#[test]
 fn bad_stdin_prints_nothing_and_says_why() {
     let fixture = Fixture::new();
     let cases: [(&[u8], &str); 4] = [

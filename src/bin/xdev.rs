@@ -267,8 +267,8 @@ enum Command {
     /// the plan desk when the mount has one (`xdev plan approve|refine`).
     ///
     /// Exits 0. With no decision by the deadline, no mount, a mount error
-    /// or bad input it prints nothing (the agent asks as usual) and one line
-    /// on stderr; `--on-timeout deny` and `--strict` deny instead. Killing
+    /// or bad input (stdin over 16 MiB included) it prints nothing (the
+    /// agent asks as usual) and one line on stderr; `--on-timeout deny` and `--strict` deny instead. Killing
     /// it withdraws its preview. A command line it cannot parse (a typo in
     /// the hook's configuration) exits 1, which both agents take as a
     /// non-blocking error: the call goes on without the hook. With
@@ -656,14 +656,7 @@ fn create_instance_parent(dir: &std::path::Path) -> Result<(), ClientError> {
 /// exit code is always 0, so the agent never takes a failed hook for a
 /// verdict.
 fn hook(options: &xdev::hook::HookOptions) -> Result<u8, ClientError> {
-    let mut stdin = Vec::new();
-    let run = match std::io::stdin().read_to_end(&mut stdin) {
-        Ok(_) => xdev::hook::run(options, &stdin),
-        Err(error) => xdev::hook::HookRun {
-            stdout: None,
-            stderr: vec![texts::hook_cannot_read_stdin(error)],
-        },
-    };
+    let run = xdev::hook::run_reading(options, std::io::stdin().lock());
     for line in &run.stderr {
         announce(std::io::stderr(), line);
     }
