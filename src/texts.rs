@@ -1135,13 +1135,23 @@ pub fn hook_event_unsupported(name: &str) -> String {
 /// The `detail` of a tool call whose input (`bytes` of JSON) is too large
 /// even with its strings cut.
 pub fn tool_input_too_large(bytes: usize) -> String {
-    format!("the tool input ({bytes} bytes of JSON) is too large to show")
+    format!("the tool input ({bytes} bytes of JSON) is too large to show; only the agent's transcript has it whole")
 }
 
 /// A long string of a tool call's input, cut to `kept`, `more` bytes gone.
 pub fn string_cut(kept: &str, more: usize) -> String {
-    format!("{kept}… [{more} more bytes]")
+    format!("{kept}… [cut: {more} more bytes; only the agent's transcript has the whole call]")
 }
+
+/// What stands in a hook's label for the part cut out, when the preview's
+/// detail holds the whole call.
+pub const LABEL_CUT_WHOLE_IN_DETAIL: &str =
+    " … [cut: the whole call is in this preview's pending/<id>/detail] … ";
+
+/// What stands in a hook's label for the part cut out, when the call is
+/// too long for the preview's detail too.
+pub const LABEL_CUT_WHOLE_WITH_AGENT: &str =
+    " … [cut: the call is too long to show whole; only the agent's transcript has it] … ";
 
 /// The summary of a `Write` call in its label: `path` and its line count.
 pub fn write_summary(path: &str, lines: usize) -> String {
