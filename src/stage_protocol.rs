@@ -635,6 +635,23 @@ mod tests {
     }
 
     #[test]
+    fn a_hook_says_its_agent_is_its_parent_and_names_no_pid() {
+        let hook = StageRequest::parse(r#"{"label": "Bash: ls", "agent": "parent"}"#)
+            .expect("a hook's request");
+        assert_eq!(hook.agent, Some(StagerAgent::Parent));
+        assert_eq!(
+            hook.line(),
+            "{\"label\":\"Bash: ls\",\"agent\":\"parent\"}\n"
+        );
+        assert_eq!(request("edit").agent, None);
+        use serde_json::json;
+        for agent in [json!("self"), json!(4242), json!({"pid": 4242})] {
+            let refused = refusal(json!({"label": "x", "agent": agent}));
+            assert!(refused.starts_with("Bad stage request: "), "{refused}");
+        }
+    }
+
+    #[test]
     fn request_lines_leave_out_what_is_not_given() {
         let request = StageRequest {
             label: "edit a".into(),

@@ -72,3 +72,69 @@ pub(crate) fn agents_own_call(session: &Session, id: &str, writer: &Who) -> Opti
         &session.mount_dir(),
     )))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::process::{Command, Stdio};
+
+    use super::*;
+    use crate::session::{apply_fn, StageOptions, ToolResult};
+    use crate::who::agent_of_stager;
+
+    #[test]
+    fn a_decision_from_the_agents_own_tree_is_refused_and_one_from_outside_is_not() {
+        let session = Session::new();
+        // This test process runs a "hook" whose stdin is a pipe of its own,
+        // as an agent does: the test process is then the hook's agent.
+        let mut hook = Command::new("sleep")
+            .arg("30")
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("spawn a stand-in hook");
+        let agent = agent_of_stager(hook.id()).expect("an agent");
+        assert_eq!(agent.pid, std::process::id());
+        let apply = apply_fn(|_reason, _extra| async { Ok(ToolResult::ok("ran")) });
+        let guarded = session.stage_for_agent(
+            "Bash: ls",
+            "Bash",
+            apply.clone(),
+            None,
+            StageOptions::default(),
+            Some(agent),
+        );
+        let me = Who::current();
+        let refused = agents_own_call(&session, &guarded, &me).expect("the agent itself");
+        assert_eq!(refused.errno(), libc::EPERM);
+        assert!(
+            refused.to_string().ends_with(&format!(
+                "echo REASON > /xdev/pending/{guarded}/resolve, or reject."
+            )),
+            "{refused}"
+        );
+        let under_it = Who {
+            pid: hook.id(),
+            ..me.clone()
+        };
+        assert!(
+            agents_own_call(&session, &guarded, &under_it).is_some(),
+            "a child of the agent"
+        );
+        let above_it = Who {
+            pid: nix::unistd::getppid().as_raw().unsigned_abs(),
+            ..me.clone()
+        };
+        assert_eq!(
+            agents_own_call(&session, &guarded, &above_it),
+            None,
+            "the agent's parent"
+        );
+        let unguarded = session.stage("edit", "edit", apply, None, StageOptions::default());
+        assert_eq!(
+            agents_own_call(&session, &unguarded, &me),
+            None,
+            "no hook staged it"
+        );
+        let _ = hook.kill();
+        let _ = hook.wait();
+    }
+}
