@@ -11,9 +11,15 @@ scratch
 require_idle
 
 # hook_bg NAME INPUT-FILE: `xdev hook` in the background (see bg), the
-# event on its stdin; waits until its preview is staged ($ID).
+# event on its stdin, run as an agent runs it: by an agent stand-in (a
+# shell of its own, whose exit status is the hook's), so that this script
+# decides from outside the agent's processes, as a person in another
+# terminal does (the agent's own processes may not decide its calls: see
+# 45-an-agent-cannot-approve-its-own-call.sh). Waits until its preview is
+# staged ($ID).
 hook_bg() {
-    "$XDEV_BIN" hook <"$2" >"$SCRATCH/$1.out" 2>"$SCRATCH/$1.err" &
+    # shellcheck disable=SC2016 # expanded by the stand-in
+    sh -c '"$0" hook <"$1" & wait $!' "$XDEV_BIN" "$2" >"$SCRATCH/$1.out" 2>"$SCRATCH/$1.err" </dev/null &
     BG_PID=$!
     BG_PIDS+=("$BG_PID")
     wait_until 10000 "the hook's preview staged" pending_is 1

@@ -68,6 +68,11 @@ pub enum Error {
     /// The caller may not do this.
     #[error("{0}")]
     PermissionDenied(String),
+    /// A decision of an agent's call, written by that agent's own process
+    /// or one it started (an agent does not decide its own calls): refused,
+    /// nothing was decided, and the preview stays pending.
+    #[error("{0}")]
+    AgentsOwnCall(String),
     /// The journal file could not record a decision before it ran, so it was
     /// refused and nothing was applied or discarded (`ENOSPC` when the disk
     /// is full, else `EIO`).
@@ -90,14 +95,15 @@ impl Error {
     }
 
     /// The errno the mount answers a device `write(2)` with: `ENOENT`
-    /// nothing to resolve or no plan file, `EPERM` outside plan mode,
-    /// `EINVAL` a bad title or body, `EIO` a failed callback, `EMSGSIZE` over
-    /// 64 KiB, `ECANCELED` aborted, `EINTR` a signal, `EBUSY` a plan under
-    /// review, `ETIMEDOUT` a deadline, `EACCES` no permission.
+    /// nothing to resolve or no plan file, `EPERM` outside plan mode or for
+    /// an agent's own call, `EINVAL` a bad title or body, `EIO` a failed
+    /// callback, `EMSGSIZE` over 64 KiB, `ECANCELED` aborted, `EINTR` a
+    /// signal, `EBUSY` a plan under review, `ETIMEDOUT` a deadline, `EACCES`
+    /// no permission.
     pub fn errno(&self) -> i32 {
         match self {
             Error::NothingToResolve(_) | Error::PlanNotFound(_) => libc::ENOENT,
-            Error::NotInPlanMode(_) => libc::EPERM,
+            Error::NotInPlanMode(_) | Error::AgentsOwnCall(_) => libc::EPERM,
             Error::InvalidPlanTitle(_)
             | Error::InvalidRequest(_)
             | Error::NotUtf8
@@ -252,6 +258,7 @@ mod tests {
             (Error::NothingToResolve(String::new()), libc::ENOENT),
             (Error::PlanNotFound(String::new()), libc::ENOENT),
             (Error::NotInPlanMode(String::new()), libc::EPERM),
+            (Error::AgentsOwnCall(String::new()), libc::EPERM),
             (Error::InvalidPlanTitle(String::new()), libc::EINVAL),
             (Error::NotUtf8, libc::EINVAL),
             (Error::NulInMessage, libc::EINVAL),

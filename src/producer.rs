@@ -21,8 +21,8 @@ use tokio::sync::{oneshot, Notify};
 
 use crate::error::{CallbackError, Error};
 use crate::session::answer::ToolResult;
-use crate::session::preview::{apply_fn, reject_fn, TakeBackFn};
-use crate::session::{Session, StageOptions};
+use crate::session::preview::{apply_fn, reject_fn, AgentProcess, TakeBackFn};
+use crate::session::{Outside, Session, StageOptions};
 use crate::stage_protocol::{ProducerMessage, ProducerReport, StageRequest, WithdrawReason};
 use crate::texts;
 
@@ -314,6 +314,17 @@ impl Producer {
         request: &StageRequest,
         before_staging: impl FnOnce(&str),
     ) -> Producer {
+        Producer::stage_for_agent(session, request, None, before_staging)
+    }
+
+    /// [`Producer::stage_noting`], for a call of the agent process `agent`
+    /// (the stager is its hook), whose own processes may not decide it.
+    pub(crate) fn stage_for_agent(
+        session: &Session,
+        request: &StageRequest,
+        agent: Option<AgentProcess>,
+        before_staging: impl FnOnce(&str),
+    ) -> Producer {
         let id = crate::session::preview::next_preview_id(request.source_tool());
         before_staging(&id);
         let link = Arc::new(Link {
@@ -330,15 +341,18 @@ impl Producer {
             id: Some(id),
             ..request.stage_options()
         };
-        session.stage_taking_back(
+        session.stage_from_outside(
             request.label.clone(),
             request.source_tool(),
             apply_fn(move |reason, extra| Arc::clone(&on_apply).apply(reason, extra)),
             Some(reject_fn(move |reason, _| {
                 Arc::clone(&on_discard).discard(reason)
             })),
-            Some(take_back),
             options,
+            Outside {
+                take_back: Some(take_back),
+                agent,
+            },
         );
         if let Some(deadline) = request.deadline_ms {
             let weak = Arc::downgrade(&link);

@@ -8,8 +8,9 @@
 //! 1. the producer writes `{"label": "...", "sourceTool": "...", "deadlineMs": 30000}`
 //!    (`sourceTool` defaults to `external`; `deadlineMs`, `detail` (any JSON
 //!    value: the full request, shown as `pending/<id>/detail`), `sessionId`
-//!    and `toolUseId` (the agent call it answers, kept in the journal) are
-//!    optional; see [`StageRequest::parse`] for what each may be), as the
+//!    and `toolUseId` (the agent call it answers, kept in the journal) and
+//!    `agent` (`"parent"`: the producer is that agent's hook, and the
+//!    agent's own processes may not decide the call) are optional; see [`StageRequest::parse`] for what each may be), as the
 //!    one line of one write;
 //! 2. it reads `{"event": "staged", "id": "pending-action:<tool>:<seq>"}`;
 //! 3. it reads (blocking) `{"event": "apply", "reason": "...", "extra": ...}`,
@@ -92,6 +93,22 @@ pub struct StageRequest {
     /// The agent's tool call the preview answers, for the journal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_use_id: Option<String>,
+    /// Where the agent whose call this is runs, when the producer is its
+    /// hook: decisions from that agent's own processes are then refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<StagerAgent>,
+}
+
+/// Where the mount finds the agent process a hook's preview belongs to.
+/// The stager names only the relation; the mount finds the process itself,
+/// from the stager's pid as the kernel reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StagerAgent {
+    /// The process that ran the stager, as an agent runs its hook
+    /// (`"parent"`), looking through wrappers that hand the stager their
+    /// standard input (`sh -c`, `bash -lc`, `timeout`).
+    Parent,
 }
 
 /// A `sourceTool` that is present must be a string: `null` is refused as
@@ -626,6 +643,23 @@ mod tests {
             ProducerReport::parse(&report.line()).expect("report"),
             report
         );
+    }
+
+    #[test]
+    fn a_hook_says_its_agent_is_its_parent_and_names_no_pid() {
+        let hook = StageRequest::parse(r#"{"label": "Bash: ls", "agent": "parent"}"#)
+            .expect("a hook's request");
+        assert_eq!(hook.agent, Some(StagerAgent::Parent));
+        assert_eq!(
+            hook.line(),
+            "{\"label\":\"Bash: ls\",\"agent\":\"parent\"}\n"
+        );
+        assert_eq!(request("edit").agent, None);
+        use serde_json::json;
+        for agent in [json!("self"), json!(4242), json!({"pid": 4242})] {
+            let refused = refusal(json!({"label": "x", "agent": agent}));
+            assert!(refused.starts_with("Bad stage request: "), "{refused}");
+        }
     }
 
     #[test]

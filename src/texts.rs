@@ -234,6 +234,22 @@ pub fn journal_refused(cause: &str) -> String {
     )
 }
 
+/// A decision of preview `id`, a call of the agent process named `agent`
+/// (pid `agent_pid`), refused because its writer `writer` (pid
+/// `writer_pid`) is that agent or runs under it. The names are shown
+/// escaped: a process names itself.
+pub fn agents_own_call(
+    id: &str,
+    (agent, agent_pid): (&str, u32),
+    (writer, writer_pid): (&str, u32),
+    dir: &str,
+) -> String {
+    let (agent, writer) = (one_line(agent), one_line(writer));
+    format!(
+        "Refused: {id} is a call of the agent {agent} (pid {agent_pid}), and {writer} (pid {writer_pid}) is that agent or runs under it: an agent does not decide its own calls. Nothing was applied or discarded. Decide it from a process the agent did not start (a terminal of your own): echo REASON > {dir}/pending/{id}/resolve, or reject."
+    )
+}
+
 // Plan review texts.
 
 /// What the `async` handler answers a `propose` with.
@@ -1357,6 +1373,12 @@ pub fn hook_input_missing(field: &str) -> String {
     format!("the hook input has no {field}")
 }
 
+/// The hook's stdin held `size` bytes, more than `limit`.
+pub fn hook_input_too_large(size: u64, limit: usize) -> String {
+    let mib = limit / (1024 * 1024);
+    format!("stdin holds {size} bytes, more than the {mib} MiB a hook event may take")
+}
+
 /// The hook input is an event `xdev hook` does not decide.
 pub fn hook_event_unsupported(name: &str) -> String {
     format!("hook_event_name {name:?} is not one xdev hook decides (PreToolUse, PermissionRequest)")
@@ -1365,13 +1387,23 @@ pub fn hook_event_unsupported(name: &str) -> String {
 /// The `detail` of a tool call whose input (`bytes` of JSON) is too large
 /// even with its strings cut.
 pub fn tool_input_too_large(bytes: usize) -> String {
-    format!("the tool input ({bytes} bytes of JSON) is too large to show")
+    format!("the tool input ({bytes} bytes of JSON) is too large to show; only the agent's transcript has it whole")
 }
 
 /// A long string of a tool call's input, cut to `kept`, `more` bytes gone.
 pub fn string_cut(kept: &str, more: usize) -> String {
-    format!("{kept}… [{more} more bytes]")
+    format!("{kept}… [cut: {more} more bytes; only the agent's transcript has the whole call]")
 }
+
+/// What stands in a hook's label for the part cut out, when the preview's
+/// detail holds the whole call.
+pub const LABEL_CUT_WHOLE_IN_DETAIL: &str =
+    " … [cut: the whole call is in this preview's pending/<id>/detail] … ";
+
+/// What stands in a hook's label for the part cut out, when the call is
+/// too long for the preview's detail too.
+pub const LABEL_CUT_WHOLE_WITH_AGENT: &str =
+    " … [cut: the call is too long to show whole; only the agent's transcript has it] … ";
 
 /// The summary of a `Write` call in its label: `path` and its line count.
 pub fn write_summary(path: &str, lines: usize) -> String {

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use serde::Serialize;
 
+use crate::session::preview::AgentProcess;
+
 /// The process behind a request: its uid, pid and name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Who {
@@ -167,6 +169,110 @@ impl WhoCache {
     }
 }
 
+// ----- the agent's process tree ------------------------------------------
+
+/// How many wrappers between an agent and its hook are looked through
+/// (`sh -c` running `timeout 600 xdev hook` is two).
+const MAX_WRAPPERS: usize = 8;
+
+/// How many ancestors of a writer are looked at, at most: far more than any
+/// real process tree is deep, and a bound should `/proc` ever show a loop.
+const MAX_ANCESTORS: usize = 4096;
+
+/// What `/proc/<pid>/stat` says of a process that the guard needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stat {
+    /// Its parent's pid (0 for the first process of a pid namespace).
+    ppid: u32,
+    /// When it started, in clock ticks since boot.
+    started: u64,
+}
+
+/// The parent and start time of process `pid`, while it exists.
+fn stat(pid: u32) -> Option<Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_stat(&text)
+}
+
+/// Reads a `/proc/<pid>/stat` line: the name in parentheses may hold
+/// spaces and parentheses itself, so the fields are counted from the last
+/// `)`: state, ppid (field 4), ... starttime (field 22).
+fn parse_stat(text: &str) -> Option<Stat> {
+    let (_, fields) = text.rsplit_once(')')?;
+    let fields: Vec<&str> = fields.split_whitespace().collect();
+    Some(Stat {
+        ppid: fields.get(1)?.parse().ok()?,
+        started: fields.get(19)?.parse().ok()?,
+    })
+}
+
+/// The file behind process `pid`'s standard input (its device and inode),
+/// when `/proc` lets the mount see it.
+fn stdin_of(pid: u32) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let file = std::fs::metadata(format!("/proc/{pid}/fd/0")).ok()?;
+    Some((file.dev(), file.ino()))
+}
+
+/// The parent of `child`, with its start time, read so that the two
+/// belong together: `child` still has that parent after its start time
+/// was read (a parent cannot be replaced while its child points to it).
+fn parent_of(child: u32) -> Option<(u32, Stat)> {
+    let ppid = stat(child)?.ppid;
+    if ppid == 0 {
+        return None;
+    }
+    let parent = stat(ppid)?;
+    (stat(child)?.ppid == ppid).then_some((ppid, parent))
+}
+
+/// The agent process whose hook is process `stager`: the process that ran
+/// it, that is its nearest ancestor that does not share its standard input.
+/// An agent writes the event into a pipe that is the hook's standard
+/// input; a wrapper between the two (`sh -c` or `bash -lc`, as Claude Code
+/// and Codex run hook commands, or a `timeout`) hands that same pipe on, so
+/// it is looked through, while the agent's own standard input is another
+/// file. `None` when the stager is gone or has no parent the mount can see
+/// (a stager in another pid namespace, which the kernel reports as pid 0).
+pub(crate) fn agent_of_stager(stager: u32) -> Option<AgentProcess> {
+    let input = stdin_of(stager);
+    let (mut pid, mut process) = parent_of(stager)?;
+    for _ in 0..MAX_WRAPPERS {
+        if input.is_none() || stdin_of(pid) != input {
+            break;
+        }
+        let Some(parent) = parent_of(pid) else { break };
+        (pid, process) = parent;
+    }
+    Some(AgentProcess {
+        pid,
+        started: process.started,
+        name: process_name(pid),
+    })
+}
+
+/// Whether process `pid` is `agent` or one of the processes it started
+/// (and their children, to any depth), judged by pid and start time, so
+/// that a later process given the agent's pid is never taken for it. A
+/// process that left the agent's tree (its parent exited, so it was handed
+/// to init or a subreaper) is no longer in it.
+pub(crate) fn descends_from(pid: u32, agent: &AgentProcess) -> bool {
+    let mut pid = pid;
+    for _ in 0..MAX_ANCESTORS {
+        if pid == 0 {
+            return false;
+        }
+        let Some(process) = stat(pid) else {
+            return false;
+        };
+        if pid == agent.pid && process.started == agent.started {
+            return true;
+        }
+        pid = process.ppid;
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,6 +335,102 @@ mod tests {
         let gone = u32::MAX - 2;
         let who = cache.who(0, gone);
         assert_eq!((who.pid, who.process.as_str()), (gone, ""));
+    }
+
+    #[test]
+    fn a_stat_line_is_read_past_a_name_holding_spaces_and_parentheses() {
+        let line =
+            "4242 (a) (b c) S 17 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10";
+        assert_eq!(
+            parse_stat(line),
+            Some(Stat {
+                ppid: 17,
+                started: 987654
+            })
+        );
+        assert_eq!(parse_stat("4242 (cut"), None);
+    }
+
+    /// An agent stand-in, a hook wrapper and a stager, as files in `dir`:
+    /// the agent runs the wrapper with a pipe for its standard input (as an
+    /// agent writes a hook's event), the wrapper hands it on to the stager,
+    /// which writes its pid to `dir/stager.pid` and waits.
+    fn hook_tree(dir: &std::path::Path) -> std::process::Child {
+        use std::os::unix::fs::PermissionsExt;
+        use std::os::unix::process::CommandExt;
+        let scripts = [
+            ("agent", ": | \"$(dirname \"$0\")/wrapper\"\ntrue\n"),
+            ("wrapper", "\"$(dirname \"$0\")/stager\"\ntrue\n"),
+            (
+                "stager",
+                "cd \"$(dirname \"$0\")\"\necho $$ > stager.tmp\nmv stager.tmp stager.pid\nexec sleep 30\n",
+            ),
+        ];
+        for (name, body) in scripts {
+            let path = dir.join(name);
+            std::fs::write(&path, format!("#!/bin/sh\n{body}")).expect("write a script");
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+        Command::new(dir.join("agent"))
+            .stdin(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("spawn the agent stand-in")
+    }
+
+    /// Waits for the pid the stager of [`hook_tree`] wrote.
+    fn stager_pid(dir: &std::path::Path) -> u32 {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Ok(text) = std::fs::read_to_string(dir.join("stager.pid")) {
+                if let Ok(pid) = text.trim().parse() {
+                    return pid;
+                }
+            }
+            assert!(Instant::now() < deadline, "the stager never started");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn a_hooks_agent_is_found_through_its_wrapper_and_guards_its_own_tree_only() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut agent = hook_tree(dir.path());
+        let stager = stager_pid(dir.path());
+        let wrapper = stat(stager).expect("the stager runs").ppid;
+        let found = agent_of_stager(stager).expect("an agent");
+        assert_eq!(
+            (found.pid, found.name.as_str()),
+            (agent.id(), "agent"),
+            "the wrapper sharing the stager's stdin is looked through"
+        );
+        for (pid, what) in [
+            (stager, "the stager"),
+            (wrapper, "the wrapper"),
+            (agent.id(), "the agent"),
+        ] {
+            assert!(descends_from(pid, &found), "{what} is in the agent's tree");
+        }
+        assert!(
+            !descends_from(std::process::id(), &found),
+            "the agent's parent is outside its tree"
+        );
+        let reused = AgentProcess {
+            started: found.started + 1,
+            ..found.clone()
+        };
+        assert!(
+            !descends_from(stager, &reused),
+            "another process given the agent's pid is not the agent"
+        );
+
+        let group = nix::unistd::Pid::from_raw(agent.id() as i32);
+        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+        let _ = agent.wait();
+        assert!(
+            !descends_from(agent.id(), &found),
+            "a gone agent guards nothing"
+        );
     }
 
     #[test]

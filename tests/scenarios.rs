@@ -83,6 +83,7 @@ scenarios! {
     s42_ci_policy_allow_list => "42-ci-policy-allow-list.sh",
     s43_unmounted_from_outside => "43-unmounted-from-outside.sh",
     s44_one_daemon_per_mount_point => "44-one-daemon-per-mount-point.sh",
+    s45_an_agent_cannot_approve_its_own_call => "45-an-agent-cannot-approve-its-own-call.sh",
 }
 
 fn scenario_dir() -> PathBuf {

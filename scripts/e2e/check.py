@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The assertions of scripts/claude-code-e2e.sh, scripts/claude-code-write-e2e.sh and
-scripts/claude-code-plan-e2e.sh, over the files a run left in WORK.
+"""The assertions of scripts/claude-code-e2e.sh, scripts/claude-code-write-e2e.sh,
+scripts/claude-code-plan-e2e.sh and scripts/claude-code-self-approve-e2e.sh,
+over the files a run left in WORK.
 
 Usage:
   check.py WORK MARK1 MARK2 RESOLVE_REASON REJECT_REASON [real|stand-in]
@@ -10,6 +11,7 @@ Usage:
   check.py codex RUNDIR JOURNAL PreToolUse|PermissionRequest MARK1 MARK2 RESOLVE_REASON REJECT_REASON
   check.py codex-untrusted RUNDIR JOURNAL MARK1 MARK2
   check.py plugin WORK PLUGIN HOME PROJECT MNT
+  check.py self-approve WORK MNT MARK1 RESOLVE_REASON
 
 The first form checks a run of claude-code-e2e.sh. With `real` (the default),
 also what only `xdev hook` does: the journal's decision records carry Claude
@@ -36,6 +38,11 @@ and enabled as xdev@xdev from it, its installed copy carries the shipped
 hooks, the project's settings give hooks XDEV_DIR=MNT, and no settings file
 under HOME or PROJECT declares a hook of its own (so the plugin's is the
 only one).
+
+`self-approve` checks a run of scripts/claude-code-self-approve-e2e.sh: the
+MCP server Claude Code started tried to approve its pending Bash call and
+was refused (EPERM, journaled as refused), and the decider outside resolved
+it.
 
 Prints one `ok:` line per check that holds and one `FAIL:` line per check
 that does not; exits 1 when any failed.
@@ -664,6 +671,84 @@ def check_codex_untrusted(argv):
           f"{len(mine)} records")
 
 
+def check_self_approve(argv):
+    """claude-code-self-approve-e2e.sh: the MCP server Claude Code started
+    tried to approve its pending Bash call and was refused; the decider
+    outside resolved it."""
+    global work
+    work, mnt, mark1, reason = argv[:4]
+    check_network()
+    result = check_claude_result()
+    if result:
+        check(not result.get("permission_denials"), "Claude Code lists no permission denial",
+              f"permission_denials: {result.get('permission_denials')}")
+    try:
+        claude = int(open(os.path.join(work, "claude.pid")).read())
+    except (OSError, ValueError) as e:
+        claude = None
+        fail(f"no Claude Code pid in claude.pid: {e}")
+
+    # --- the MCP server: Claude Code's own, refused twice ---------------------------------
+    mcp = read_jsonl("mcp.jsonl")
+    started = [r for r in mcp if r.get("event") == "started"]
+    server = started[0].get("pid") if started else None
+    if check(len(started) == 1, "Claude Code started the MCP server once", f"{len(started)} starts"):
+        check(claude in started[0].get("ancestors", []),
+              f"the MCP server (pid {server}) runs under Claude Code (pid {claude})",
+              f"its ancestors: {started[0].get('ancestors')}")
+    check(sum(1 for r in mcp if r.get("event") == "called") == 1, "the model called the MCP tool once")
+    attempts = [r for r in mcp if r.get("event") == "attempt"]
+    check([a.get("how") for a in attempts] == ["resolve", "pending/<id>/resolve"],
+          "the MCP server wrote the root resolve and pending/<id>/resolve",
+          f"attempts: {[a.get('how') for a in attempts]}; MCP log: {mcp}")
+    preview = attempts[0].get("id") if attempts else None
+    for a in attempts:
+        text = a.get("text") or ""
+        check(a.get("errno") == "EPERM", f"its {a.get('how')} failed with EPERM", f"errno {a.get('errno')}")
+        check("an agent does not decide its own calls" in text and f"(pid {claude})" in text
+              and f"(pid {server})" in text and f"{mnt}/pending/{preview}/resolve" in text,
+              f"it read back why, naming Claude Code and itself, and where to decide from: {text!r}")
+
+    # --- the decider outside, and the command -------------------------------------------
+    try:
+        decided_id, before, write_rc = open(os.path.join(work, "decider.tsv")).read().rstrip("\n").split("\t")
+    except (OSError, ValueError) as e:
+        decided_id = before = write_rc = None
+        fail(f"cannot read the decider's record: {e}; see {work}/decider.err")
+    check(decided_id == preview, "the decider decided the call the MCP server tried to",
+          f"{decided_id} against {preview}")
+    check(before == "pending,absent", "after the MCP server's writes the call was still pending and MARK1 absent",
+          f"{before}")
+    check(write_rc == "0", "the decider's `echo ... > resolve` succeeded", f"write status {write_rc}")
+    check(os.path.exists(mark1), f"MARK1 exists: the call ran once the decider resolved it")
+
+    # --- the journal ----------------------------------------------------------------------
+    journal = read_jsonl("journal.jsonl")
+    session = result.get("session_id")
+    refused = [r for r in journal if r.get("outcome") == "refused"]
+    check([r.get("event") for r in refused] == ["resolve", f"pending/{preview}/resolve"],
+          "the journal has both refusals", json.dumps(refused))
+    for r in refused:
+        check(r.get("errno") == "EPERM" and r.get("pid") == server and r.get("process") == "python3"
+              and r.get("id") == preview and r.get("sessionId") == session
+              and r.get("toolUseId") == "toolu_e2e_step2",
+              f"the {r.get('event')} refusal names the MCP server (pid {server}) and Claude Code's call",
+              json.dumps(r))
+    resolves = [r for r in journal if r.get("event") == "resolve" and r.get("outcome") == "ok"]
+    if check(len(resolves) == 1, "the journal has one resolve that went through", f"it has {len(resolves)}"):
+        r = resolves[0]
+        check(r.get("reason") == reason and r.get("id") == preview and r.get("pid") != server,
+              f"it is the decider's: reason {r.get('reason')!r}, pid {r.get('pid')}", json.dumps(r))
+
+    # --- what the model received ----------------------------------------------------------
+    main = agent_requests(read_jsonl("requests.jsonl"), "Bash")
+    results = tool_results(main)
+    for step, what in (("toolu_e2e_step1", "the MCP tool"), ("toolu_e2e_step2", "the Bash call")):
+        got = results.get(step)
+        if check(got is not None, f"the model received a tool_result for {what}"):
+            check(not got[1].get("is_error"), f"{what}'s tool_result is a success", text_of(got[1].get("content")))
+
+
 def check_details(work, marks):
     """Each preview's pending/<id>/detail (saved as detail.N by the decider)
     showed the command that touches its mark."""
@@ -689,6 +774,8 @@ if __name__ == "__main__":
         check_codex_untrusted(sys.argv[2:])
     elif len(sys.argv) > 1 and sys.argv[1] == "plugin":
         check_plugin(sys.argv[2:])
+    elif len(sys.argv) > 1 and sys.argv[1] == "self-approve":
+        check_self_approve(sys.argv[2:])
     elif len(sys.argv) > 1 and sys.argv[1] == "trace":
         print_trace(sys.argv[2:])
     else:

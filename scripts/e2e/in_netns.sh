@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs inside the private network namespace of scripts/claude-code-e2e.sh,
-# scripts/claude-code-write-e2e.sh, scripts/claude-code-plan-e2e.sh and
-# scripts/codex-e2e.sh (`unshare --net`): brings up lo, starts the scripted
-# model server on 127.0.0.1, and runs Claude Code (or Codex) against it.
+# scripts/claude-code-write-e2e.sh, scripts/claude-code-plan-e2e.sh,
+# scripts/claude-code-self-approve-e2e.sh and scripts/codex-e2e.sh
+# (`unshare --net`): brings up lo, starts the scripted model server on
+# 127.0.0.1, and runs Claude Code (or Codex) against it.
 # Everything comes from the environment the outer script exports (E2E_*):
 #   E2E_SCRIPT   bash (default): Bash calls `touch $E2E_MARK1`, `touch $E2E_MARK2`,
 #                under --permission-mode default;
@@ -16,6 +17,9 @@
 #                --permission-mode plan --permission-prompt-tool stdio, the prompt
 #                sent as --input-format stream-json on a stdin that stays open
 #                and never answers until the result (see claude-code-plan-e2e.sh)
+#                self-approve: a call of the MCP tool $E2E_MCP_TOOL (from the servers of
+#                $E2E_MCP_CONFIG, which Claude Code starts; the tool is allowed), then
+#                a Bash call `touch $E2E_MARK1`, under --permission-mode default
 #                codex: Codex (`$E2E_CODEX exec --json`, CODEX_HOME=$E2E_CODEX_HOME,
 #                whose config.toml names the provider `e2e`) against the server's
 #                Responses API: shell calls `touch $E2E_MARK1`, `touch $E2E_MARK2`,
@@ -64,6 +68,13 @@ write)
         exit 93
         ;;
     esac
+    ;;
+self-approve)
+    # The MCP server of $E2E_MCP_CONFIG is started by Claude Code itself; its
+    # tool is allowed (it asks no permission) and no hook gates it.
+    script_args=(--script self-approve --mcp-tool "$E2E_MCP_TOOL" --command "touch $E2E_MARK1")
+    claude_args=(--permission-mode default --mcp-config "$E2E_MCP_CONFIG" --strict-mcp-config
+        --allowedTools "$E2E_MCP_TOOL")
     ;;
 codex)
     script_args=(--api responses --command "touch $E2E_MARK1" --command "touch $E2E_MARK2")

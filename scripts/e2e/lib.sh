@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Shared by scripts/claude-code-e2e.sh, scripts/claude-code-write-e2e.sh,
-# scripts/claude-code-plan-e2e.sh, scripts/claude-code-plugin-e2e.sh and
-# scripts/codex-e2e.sh (sourced first). It sets what both use; the caller sets E2E_NAME (what say
+# scripts/claude-code-plan-e2e.sh, scripts/claude-code-plugin-e2e.sh,
+# scripts/claude-code-self-approve-e2e.sh and scripts/codex-e2e.sh (sourced
+# first). It sets what both use; the caller sets E2E_NAME (what say
 # and die print first) and W (the work directory, empty until there is one)
 # before calling the functions.
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A scripted stand-in for the Anthropic Messages API, for scripts/claude-code-e2e.sh,
-scripts/claude-code-write-e2e.sh and scripts/claude-code-plan-e2e.sh.
+scripts/claude-code-write-e2e.sh, scripts/claude-code-plan-e2e.sh and
+scripts/claude-code-self-approve-e2e.sh.
 
 It listens on 127.0.0.1 and plays a fixed script, chosen with --script, to any
 request that offers the model the agent's tools (the agent's main loop):
@@ -14,6 +15,13 @@ request that offers the model the agent's tools (the agent's main loop):
     no tool_result yet                      -> tool_use Read {"file_path": FILE}
     one tool_result                         -> tool_use Write {"file_path": FILE, "content": CONTENT}
     two or more                             -> text, stop_reason end_turn
+
+  --script self-approve (give --mcp-tool and one --command):
+    no tool_result yet                      -> tool_use MCP_TOOL {}
+    one tool_result                         -> tool_use Bash {"command": COMMAND}
+    two or more                             -> text, stop_reason end_turn
+  (the agent's main loop is told by Bash: an MCP tool may be offered
+  through a tool search rather than listed)
 
   --script plan (give --plan, --file and --content; the agent's main loop is
   told by Write, since ExitPlanMode is offered only in plan mode). As Claude
@@ -67,6 +75,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 FINAL_TEXT = {
     "bash": "Both commands were handled: the first ran, the second was refused.",
+    "self-approve": "The command ran once someone decided it.",
     "write": "The reason was written to the device.",
     "plan": "The approved plan was carried out.",
 }
@@ -131,6 +140,9 @@ class Script:
             plan = [("Write", {"file_path": path, "content": self.args.plan}), ("ExitPlanMode", {})] \
                 if path else [("ExitPlanMode", {"plan": self.args.plan})]
             return plan + [("Write", {"file_path": self.args.file, "content": self.args.content})]
+        if self.args.script == "self-approve":
+            return [(self.args.mcp_tool, {}),
+                    ("Bash", {"command": self.args.command[0], "description": "Scripted step 2"})]
         if self.args.script == "write":
             return [
                 ("Read", {"file_path": self.args.file}),
@@ -144,6 +156,8 @@ class Script:
         messages = body.get("messages")
         steps = self.steps(messages)
         main_loop = {"Write"} if self.args.script == "plan" else {name for name, _ in steps}
+        if self.args.script == "self-approve":
+            main_loop = {"Bash"}
         if not offers(body, main_loop):
             return [{"type": "text", "text": SIDE_TEXT}], "end_turn", "side-text"
         step = count_tool_results(messages)
@@ -364,17 +378,21 @@ def main():
                              "(sandbox_permissions require_escalated), so Codex asks for approval")
     parser.add_argument("--script", choices=sorted(FINAL_TEXT), default="bash",
                         help="bash: one Bash call per --command; write: Read then Write of --file; "
-                             "plan: ExitPlanMode with --plan, then Write of --file")
+                             "plan: ExitPlanMode with --plan, then Write of --file; "
+                             "self-approve: a call of --mcp-tool, then a Bash call of the one --command")
     parser.add_argument("--command", action="append", default=[],
                         help="bash: the command of each scripted tool call, in order (give it once per call)")
     parser.add_argument("--file", help="write, plan: the file_path of the Write (and of write's Read)")
     parser.add_argument("--content", help="write, plan: the content of the Write")
     parser.add_argument("--plan", help="plan: the plan text of the ExitPlanMode call")
+    parser.add_argument("--mcp-tool", help="self-approve: the MCP tool called first (mcp__<server>__<tool>)")
     args = parser.parse_args()
     if args.script == "bash" and not args.command:
         parser.error("--script bash needs --command (once per call)")
     if args.api == "responses" and args.script != "bash":
         parser.error("--api responses plays --script bash only")
+    if args.script == "self-approve" and (args.mcp_tool is None or len(args.command) != 1):
+        parser.error("--script self-approve needs --mcp-tool and one --command")
     if args.script == "write" and (args.file is None or args.content is None):
         parser.error("--script write needs --file and --content")
     if args.script == "plan" and (args.plan is None or args.file is None or args.content is None):

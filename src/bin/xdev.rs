@@ -293,8 +293,8 @@ enum Command {
     /// the plan desk when the mount has one (`xdev plan approve|refine`).
     ///
     /// Exits 0. With no decision by the deadline, no mount, a mount error
-    /// or bad input it prints nothing (the agent asks as usual) and one line
-    /// on stderr; `--on-timeout deny` and `--strict` deny instead. Killing
+    /// or bad input (stdin over 16 MiB included) it prints nothing (the
+    /// agent asks as usual) and one line on stderr; `--on-timeout deny` and `--strict` deny instead. Killing
     /// it withdraws its preview. A command line it cannot parse (a typo in
     /// the hook's configuration) exits 1, which both agents take as a
     /// non-blocking error: the call goes on without the hook. With
@@ -321,6 +321,12 @@ enum Command {
         /// [default: the plan desk's directory].
         #[arg(long, value_name = "DIR")]
         plan_dir: Option<PathBuf>,
+        /// Let the agent's own processes decide this hook's calls. By
+        /// default the mount refuses (EPERM) a decision written by the
+        /// process that ran the hook or any process it started; this is for
+        /// a harness that decides from within by design.
+        #[arg(long)]
+        agent_may_decide: bool,
         #[command(flatten)]
         target: MountArg,
     },
@@ -644,6 +650,7 @@ fn execute(command: Command) -> Result<u8, ClientError> {
             on_timeout,
             strict,
             plan_dir,
+            agent_may_decide,
             target,
         } => {
             let options = xdev::hook::HookOptions {
@@ -653,6 +660,7 @@ fn execute(command: Command) -> Result<u8, ClientError> {
                 on_timeout,
                 strict,
                 plan_dir,
+                agent_may_decide,
             };
             hook(&options)
         }
@@ -711,14 +719,7 @@ fn create_instance_parent(dir: &std::path::Path) -> Result<(), ClientError> {
 /// exit code is always 0, so the agent never takes a failed hook for a
 /// verdict.
 fn hook(options: &xdev::hook::HookOptions) -> Result<u8, ClientError> {
-    let mut stdin = Vec::new();
-    let run = match std::io::stdin().read_to_end(&mut stdin) {
-        Ok(_) => xdev::hook::run(options, &stdin),
-        Err(error) => xdev::hook::HookRun {
-            stdout: None,
-            stderr: vec![texts::hook_cannot_read_stdin(error)],
-        },
-    };
+    let run = xdev::hook::run_reading(options, std::io::stdin().lock());
     for line in &run.stderr {
         announce(std::io::stderr(), line);
     }

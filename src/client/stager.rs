@@ -17,7 +17,9 @@ use super::{
 };
 use crate::device::MAX_MESSAGE;
 use crate::error::describe;
-use crate::stage_protocol::{ProducerMessage, ProducerReport, StageRequest, WithdrawReason};
+use crate::stage_protocol::{
+    ProducerMessage, ProducerReport, StageRequest, StagerAgent, WithdrawReason,
+};
 use crate::texts;
 
 /// What a producer asks the mount to stage: the request line of the stage
@@ -36,6 +38,9 @@ pub struct PreviewRequest {
     pub session_id: Option<String>,
     /// The agent's tool call the preview answers (kept in the journal).
     pub tool_use_id: Option<String>,
+    /// Where the agent whose call this is runs, when the stager is its hook
+    /// (decisions from the agent's own processes are then refused).
+    pub agent: Option<StagerAgent>,
 }
 
 impl PreviewRequest {
@@ -50,6 +55,7 @@ impl PreviewRequest {
             detail: self.detail.clone(),
             session_id: self.session_id.clone(),
             tool_use_id: self.tool_use_id.clone(),
+            agent: self.agent,
         }
     }
 }

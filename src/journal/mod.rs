@@ -43,7 +43,7 @@ pub struct Record {
     pub device: Option<String>,
     /// The reason given.
     pub reason: Option<String>,
-    /// `ok`, `error`, `timeout`, ...
+    /// `ok`, `error`, `refused`, `timeout`, ...
     pub outcome: String,
     /// The result text.
     pub text: Option<String>,
@@ -100,6 +100,7 @@ impl<'a> DecisionLine<'a> {
             outcome: match decision.error() {
                 None => "ok",
                 Some(Error::OutcomeUnknown(_)) => "unknown",
+                Some(Error::AgentsOwnCall(_)) => "refused",
                 Some(_) => "error",
             },
             text: Some(decision.text()),

@@ -38,7 +38,7 @@ use abort::{AbortSignal, AbortWaiter};
 use directives::{Directive, DirectiveId, DirectiveQueue, QueueInvoker, ToolChoice, TurnEnd};
 use events::Subscribers;
 use pending::PendingStack;
-use preview::{next_preview_id, Preview, PreviewExtras, TakeBackFn};
+use preview::{next_preview_id, AgentProcess, Preview, PreviewExtras, TakeBackFn};
 
 /// The handler a mode installs for the whole session; the resolve *tool*
 /// falls back to it when nothing is pending.
@@ -128,6 +128,16 @@ struct Shared {
     state: Mutex<State>,
     abort: AbortSignal,
     mount_dir: RwLock<String>,
+}
+
+/// What a preview staged from outside this process brings along (see
+/// [`Session::stage_from_outside`]); nothing, for one staged in process.
+#[derive(Default)]
+pub(crate) struct Outside {
+    /// Takes an apply back until it has reached its applier.
+    pub(crate) take_back: Option<TakeBackFn>,
+    /// The agent process whose call this is (a hook's preview).
+    pub(crate) agent: Option<AgentProcess>,
 }
 
 /// A session that does not keep it alive (for handlers the session itself
@@ -313,20 +323,22 @@ impl Session {
         reject: Option<RejectFn>,
         options: StageOptions,
     ) -> String {
-        self.stage_taking_back(label, source_tool, apply, reject, None, options)
+        self.stage_from_outside(label, source_tool, apply, reject, options, Outside::default())
     }
 
-    /// [`Session::stage`], for a preview whose apply is carried out outside
-    /// this process: `take_back` takes an apply back until it has reached
-    /// its applier (see [`Session::take_back_apply`]).
-    pub(crate) fn stage_taking_back(
+    /// [`Session::stage`], for a preview staged from outside this process:
+    /// its apply may be carried out elsewhere (`take_back` takes it back
+    /// until it has reached its applier, see [`Session::take_back_apply`]),
+    /// and a hook's call names the agent whose own processes may not
+    /// decide it.
+    pub(crate) fn stage_from_outside(
         &self,
         label: impl Into<String>,
         source_tool: impl Into<String>,
         apply: ApplyFn,
         reject: Option<RejectFn>,
-        take_back: Option<TakeBackFn>,
         options: StageOptions,
+        outside: Outside,
     ) -> String {
         let source_tool = safe_source_tool(source_tool.into());
         let StageOptions { id, detail, origin } = options;
@@ -337,8 +349,8 @@ impl Session {
             source_tool,
             apply,
             reject,
-            take_back,
-            extras: PreviewExtras::of(detail, origin),
+            take_back: outside.take_back,
+            extras: PreviewExtras::of(detail, origin, outside.agent),
         });
         let mut state = self.shared.state.lock();
         state.pending.register(Arc::clone(&preview));
@@ -497,6 +509,14 @@ impl Session {
         let state = self.shared.state.lock();
         let preview = state.pending.get(id)?;
         preview.extras.as_ref()?.detail.clone()
+    }
+
+    /// The agent process whose own processes may not decide the preview
+    /// staged under this id (waiting or in progress), if a hook staged it.
+    #[cfg(feature = "mount")]
+    pub(crate) fn agent_of(&self, id: &str) -> Option<AgentProcess> {
+        let state = self.shared.state.lock();
+        state.pending.get(id)?.agent().cloned()
     }
 
     /// Whether the preview staged under this id carries a `detail`.

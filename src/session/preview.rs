@@ -106,20 +106,47 @@ pub struct StageOptions {
     pub origin: Option<Origin>,
 }
 
-/// What a staged preview carries beside its label: its detail and the
-/// agent call it answers.
+/// The agent process whose call a preview stands for, as the mount found
+/// it when a hook staged the call: a decision of the preview written by
+/// this process, or by any process it started, is refused (an agent does
+/// not decide its own calls). The start time tells it apart from a later
+/// process given the same pid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AgentProcess {
+    /// Its process id.
+    pub(crate) pid: u32,
+    /// When it started, in clock ticks since boot (`/proc/<pid>/stat`).
+    pub(crate) started: u64,
+    /// Its name when the call was staged (`/proc/<pid>/comm`).
+    pub(crate) name: String,
+}
+
+/// What a staged preview carries beside its label: its detail, the agent
+/// call it answers, and the agent process its decisions may not come from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct PreviewExtras {
     pub(crate) detail: Option<String>,
     pub(crate) origin: Option<Origin>,
+    pub(crate) agent: Option<AgentProcess>,
 }
 
 impl PreviewExtras {
-    /// What a preview staged with this detail and origin carries; `None`
-    /// when that is nothing (no preview pays for an empty allocation).
-    pub(crate) fn of(detail: Option<String>, origin: Option<Origin>) -> Option<Arc<Self>> {
-        let empty = detail.is_none() && origin.as_ref().is_none_or(Origin::is_empty);
-        (!empty).then(|| Arc::new(PreviewExtras { detail, origin }))
+    /// What a preview staged with these carries; `None` when that is
+    /// nothing (no preview pays for an empty allocation).
+    pub(crate) fn of(
+        detail: Option<String>,
+        origin: Option<Origin>,
+        agent: Option<AgentProcess>,
+    ) -> Option<Arc<Self>> {
+        let empty =
+            detail.is_none() && origin.as_ref().is_none_or(Origin::is_empty) && agent.is_none();
+        (!empty).then(|| {
+            Arc::new(PreviewExtras {
+                detail,
+                origin,
+                agent,
+            })
+        })
     }
 }
 
@@ -147,6 +174,13 @@ impl Preview {
     pub(crate) fn session_id(&self) -> Option<&str> {
         let origin = self.extras.as_ref()?.origin.as_ref()?;
         origin.session_id.as_deref().filter(|id| !id.is_empty())
+    }
+
+    /// The agent process its decisions may not come from, if a hook
+    /// staged it.
+    #[cfg(feature = "mount")]
+    pub(crate) fn agent(&self) -> Option<&AgentProcess> {
+        self.extras.as_ref()?.agent.as_ref()
     }
 
     /// The agent call it answers, if known.

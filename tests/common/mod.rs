@@ -234,15 +234,34 @@ pub(crate) fn counting_callbacks(label: &str) -> (Arc<Calls>, xdev::ApplyFn, xde
     )
 }
 
+/// An agent stand-in: a shell that runs its arguments as its child with
+/// its own standard input (the hook's event) handed to it, and exits with
+/// the child's status. Its own standard input is then another file, as an
+/// agent's is: the mount takes this shell for the agent that ran the hook.
+const AGENT_STAND_IN: &str = r#"exec 3<&0 </dev/null
+"$@" <&3 3<&- &
+wait $!"#;
+
 /// `xdev hook --mount MOUNT ARGS...` run by `xdev` (the binary, or a
-/// command that runs it as another user), with `input` on its stdin.
+/// command that runs it as another user), with `input` on its stdin, as an
+/// agent runs its hook: the child of an agent stand-in (see
+/// [`AGENT_STAND_IN`]). The test process is outside that agent's processes,
+/// so its decisions are a person's, which the mount takes. The handle is
+/// the stand-in's: its output and exit status are the hook's, and killing
+/// it kills the hook (`setpriv --pdeathsig`); [`hook_pid`] finds the hook.
 pub(crate) fn spawn_hook_with(
-    mut xdev: Command,
+    xdev: Command,
     mount: &Path,
     args: &[&str],
     input: &[u8],
 ) -> KillOnDrop {
-    let mut child = xdev
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(AGENT_STAND_IN)
+        .arg("agent-stand-in")
+        .args(["setpriv", "--pdeathsig", "KILL"])
+        .arg(xdev.get_program())
+        .args(xdev.get_args())
         .arg("hook")
         .arg("--mount")
         .arg(mount)
@@ -252,12 +271,30 @@ pub(crate) fn spawn_hook_with(
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .expect("spawn xdev hook");
+        .expect("spawn xdev hook under an agent stand-in");
     if let Some(mut stdin) = child.stdin.take() {
         use std::io::Write;
         stdin.write_all(input).expect("write the hook input");
     }
     KillOnDrop(child)
+}
+
+/// The pid of the hook an agent stand-in of [`spawn_hook_with`] runs, once
+/// it runs.
+pub(crate) fn hook_pid(agent: &KillOnDrop) -> u32 {
+    let agent = agent.0.id();
+    let children = format!("/proc/{agent}/task/{agent}/children");
+    let mut hook = None;
+    assert!(
+        eventually(Duration::from_secs(10), || {
+            hook = std::fs::read_to_string(&children)
+                .ok()
+                .and_then(|pids| pids.split_whitespace().next()?.parse().ok());
+            hook.is_some()
+        }),
+        "the agent stand-in {agent} runs no hook"
+    );
+    hook.unwrap_or_default()
 }
 
 /// Stages a preview (no reject callback) whose apply runs `finish(attempt)`

@@ -12,7 +12,7 @@ use parking_lot::Mutex;
 use crate::dispatch::{BeforeDecision, Decision, DeviceResult, DispatchHooks};
 use crate::error::Error;
 use crate::fs::handles::table::Decided;
-use crate::fs::refusal::errno_of;
+use crate::fs::refusal::{agents_own_call, errno_of};
 use crate::fs::state::XdevFs;
 use crate::fs::tree::target::Target;
 use crate::journal::{Commit, Record};
@@ -76,8 +76,7 @@ impl XdevFs {
         claimed: Claimed,
     ) -> Decision {
         let before_decision = self
-            .journal
-            .before_decision(|| target.name(), who.as_ref())
+            .before_decision(target, who.as_ref())
             .map(|before| noting_recording(before, Arc::clone(&claimed)));
         let running = Arc::clone(&claimed);
         let hooks = DispatchHooks {
@@ -103,6 +102,28 @@ impl XdevFs {
         // nobody is told before the journal has it.
         self.keep_outcome(fh, &decision);
         decision
+    }
+
+    /// What a decision written to `target` by `who` passes once its preview
+    /// is claimed, before anything of it runs: the rule that an agent does
+    /// not decide its own calls, then (with a journal file) its intent
+    /// record. A refusal releases the preview where it stood and is the
+    /// decision's outcome.
+    fn before_decision(&self, target: &Target, who: Option<&Who>) -> Option<BeforeDecision> {
+        let intent = self.journal.before_decision(|| target.name(), who);
+        let Some(writer) = who.cloned() else {
+            return intent;
+        };
+        let session = self.session.clone();
+        Some(Box::new(move |id, details| {
+            if let Some(refused) = agents_own_call(&session, id, &writer) {
+                return Box::pin(std::future::ready(Err(refused)));
+            }
+            match intent {
+                Some(intent) => intent(id, details),
+                None => Box::pin(std::future::ready(Ok(()))),
+            }
+        }))
     }
 
     /// Records a result: on its descriptor (`fh`), in the status files, and

@@ -7,9 +7,9 @@ use crate::error::Error;
 use crate::journal::Journal;
 use crate::producer::Producer;
 use crate::session::Session;
-use crate::stage_protocol::{ProducerReport, StageRequest};
+use crate::stage_protocol::{ProducerReport, StageRequest, StagerAgent};
 use crate::texts::STAGE_SEVERAL_LINES;
-use crate::who::Who;
+use crate::who::{agent_of_stager, Who};
 
 /// What a write on `stage` that was taken did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +100,12 @@ impl StageChannel {
                 .map(|()| StageWrite::Unrecorded),
             None => {
                 let request = StageRequest::parse(&line)?;
-                let producer = Producer::stage_noting(session, &request, |id| {
+                let agent = request.agent.and_then(|StagerAgent::Parent| {
+                    // Found from the stager's pid as the kernel reported
+                    // it: never a pid the stager names.
+                    agent_of_stager(who.pid)
+                });
+                let producer = Producer::stage_for_agent(session, &request, agent, |id| {
                     journal.expect_stager(id, who.clone())
                 });
                 self.producer = Some(producer);
