@@ -98,8 +98,14 @@ mod tests {
             agent: Some(agent),
             ..Outside::default()
         };
-        let guarded =
-            session.stage_from_outside("Bash: ls", "Bash", apply.clone(), None, StageOptions::default(), outside);
+        let guarded = session.stage_from_outside(
+            "Bash: ls",
+            "Bash",
+            apply.clone(),
+            None,
+            StageOptions::default(),
+            outside,
+        );
         let me = Who::current();
         let refused = agents_own_call(&session, &guarded, &me).expect("the agent itself");
         assert_eq!(refused.errno(), libc::EPERM);

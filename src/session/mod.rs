@@ -323,7 +323,14 @@ impl Session {
         reject: Option<RejectFn>,
         options: StageOptions,
     ) -> String {
-        self.stage_from_outside(label, source_tool, apply, reject, options, Outside::default())
+        self.stage_from_outside(
+            label,
+            source_tool,
+            apply,
+            reject,
+            options,
+            Outside::default(),
+        )
     }
 
     /// [`Session::stage`], for a preview staged from outside this process:
