@@ -133,9 +133,8 @@ event["session_id"] = "other"
 event["tool_input"] = {"command": "rm -rf build", "description": "Clean"}
 json.dump(event, open(sys.argv[2], "w"))' "$LIB_ROOT/examples/hooks/cargo-test.json" "$SCRATCH/other.json" ||
     fail "cannot write the hook event"
-"$XDEV_BIN" hook <"$SCRATCH/other.json" >"$SCRATCH/hook.out" 2>"$SCRATCH/hook.err" &
-hook=$!
-BG_PIDS+=("$hook")
+agent_hook_bg hook "$SCRATCH/other.json"
+hook=$BG_PID
 wait_until 10000 "the hook's preview staged" pending_is 1
 ID=$(ls "$D/pending")
 long=$(printf 's%.0s' $(seq 256))

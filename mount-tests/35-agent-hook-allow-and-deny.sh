@@ -18,10 +18,7 @@ require_idle
 # 45-an-agent-cannot-approve-its-own-call.sh). Waits until its preview is
 # staged ($ID).
 hook_bg() {
-    # shellcheck disable=SC2016 # expanded by the stand-in
-    sh -c '"$0" hook <"$1" & wait $!' "$XDEV_BIN" "$2" >"$SCRATCH/$1.out" 2>"$SCRATCH/$1.err" </dev/null &
-    BG_PID=$!
-    BG_PIDS+=("$BG_PID")
+    agent_hook_bg "$1" "$2"
     wait_until 10000 "the hook's preview staged" pending_is 1
     ID=$(ls "$D/pending")
 }

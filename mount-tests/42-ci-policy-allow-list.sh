@@ -21,7 +21,7 @@ rule="policy: only these whole commands may run in CI: cargo clippy --all-target
 # its stdin, its parent a shell of its own (the agent's stand-in, which the
 # policy script does not descend from); its pid is in $HOOK.
 hook_bg() {
-    bg "$1" sh -c '"$0" hook <"$1"; exit $?' "$XDEV_BIN" "$2"
+    agent_hook_bg "$1" "$2"
     HOOK=$BG_PID
 }
 

@@ -289,6 +289,20 @@ bg() {
     BG_PIDS+=("$BG_PID")
 }
 
+# agent_hook_bg NAME EVENT-FILE: `xdev hook` in the background (see bg)
+# with the event on its stdin, under a shell of its own that stands in for
+# the agent, so that this script decides from outside the agent's
+# processes, as a person in another terminal does (an agent's own processes
+# may not decide its calls). The stand-in's exit status is the hook's; its
+# pid is in $BG_PID.
+agent_hook_bg() {
+    # The hook is started in the background of the stand-in so that the
+    # redirection is the hook's own: the stand-in's stdin stays another
+    # file, as an agent's does.
+    # shellcheck disable=SC2016 # expanded by the stand-in
+    bg "$1" sh -c '"$0" hook <"$1" & wait $!' "$XDEV_BIN" "$2"
+}
+
 # stage_bg NAME STAGE-ARGS... -- CMD...: `xdev stage` in the background
 # (see bg), then waits for the id it prints: the stager's pid is in $BG_PID,
 # the preview's id in $ID.

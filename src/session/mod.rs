@@ -423,6 +423,8 @@ impl Session {
     /// itself. Never for an in-process callback, which has its apply once
     /// it runs, nor for a preview no longer staged (cleared, or withdrawn
     /// while its callback ends), whose callback cannot be reached.
+    // The mount's shutdown is its one caller.
+    #[cfg_attr(not(feature = "mount"), allow(dead_code))]
     pub(crate) fn take_back_apply(&self, id: &str, why: &str, error: Error) -> bool {
         let state = self.shared.state.lock();
         let take_back = state

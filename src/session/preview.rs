@@ -163,6 +163,7 @@ pub struct Preview {
     /// How an apply handed to someone outside this process is taken back
     /// before it reaches them; `None` for an in-process callback, which
     /// has its apply once it runs.
+    #[cfg_attr(not(feature = "mount"), allow(dead_code))]
     pub(crate) take_back: Option<TakeBackFn>,
     /// Its detail and origin, when it carries any.
     pub(crate) extras: Option<Arc<PreviewExtras>>,
