@@ -13,7 +13,7 @@ need_xdev
 scratch
 
 gate="$SCRATCH/gate"
-stage_bg slow --label "slow edit" -- sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done; echo slow done' sh "$gate"
+stage_gated slow "$gate" --label "slow edit"
 slow=$ID
 slow_stager=$BG_PID
 bg slow-writer sh -c 'echo "slow one" >"$1/resolve"' sh "$D"

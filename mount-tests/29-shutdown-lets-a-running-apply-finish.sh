@@ -13,15 +13,12 @@ journal=$SCRATCH/journal.jsonl
 start_own_daemon --journal "$journal" --grace 60s
 P=$OWN_DIR
 gate=$SCRATCH/gate
-bg stager "$XDEV_BIN" stage --mount "$P" --label "slow edit" -- \
-    sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done; echo slow done' sh "$gate"
+stage_gated stager "$gate" --mount "$P" --label "slow edit"
 stager=$BG_PID
-wait_line "$SCRATCH/stager.out" 30000 "the id printed by xdev stage" "$stager"
 # Only the write's own result: the mount may be gone right after it.
 bg writer sh -c 'echo "ship it" >"$1/resolve"' sh "$P"
 writer=$BG_PID
-in_progress() { [ "$(D=$P status_json 's.get("inProgress", 0)')" = 1 ]; }
-wait_until 10000 "the slow apply under way" in_progress
+D=$P wait_until 10000 "the slow apply under way" in_progress_is 1
 
 kill -TERM "$OWN_PID"
 # A propose outside plan mode decides nothing (EPERM) until the daemon is

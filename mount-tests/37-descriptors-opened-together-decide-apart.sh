@@ -13,7 +13,7 @@ scratch
 gate="$SCRATCH/gate"
 stage_bg fast --label "fast edit" -- echo fast done
 fast_stager=$BG_PID
-stage_bg slow --label "slow edit" -- sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done; echo slow done' sh "$gate"
+stage_gated slow "$gate" --label "slow edit"
 slow_stager=$BG_PID
 
 exec 3>"$D/resolve" 4>"$D/resolve" || fail "cannot open resolve twice"

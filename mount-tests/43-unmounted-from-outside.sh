@@ -36,17 +36,13 @@ start_own_daemon_at "$dir" --journal "$journal" --grace 60s
 unset XDEV_LOG
 gate=$SCRATCH/gate
 ran=$SCRATCH/waiting-ran
-bg waiting "$XDEV_BIN" stage --mount "$dir" --label "never decided" -- touch "$ran"
+stage_bg waiting --mount "$dir" --label "never decided" -- touch "$ran"
 waiting=$BG_PID
-wait_line "$SCRATCH/waiting.out" 30000 "the id printed by the waiting stager" "$waiting"
-bg stager "$XDEV_BIN" stage --mount "$dir" --label "slow edit" -- \
-    sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done; echo slow done' sh "$gate"
+stage_gated stager "$gate" --mount "$dir" --label "slow edit"
 stager=$BG_PID
-wait_line "$SCRATCH/stager.out" 30000 "the id printed by xdev stage" "$stager"
 bg writer sh -c 'echo "ship it" >"$1/resolve"' sh "$dir"
 writer=$BG_PID
-in_progress() { [ "$(D=$dir status_json 's.get("inProgress", 0)')" = 1 ]; }
-wait_until 10000 "the slow apply under way" in_progress
+D=$dir wait_until 10000 "the slow apply under way" in_progress_is 1
 
 lazy_unmount "$dir" || fail "the lazy unmount of $dir failed"
 noticed() { grep -q "unmounted from outside; stopping" "$SCRATCH/own-daemon.err"; }

@@ -319,6 +319,16 @@ stage_bg() {
     esac
 }
 
+# stage_gated NAME GATE STAGE-ARGS...: stage_bg a preview whose CMD waits
+# until the file GATE exists and then prints `slow done`: a scenario holds
+# its apply under way for as long as it needs (gated, not timed, so a busy
+# machine cannot end it early).
+stage_gated() {
+    local name=$1 gate=$2
+    shift 2
+    stage_bg "$name" "$@" -- sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done; echo slow done' sh "$gate"
+}
+
 # stage_marked NAME STAGE-ARGS...: stage_bg a preview whose CMD only
 # creates $MARKER ($SCRATCH/applied), so a scenario can tell whether any
 # CMD ran.

@@ -62,22 +62,12 @@ for arg in "$@"; do
 done
 
 e2e_begin claude-code-e2e
-if [ "$stand_in" = 0 ] && ! "$XDEV_BIN" hook --help >/dev/null 2>&1; then
-    die "$XDEV_BIN has no \`hook\` subcommand (rebuild it from a tree that has xdev hook, or try --stand-in-hook to debug the harness)"
-fi
+[ "$stand_in" = 1 ] ||
+    e2e_need_subcommand hook "rebuild it from a tree that has xdev hook, or try --stand-in-hook to debug the harness"
 e2e_claude
 
 # --- the work directory, the mount, the settings ----------------------------------
-e2e_work_dir
-MNT=$W/mnt
-PROJECT=$W/project
-HOME_DIR=$W/home
-# The marks live outside the project: Claude Code must not be able to treat a
-# write there as a harmless in-project edit; only the hook lets them happen.
-mkdir -p "$W/marks" "$PROJECT/.claude" "$HOME_DIR" || die "cannot create $W"
-MARK1=$W/marks/MARK1
-MARK2=$W/marks/MARK2
-
+e2e_claude_dirs
 e2e_mount "$MNT" "$W/xdev"
 
 if [ "$stand_in" = 1 ]; then
@@ -86,17 +76,7 @@ if [ "$stand_in" = 1 ]; then
 else
     hook_command="$(printf '%q hook --mount %q' "$XDEV_BIN" "$MNT")"
 fi
-"$PYTHON" - "$PROJECT/.claude/settings.json" "$hook_command" <<'PY' || die "cannot write the settings"
-import json, sys
-path, command = sys.argv[1:3]
-settings = {
-    "permissions": {"defaultMode": "default", "disableBypassPermissionsMode": "disable"},
-    "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}]},
-}
-with open(path, "w") as f:
-    json.dump(settings, f, indent=2)
-    f.write("\n")
-PY
+e2e_hook_settings "$PROJECT/.claude/settings.json" "$hook_command"
 
 # --- the decider: resolve the first Bash preview, reject the second ----------------
 : >"$W/decider.tsv"
@@ -104,7 +84,7 @@ e2e_decide_two "$W" "$MARK1" 2>"$W/decider.err" &
 decider_pid=$!
 
 # --- the agent, in a network namespace of its own -----------------------------------
-say "Claude Code $CLAUDE_CODE_VERSION, xdev $("$XDEV_BIN" --version 2>/dev/null | head -n 1), work dir $W"
+e2e_say_versions "Claude Code" "$CLAUDE_CODE_VERSION"
 export E2E_WORK=$W E2E_PROJECT=$PROJECT E2E_HOME=$HOME_DIR E2E_MARK1=$MARK1 E2E_MARK2=$MARK2 \
     E2E_CLAUDE=$CLAUDE E2E_PROMPT=$PROMPT E2E_TIMEOUT=$TIMEOUT E2E_PYTHON=$PYTHON \
     E2E_SERVER=$E2E/model_server.py
@@ -115,11 +95,7 @@ e2e_finish_decider
 
 e2e_save_journal "$W/journal.jsonl"
 
-say "decider:"
-sed 's/^/  /' "$W/decider.err"
-say "server requests:"
-e2e_print_requests "$W/requests.jsonl" model
-say "checks:"
+e2e_show_run
 hook_kind=real
 [ "$stand_in" = 1 ] && hook_kind=stand-in
 if "$PYTHON" "$E2E/check.py" "$W" "$MARK1" "$MARK2" "$RESOLVE_REASON" "$REJECT_REASON" "$hook_kind" >"$W/check.out"; then
@@ -130,6 +106,5 @@ if "$PYTHON" "$E2E/check.py" "$W" "$MARK1" "$MARK2" "$RESOLVE_REASON" "$REJECT_R
     exit 0
 else
     sed 's/^/  /' "$W/check.out"
-    keep=1
-    die "$(grep -c '^FAIL' "$W/check.out") check(s) failed; Claude Code's stderr: $(tail -n 5 "$W/claude.err" 2>/dev/null)"
+    e2e_checks_failed
 fi

@@ -82,10 +82,10 @@ for arg in "$@"; do
 done
 
 e2e_begin claude-code-plan-e2e
-"$XDEV_BIN" plan --help >/dev/null 2>&1 || die "$XDEV_BIN has no \`plan\` subcommand"
+e2e_need_subcommand plan
 e2e_claude
 e2e_work_dir
-say "Claude Code $CLAUDE_CODE_VERSION, xdev $("$XDEV_BIN" --version 2>/dev/null | head -n 1), work dir $W"
+e2e_say_versions "Claude Code" "$CLAUDE_CODE_VERSION"
 
 # decide R MNT DECISION: waits (up to the claude timeout) until a plan is under
 # review on MNT, then runs `xdev plan approve --mode acceptEdits` or `xdev
@@ -200,5 +200,4 @@ if [ "$failed" = 0 ]; then
     say "PASS: Claude Code $CLAUDE_CODE_VERSION in plan mode: an ExitPlanMode approved on the plan desk (--mode acceptEdits) proceeded and its Write ran unprompted; a refined one told the model to revise, with the feedback"
     exit 0
 fi
-keep=1
-die "$(cat "$W"/*/check.out | grep -c '^FAIL') check(s) failed in $failed run(s); see $W"
+e2e_runs_failed "$failed"

@@ -50,15 +50,10 @@ for arg in "$@"; do
 done
 
 e2e_begin claude-code-plugin-e2e
-"$XDEV_BIN" hook --help >/dev/null 2>&1 || die "$XDEV_BIN has no \`hook\` subcommand"
+e2e_need_subcommand hook
 e2e_claude
-e2e_work_dir
-MNT=$W/mnt
-PROJECT=$W/project
-HOME_DIR=$W/home
-mkdir -p "$W/marks" "$W/bin" "$PROJECT/.claude" "$HOME_DIR" || die "cannot create $W"
-MARK1=$W/marks/MARK1
-MARK2=$W/marks/MARK2
+e2e_claude_dirs
+mkdir -p "$W/bin" || die "cannot create $W/bin"
 ln -s "$XDEV_BIN" "$W/bin/xdev" || die "cannot link $W/bin/xdev"
 
 # Permissions and the mount (XDEV_DIR, which Claude Code passes to hooks);
@@ -76,7 +71,7 @@ with open(path, "w") as f:
 PY
 
 # --- the plugin: validate, add the local marketplace, install -------------------------
-say "Claude Code $CLAUDE_CODE_VERSION, xdev $("$XDEV_BIN" --version 2>/dev/null | head -n 1), work dir $W"
+e2e_say_versions "Claude Code" "$CLAUDE_CODE_VERSION"
 e2e_mount "$MNT" "$W/xdev"
 for manifest in "$PLUGIN" "$PLUGIN/.claude-plugin/marketplace.json"; do
     e2e_claude_offline "$HOME_DIR" "$PROJECT" plugin validate "$manifest" >"$W/validate.out" 2>&1 ||
@@ -106,11 +101,7 @@ e2e_finish_decider
 
 e2e_save_journal "$W/journal.jsonl"
 
-say "decider:"
-sed 's/^/  /' "$W/decider.err"
-say "server requests:"
-e2e_print_requests "$W/requests.jsonl" model
-say "checks:"
+e2e_show_run
 status=0
 "$PYTHON" "$E2E/check.py" plugin "$W" "$PLUGIN" "$HOME_DIR" "$PROJECT" "$MNT" >"$W/check.out" || status=1
 "$PYTHON" "$E2E/check.py" "$W" "$MARK1" "$MARK2" "$RESOLVE_REASON" "$REJECT_REASON" real >>"$W/check.out" || status=1
@@ -119,5 +110,4 @@ if [ "$status" = 0 ]; then
     say "PASS: Claude Code $CLAUDE_CODE_VERSION with the xdev plugin from a local marketplace: resolved Bash ran, rejected Bash did not, the model read the rejection reason, the journal has 1 resolve + 1 reject (${elapsed}s in the namespace)"
     exit 0
 fi
-keep=1
-die "$(grep -c '^FAIL' "$W/check.out") check(s) failed; Claude Code's stderr: $(tail -n 5 "$W/claude.err" 2>/dev/null)"
+e2e_checks_failed

@@ -59,26 +59,14 @@ e2e_begin claude-code-self-approve-e2e
 e2e_claude
 
 # --- the work directory, the mount, the settings, the MCP server --------------------
-e2e_work_dir
-MNT=$W/mnt
-PROJECT=$W/project
-HOME_DIR=$W/home
-mkdir -p "$W/marks" "$PROJECT/.claude" "$HOME_DIR" || die "cannot create $W"
-MARK1=$W/marks/MARK1
+e2e_claude_dirs
 
 e2e_mount "$MNT" "$W/xdev"
 
-"$PYTHON" - "$PROJECT/.claude/settings.json" "$(printf '%q hook --mount %q' "$XDEV_BIN" "$MNT")" \
-    "$W/mcp.json" "$PYTHON" "$E2E/self_approving_mcp.py" "$MNT" "$W/mcp.jsonl" <<'PY' || die "cannot write the settings"
+e2e_hook_settings "$PROJECT/.claude/settings.json" "$(printf '%q hook --mount %q' "$XDEV_BIN" "$MNT")"
+"$PYTHON" - "$W/mcp.json" "$PYTHON" "$E2E/self_approving_mcp.py" "$MNT" "$W/mcp.jsonl" <<'PY' || die "cannot write the MCP config"
 import json, sys
-settings_path, command, mcp_path, python, server, mnt, log = sys.argv[1:8]
-settings = {
-    "permissions": {"defaultMode": "default", "disableBypassPermissionsMode": "disable"},
-    "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}]},
-}
-with open(settings_path, "w") as f:
-    json.dump(settings, f, indent=2)
-    f.write("\n")
+mcp_path, python, server, mnt, log = sys.argv[1:6]
 mcp = {"mcpServers": {"selfapprove": {"type": "stdio", "command": python, "args": [server, mnt, log]}}}
 with open(mcp_path, "w") as f:
     json.dump(mcp, f, indent=2)
@@ -110,7 +98,7 @@ decide_after_the_agents_tool 2>"$W/decider.err" &
 decider_pid=$!
 
 # --- the agent, in a network namespace of its own -----------------------------------
-say "Claude Code $CLAUDE_CODE_VERSION, xdev $("$XDEV_BIN" --version 2>/dev/null | head -n 1), work dir $W"
+e2e_say_versions "Claude Code" "$CLAUDE_CODE_VERSION"
 export E2E_WORK=$W E2E_PROJECT=$PROJECT E2E_HOME=$HOME_DIR E2E_MARK1=$MARK1 E2E_SCRIPT=self-approve \
     E2E_MCP_CONFIG=$W/mcp.json E2E_MCP_TOOL=$MCP_TOOL E2E_CLAUDE=$CLAUDE E2E_PROMPT=$PROMPT \
     E2E_TIMEOUT=$TIMEOUT E2E_PYTHON=$PYTHON E2E_SERVER=$E2E/model_server.py
@@ -120,17 +108,12 @@ e2e_save_journal "$W/journal.jsonl"
 
 say "MCP server:"
 sed 's/^/  /' "$W/mcp.jsonl" 2>/dev/null
-say "decider:"
-sed 's/^/  /' "$W/decider.err"
-say "server requests:"
-e2e_print_requests "$W/requests.jsonl" model
-say "checks:"
+e2e_show_run
 if "$PYTHON" "$E2E/check.py" self-approve "$W" "$MNT" "$MARK1" "$RESOLVE_REASON" >"$W/check.out"; then
     sed 's/^/  /' "$W/check.out"
     say "PASS: Claude Code $CLAUDE_CODE_VERSION through xdev hook: the MCP server it started could not approve its pending Bash call (EPERM twice, journaled as refused, still pending); a decision from outside ran it (${elapsed}s in the namespace)"
     exit 0
 else
     sed 's/^/  /' "$W/check.out"
-    keep=1
-    die "$(grep -c '^FAIL' "$W/check.out") check(s) failed; Claude Code's stderr: $(tail -n 5 "$W/claude.err" 2>/dev/null)"
+    e2e_checks_failed
 fi

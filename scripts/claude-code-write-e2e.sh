@@ -96,7 +96,7 @@ e2e_begin claude-code-write-e2e
 [ "$trace" = 0 ] || command -v strace >/dev/null 2>&1 || die "--strace needs strace"
 e2e_claude
 e2e_work_dir
-say "Claude Code $CLAUDE_CODE_VERSION, xdev $("$XDEV_BIN" --version 2>/dev/null | head -n 1), permissions: $permissions, work dir $W"
+e2e_say_versions "Claude Code" "$CLAUDE_CODE_VERSION" "permissions: $permissions"
 
 # run_variant NAME: one run (pending or none) in $W/NAME; its checks go to
 # $W/NAME/check.out. Returns check.py's status.
@@ -175,5 +175,4 @@ if [ "$failed" = 0 ]; then
     say "PASS: Claude Code $CLAUDE_CODE_VERSION's Write onto <mnt>/resolve applied the pending preview once (tool_result success), and with nothing pending its tool_result names ENOENT; no draft left"
     exit 0
 fi
-keep=1
-die "$(cat "$W"/*/check.out | grep -c '^FAIL') check(s) failed in $failed run(s); see $W"
+e2e_runs_failed "$failed"

@@ -73,14 +73,14 @@ for arg in "$@"; do
 done
 
 e2e_begin codex-e2e
-"$XDEV_BIN" hook --help >/dev/null 2>&1 || die "$XDEV_BIN has no \`hook\` subcommand"
+e2e_need_subcommand hook
 e2e_codex
 e2e_work_dir
 MNT=$W/mnt
 e2e_mount "$MNT" "$W/xdev"
 hook_command="$(printf '%q hook --agent codex --mount %q' "$XDEV_BIN" "$MNT")"
 
-say "Codex $CODEX_VERSION, xdev $("$XDEV_BIN" --version 2>/dev/null | head -n 1), work dir $W"
+e2e_say_versions Codex "$CODEX_VERSION"
 failed=0
 summary=
 for run in $runs; do

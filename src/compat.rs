@@ -355,275 +355,80 @@ where
 
 // ----- moved off the crate root -------------------------------------------
 
-/// Moved: [`xdev::session::Origin`](crate::session::Origin).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::session::Origin (also in xdev::prelude)"
-)]
-pub type Origin = crate::session::Origin;
+/// Deprecated aliases of types that moved off the crate root, one a line:
+/// `module::Name => "warning"`. The doc links the new home; the warning is
+/// spelled out because `deprecated` takes only a literal.
+macro_rules! moved_types {
+    ($($module:ident :: $name:ident $(<$($param:tt),+>)? => $note:literal;)+) => {$(
+        #[doc = concat!(
+            "Moved: [`xdev::", stringify!($module), "::", stringify!($name),
+            "`](crate::", stringify!($module), "::", stringify!($name), ")."
+        )]
+        #[deprecated(since = "0.2.0", note = $note)]
+        pub type $name $(<$($param),+>)? = crate::$module::$name $(<$($param),+>)?;
+    )+};
+}
 
-/// Moved: [`xdev::session::Scope`](crate::session::Scope).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::session::Scope (also in xdev::prelude)"
-)]
-pub type Scope<'a> = crate::session::Scope<'a>;
+/// Deprecated copies of constants that moved off the crate root, one a
+/// line: `module::NAME: Type => "warning"`, as `moved_types!` does for types.
+macro_rules! moved_consts {
+    ($($module:ident :: $name:ident : $ty:ty => $note:literal;)+) => {$(
+        #[doc = concat!(
+            "Moved: [`xdev::", stringify!($module), "::", stringify!($name),
+            "`](crate::", stringify!($module), "::", stringify!($name), ")."
+        )]
+        #[deprecated(since = "0.2.0", note = $note)]
+        pub const $name: $ty = crate::$module::$name;
+    )+};
+}
 
-/// Moved: [`xdev::session::Action`](crate::session::Action).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::session::Action (also in xdev::prelude)"
-)]
-pub type Action = crate::session::Action;
+moved_types! {
+    session::Origin => "moved: use xdev::session::Origin (also in xdev::prelude)";
+    session::Scope<'a> => "moved: use xdev::session::Scope (also in xdev::prelude)";
+    session::Action => "moved: use xdev::session::Action (also in xdev::prelude)";
+    session::Event => "moved: use xdev::session::Event (also in xdev::prelude)";
+    session::EventKind => "moved: use xdev::session::EventKind (also in xdev::prelude)";
+    session::EventStream => "moved: use xdev::session::EventStream (also in xdev::prelude)";
+    session::PreviewInfo => "moved: use xdev::session::PreviewInfo (also in xdev::prelude)";
+    session::BoxFuture<T> => "moved: use xdev::session::BoxFuture (also in xdev::prelude)";
+    session::SessionSummary => "moved: use xdev::session::SessionSummary (also in xdev::prelude)";
+    session::SeveralSessions => "moved: use xdev::session::SeveralSessions";
+    session::StandingHandler => "moved: use xdev::session::StandingHandler (also in xdev::prelude)";
+    session::PlanHandler => "moved: use xdev::session::PlanHandler (also in xdev::prelude)";
+    session::PlanProposal => "moved: use xdev::session::PlanProposal (also in xdev::prelude)";
+    session::PlanTitle => "moved: use xdev::session::PlanTitle (also in xdev::prelude)";
+    session::PlanOutcome => "moved: use xdev::session::PlanOutcome (also in xdev::prelude)";
+    session::PlanApprovalDetails => "moved: use xdev::session::PlanApprovalDetails (also in xdev::prelude)";
+    dispatch::Details => "moved: use xdev::dispatch::Details (also in xdev::prelude)";
+    dispatch::Cancel => "moved: use xdev::dispatch::Cancel (also in xdev::prelude)";
+    dispatch::BeforeDecision => "moved: use xdev::dispatch::BeforeDecision (also in xdev::prelude)";
+    dispatch::OnClaim => "moved: use xdev::dispatch::OnClaim (also in xdev::prelude)";
+    dispatch::DispatchHooks => "moved: use xdev::dispatch::DispatchHooks (also in xdev::prelude)";
+    harness::QueueInvoker => "moved: use xdev::harness::QueueInvoker (also in xdev::prelude)";
+    harness::Directive => "moved: use xdev::harness::Directive (also in xdev::prelude)";
+    harness::DirectiveId => "moved: use xdev::harness::DirectiveId (also in xdev::prelude)";
+    harness::RejectAction => "moved: use xdev::harness::RejectAction (also in xdev::prelude)";
+    harness::RejectReason => "moved: use xdev::harness::RejectReason (also in xdev::prelude)";
+    harness::ToolChoice => "moved: use xdev::harness::ToolChoice (also in xdev::prelude)";
+    harness::TurnEnd => "moved: use xdev::harness::TurnEnd (also in xdev::prelude)";
+    harness::ModelCallPlan => "moved: use xdev::harness::ModelCallPlan";
+    harness::SoftRequirement => "moved: use xdev::harness::SoftRequirement (also in xdev::prelude)";
+    harness::SoftRequirementTracker => "moved: use xdev::harness::SoftRequirementTracker";
+    harness::ToolCall => "moved: use xdev::harness::ToolCall";
+    harness::ToolChoiceDirective => "moved: use xdev::harness::ToolChoiceDirective (also in xdev::prelude)";
+    harness::TurnVerdict => "moved: use xdev::harness::TurnVerdict";
+    plan_desk::PlanStatus => "moved: use xdev::plan_desk::PlanStatus (also in xdev::prelude)";
+    plan_desk::PlanUnderReview => "moved: use xdev::plan_desk::PlanUnderReview (also in xdev::prelude)";
+    plan_desk::ContinueMode => "moved: use xdev::plan_desk::ContinueMode (also in xdev::prelude)";
+    plan_desk::UnknownPlanHandler => "moved: use xdev::plan_desk::UnknownPlanHandler";
+}
 
-/// Moved: [`xdev::session::Event`](crate::session::Event).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::session::Event (also in xdev::prelude)"
-)]
-pub type Event = crate::session::Event;
-
-/// Moved: [`xdev::session::EventKind`](crate::session::EventKind).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::session::EventKind (also in xdev::prelude)"
-)]
-pub type EventKind = crate::session::EventKind;
-
-/// Moved: [`xdev::session::EventStream`](crate::session::EventStream).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::session::EventStream (also in xdev::prelude)"
-)]
-pub type EventStream = crate::session::EventStream;
-
-/// Moved: [`xdev::session::PreviewInfo`](crate::session::PreviewInfo).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::session::PreviewInfo (also in xdev::prelude)"
-)]
-pub type PreviewInfo = crate::session::PreviewInfo;
-
-/// Moved: [`xdev::session::BoxFuture`](crate::session::BoxFuture).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::session::BoxFuture (also in xdev::prelude)"
-)]
-pub type BoxFuture<T> = crate::session::BoxFuture<T>;
-
-/// Moved: [`xdev::session::SessionSummary`](crate::session::SessionSummary).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::session::SessionSummary (also in xdev::prelude)"
-)]
-pub type SessionSummary = crate::session::SessionSummary;
-
-/// Moved: [`xdev::session::SeveralSessions`](crate::session::SeveralSessions).
-#[deprecated(since = "0.2.0", note = "moved: use xdev::session::SeveralSessions")]
-pub type SeveralSessions = crate::session::SeveralSessions;
-
-/// Moved: [`xdev::session::StandingHandler`](crate::session::StandingHandler).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::session::StandingHandler (also in xdev::prelude)"
-)]
-pub type StandingHandler = crate::session::StandingHandler;
-
-/// Moved: [`xdev::session::PlanHandler`](crate::session::PlanHandler).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::session::PlanHandler (also in xdev::prelude)"
-)]
-pub type PlanHandler = crate::session::PlanHandler;
-
-/// Moved: [`xdev::session::PlanProposal`](crate::session::PlanProposal).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::session::PlanProposal (also in xdev::prelude)"
-)]
-pub type PlanProposal = crate::session::PlanProposal;
-
-/// Moved: [`xdev::session::PlanTitle`](crate::session::PlanTitle).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::session::PlanTitle (also in xdev::prelude)"
-)]
-pub type PlanTitle = crate::session::PlanTitle;
-
-/// Moved: [`xdev::session::PlanOutcome`](crate::session::PlanOutcome).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::session::PlanOutcome (also in xdev::prelude)"
-)]
-pub type PlanOutcome = crate::session::PlanOutcome;
-
-/// Moved: [`xdev::session::PlanApprovalDetails`](crate::session::PlanApprovalDetails).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::session::PlanApprovalDetails (also in xdev::prelude)"
-)]
-pub type PlanApprovalDetails = crate::session::PlanApprovalDetails;
-
-/// Moved: [`xdev::dispatch::Details`](crate::dispatch::Details).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::dispatch::Details (also in xdev::prelude)"
-)]
-pub type Details = crate::dispatch::Details;
-
-/// Moved: [`xdev::dispatch::Cancel`](crate::dispatch::Cancel).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::dispatch::Cancel (also in xdev::prelude)"
-)]
-pub type Cancel = crate::dispatch::Cancel;
-
-/// Moved: [`xdev::dispatch::BeforeDecision`](crate::dispatch::BeforeDecision).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::dispatch::BeforeDecision (also in xdev::prelude)"
-)]
-pub type BeforeDecision = crate::dispatch::BeforeDecision;
-
-/// Moved: [`xdev::dispatch::OnClaim`](crate::dispatch::OnClaim).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::dispatch::OnClaim (also in xdev::prelude)"
-)]
-pub type OnClaim = crate::dispatch::OnClaim;
-
-/// Moved: [`xdev::dispatch::DispatchHooks`](crate::dispatch::DispatchHooks).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::dispatch::DispatchHooks (also in xdev::prelude)"
-)]
-pub type DispatchHooks = crate::dispatch::DispatchHooks;
-
-/// Moved: [`xdev::harness::QueueInvoker`](crate::harness::QueueInvoker).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::harness::QueueInvoker (also in xdev::prelude)"
-)]
-pub type QueueInvoker = crate::harness::QueueInvoker;
-
-/// Moved: [`xdev::harness::Directive`](crate::harness::Directive).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::harness::Directive (also in xdev::prelude)"
-)]
-pub type Directive = crate::harness::Directive;
-
-/// Moved: [`xdev::harness::DirectiveId`](crate::harness::DirectiveId).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::harness::DirectiveId (also in xdev::prelude)"
-)]
-pub type DirectiveId = crate::harness::DirectiveId;
-
-/// Moved: [`xdev::harness::RejectAction`](crate::harness::RejectAction).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::harness::RejectAction (also in xdev::prelude)"
-)]
-pub type RejectAction = crate::harness::RejectAction;
-
-/// Moved: [`xdev::harness::RejectReason`](crate::harness::RejectReason).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::harness::RejectReason (also in xdev::prelude)"
-)]
-pub type RejectReason = crate::harness::RejectReason;
-
-/// Moved: [`xdev::harness::ToolChoice`](crate::harness::ToolChoice).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::harness::ToolChoice (also in xdev::prelude)"
-)]
-pub type ToolChoice = crate::harness::ToolChoice;
-
-/// Moved: [`xdev::harness::TurnEnd`](crate::harness::TurnEnd).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::harness::TurnEnd (also in xdev::prelude)"
-)]
-pub type TurnEnd = crate::harness::TurnEnd;
-
-/// Moved: [`xdev::harness::ModelCallPlan`](crate::harness::ModelCallPlan).
-#[deprecated(since = "0.2.0", note = "moved: use xdev::harness::ModelCallPlan")]
-pub type ModelCallPlan = crate::harness::ModelCallPlan;
-
-/// Moved: [`xdev::harness::SoftRequirement`](crate::harness::SoftRequirement).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::harness::SoftRequirement (also in xdev::prelude)"
-)]
-pub type SoftRequirement = crate::harness::SoftRequirement;
-
-/// Moved: [`xdev::harness::SoftRequirementTracker`](crate::harness::SoftRequirementTracker).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::harness::SoftRequirementTracker"
-)]
-pub type SoftRequirementTracker = crate::harness::SoftRequirementTracker;
-
-/// Moved: [`xdev::harness::ToolCall`](crate::harness::ToolCall).
-#[deprecated(since = "0.2.0", note = "moved: use xdev::harness::ToolCall")]
-pub type ToolCall = crate::harness::ToolCall;
-
-/// Moved: [`xdev::harness::ToolChoiceDirective`](crate::harness::ToolChoiceDirective).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::harness::ToolChoiceDirective (also in xdev::prelude)"
-)]
-pub type ToolChoiceDirective = crate::harness::ToolChoiceDirective;
-
-/// Moved: [`xdev::harness::TurnVerdict`](crate::harness::TurnVerdict).
-#[deprecated(since = "0.2.0", note = "moved: use xdev::harness::TurnVerdict")]
-pub type TurnVerdict = crate::harness::TurnVerdict;
-
-/// Moved: [`xdev::plan_desk::PlanStatus`](crate::plan_desk::PlanStatus).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::plan_desk::PlanStatus (also in xdev::prelude)"
-)]
-pub type PlanStatus = crate::plan_desk::PlanStatus;
-
-/// Moved: [`xdev::plan_desk::PlanUnderReview`](crate::plan_desk::PlanUnderReview).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::plan_desk::PlanUnderReview (also in xdev::prelude)"
-)]
-pub type PlanUnderReview = crate::plan_desk::PlanUnderReview;
-
-/// Moved: [`xdev::plan_desk::ContinueMode`](crate::plan_desk::ContinueMode).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::plan_desk::ContinueMode (also in xdev::prelude)"
-)]
-pub type ContinueMode = crate::plan_desk::ContinueMode;
-
-/// Moved: [`xdev::plan_desk::UnknownPlanHandler`](crate::plan_desk::UnknownPlanHandler).
-#[deprecated(
-    since = "0.2.0",
-    note = "moved: use xdev::plan_desk::UnknownPlanHandler"
-)]
-pub type UnknownPlanHandler = crate::plan_desk::UnknownPlanHandler;
-
-/// Moved: [`xdev::session::CUSTOM_TOOL`](crate::session::CUSTOM_TOOL).
-#[deprecated(since = "0.2.0", note = "moved: use xdev::session::CUSTOM_TOOL")]
-pub const CUSTOM_TOOL: &str = crate::session::CUSTOM_TOOL;
-
-/// Moved: [`xdev::session::DEFAULT_MOUNT_DIR`](crate::session::DEFAULT_MOUNT_DIR).
-#[deprecated(since = "0.2.0", note = "moved: use xdev::session::DEFAULT_MOUNT_DIR")]
-pub const DEFAULT_MOUNT_DIR: &str = crate::session::DEFAULT_MOUNT_DIR;
-
-/// Moved: [`xdev::harness::MAX_FORCED_TURNS`](crate::harness::MAX_FORCED_TURNS).
-#[deprecated(since = "0.2.0", note = "moved: use xdev::harness::MAX_FORCED_TURNS")]
-pub const MAX_FORCED_TURNS: u32 = crate::harness::MAX_FORCED_TURNS;
-
-/// Moved: [`xdev::device::MAX_MESSAGE`](crate::device::MAX_MESSAGE).
-#[deprecated(since = "0.2.0", note = "moved: use xdev::device::MAX_MESSAGE")]
-pub const MAX_MESSAGE: usize = crate::device::MAX_MESSAGE;
+moved_consts! {
+    session::CUSTOM_TOOL: &str => "moved: use xdev::session::CUSTOM_TOOL";
+    session::DEFAULT_MOUNT_DIR: &str => "moved: use xdev::session::DEFAULT_MOUNT_DIR";
+    harness::MAX_FORCED_TURNS: u32 => "moved: use xdev::harness::MAX_FORCED_TURNS";
+    device::MAX_MESSAGE: usize => "moved: use xdev::device::MAX_MESSAGE";
+}
 
 /// Moved: [`xdev::session::plan_handler`](crate::session::plan_handler).
 #[deprecated(
@@ -673,13 +478,13 @@ mod moved_to_mount {
 
     use std::path::Path;
 
-    /// Moved: [`xdev::mount::MountPointState`](crate::mount::MountPointState).
-    #[deprecated(since = "0.2.0", note = "moved: use xdev::mount::MountPointState")]
-    pub type MountPointState = crate::mount::MountPointState;
+    moved_types! {
+        mount::MountPointState => "moved: use xdev::mount::MountPointState";
+    }
 
-    /// Moved: [`xdev::mount::DEFAULT_THREADS`](crate::mount::DEFAULT_THREADS).
-    #[deprecated(since = "0.2.0", note = "moved: use xdev::mount::DEFAULT_THREADS")]
-    pub const DEFAULT_THREADS: usize = crate::mount::DEFAULT_THREADS;
+    moved_consts! {
+        mount::DEFAULT_THREADS: usize => "moved: use xdev::mount::DEFAULT_THREADS";
+    }
 
     /// Moved: [`xdev::mount::is_stale_mount`](crate::mount::is_stale_mount).
     #[deprecated(since = "0.2.0", note = "moved: use xdev::mount::is_stale_mount")]

@@ -431,16 +431,23 @@ fn with_grace(grace: Duration) -> Fixture {
     })
 }
 
-#[test]
-fn unmount_lets_a_running_decision_finish_and_refuses_new_ones() {
-    let _quiet = quiet();
+/// A mount with `grace` that journals to a file in a temp dir of its own:
+/// the mount, the journal file, and the dir (kept until the test ends).
+fn journaled(grace: Duration) -> (Fixture, std::path::PathBuf, tempfile::TempDir) {
     let journal = tempfile::tempdir().expect("journal dir");
     let journal_file = journal.path().join("journal.jsonl");
-    let mut fx = Fixture::with_options(xdev::MountOptions {
-        grace: Duration::from_secs(30),
+    let fx = Fixture::with_options(xdev::MountOptions {
+        grace,
         journal_file: Some(journal_file.clone()),
         ..xdev::MountOptions::default()
     });
+    (fx, journal_file, journal)
+}
+
+#[test]
+fn unmount_lets_a_running_decision_finish_and_refuses_new_ones() {
+    let _quiet = quiet();
+    let (mut fx, journal_file, _journal) = journaled(Duration::from_secs(30));
     stage_recording(&fx.session, "older");
     let (_, slow, gate) = stage_gated(&fx.session, "slow");
     let path = fx.path("resolve");
@@ -927,13 +934,7 @@ fn a_lazy_unmount_from_outside_wakes_removed_and_the_running_decision_still_fini
         nix::unistd::geteuid().is_root(),
         "this test needs root (umount -l, mount -t tmpfs)"
     );
-    let journal = tempfile::tempdir().expect("journal dir");
-    let journal_file = journal.path().join("journal.jsonl");
-    let mut fx = Fixture::with_options(xdev::MountOptions {
-        grace: Duration::from_secs(30),
-        journal_file: Some(journal_file.clone()),
-        ..xdev::MountOptions::default()
-    });
+    let (mut fx, journal_file, _journal) = journaled(Duration::from_secs(30));
     let (id, slow, gate) = stage_gated(&fx.session, "slow");
     let path = fx.path("resolve");
     let writer = std::thread::spawn(move || write_once(&path, b"go"));
@@ -1710,12 +1711,7 @@ fn another_users_mount_without_allow_other_is_named_as_such_with_the_fix() {
 
 #[test]
 fn unmount_returns_once_the_journal_file_holds_every_record_made_so_far() {
-    let journal = tempfile::tempdir().expect("journal dir");
-    let journal_file = journal.path().join("journal.jsonl");
-    let mut fx = Fixture::with_options(xdev::MountOptions {
-        journal_file: Some(journal_file.clone()),
-        ..xdev::MountOptions::default()
-    });
+    let (mut fx, journal_file, _journal) = journaled(xdev::MountOptions::default().grace);
     for n in 0..200 {
         stage_recording(&fx.session, &format!("edit {n}"));
     }

@@ -115,21 +115,10 @@ for name in sys.argv[2:]:
     attempt(name, read)
 attempt("resolve", write)
 "#;
-        let names = [
-            ".",
-            "pending",
-            "sessions",
-            "status",
-            "status.json",
-            "last",
-            "reminder",
-            "log",
-            "events",
-        ];
         let output = self
             .command("/usr/bin/python3")
             .args(["-c", code, secret])
-            .args(names)
+            .args(SURVEYED)
             .env("D", dir)
             .output()
             .expect("run setpriv");
@@ -156,22 +145,27 @@ fn handed_to(owner: &str, allow_other: bool) -> Fixture {
     fx
 }
 
+/// The files and directories `survey` reads, in its order (it writes
+/// `resolve` after them).
+const SURVEYED: [&str; 9] = [
+    ".",
+    "pending",
+    "sessions",
+    "status",
+    "status.json",
+    "last",
+    "reminder",
+    "log",
+    "events",
+];
+
 /// What a user refused everything gets, listing included.
 fn refused_everything() -> Vec<String> {
-    [
-        ".",
-        "pending",
-        "sessions",
-        "status",
-        "status.json",
-        "last",
-        "reminder",
-        "log",
-        "events",
-        "resolve",
-    ]
-    .map(|name| format!("{name} EACCES"))
-    .to_vec()
+    SURVEYED
+        .iter()
+        .chain(&["resolve"])
+        .map(|name| format!("{name} EACCES"))
+        .collect()
 }
 
 #[test]

@@ -266,6 +266,73 @@ e2e_work_dir() {
     W=$(mktemp -d "${TMPDIR:-/tmp}/xdev-$E2E_NAME.XXXXXX") || die "mktemp failed"
 }
 
+# e2e_need_subcommand SUB [HINT]: dies unless $XDEV_BIN has the subcommand
+# SUB (HINT, when given, says what to do then).
+e2e_need_subcommand() {
+    "$XDEV_BIN" "$1" --help >/dev/null 2>&1 || die "$XDEV_BIN has no \`$1\` subcommand${2:+ ($2)}"
+}
+
+# shellcheck disable=SC2034 # the variables are the caller's
+# e2e_claude_dirs: the work directory $W of one Claude Code run: MNT (the
+# mount point, not mounted yet), PROJECT (with .claude/), HOME_DIR (a fresh
+# home), and MARK1 and MARK2 under $W/marks. The marks live outside the
+# project: Claude Code must not be able to treat a write there as a harmless
+# in-project edit; only the hook lets them happen.
+e2e_claude_dirs() {
+    e2e_work_dir
+    MNT=$W/mnt PROJECT=$W/project HOME_DIR=$W/home
+    MARK1=$W/marks/MARK1 MARK2=$W/marks/MARK2
+    mkdir -p "$W/marks" "$PROJECT/.claude" "$HOME_DIR" || die "cannot create $W"
+}
+
+# e2e_say_versions AGENT VERSION [WHAT]: the run's first line: the agent and
+# xdev versions, WHAT (when given), and the work directory.
+e2e_say_versions() {
+    say "$1 $2, xdev $("$XDEV_BIN" --version 2>/dev/null | head -n 1), ${3:+$3, }work dir $W"
+}
+
+# e2e_hook_settings PATH COMMAND: writes a Claude Code settings.json at PATH
+# whose one PreToolUse hook (matcher Bash) runs COMMAND, in the permission
+# mode `default` with bypassing disabled, so the hook is the only way a Bash
+# call runs.
+e2e_hook_settings() {
+    "$PYTHON" - "$1" "$2" <<'PY' || die "cannot write the settings"
+import json, sys
+path, command = sys.argv[1:3]
+settings = {
+    "permissions": {"defaultMode": "default", "disableBypassPermissionsMode": "disable"},
+    "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}]},
+}
+with open(path, "w") as f:
+    json.dump(settings, f, indent=2)
+    f.write("\n")
+PY
+}
+
+# e2e_show_run: prints, indented, what the decider said ($W/decider.err)
+# and the requests the model server answered, then "checks:".
+e2e_show_run() {
+    say "decider:"
+    sed 's/^/  /' "$W/decider.err"
+    say "server requests:"
+    e2e_print_requests "$W/requests.jsonl" model
+    say "checks:"
+}
+
+# e2e_checks_failed: keeps the work directory and dies with how many of
+# $W/check.out's checks failed and the end of Claude Code's stderr.
+e2e_checks_failed() {
+    keep=1
+    die "$(grep -c '^FAIL' "$W/check.out") check(s) failed; Claude Code's stderr: $(tail -n 5 "$W/claude.err" 2>/dev/null)"
+}
+
+# e2e_runs_failed N: keeps the work directory and dies with how many checks
+# failed in the N failed runs (each run's $W/*/check.out).
+e2e_runs_failed() {
+    keep=1
+    die "$(cat "$W"/*/check.out | grep -c '^FAIL') check(s) failed in $1 run(s); see $W"
+}
+
 # e2e_clean_up_on_exit: at exit (INT and TERM exit too), stops the run and
 # leaves the work directory $W (kept with --keep, $keep, or after a failure).
 e2e_clean_up_on_exit() {

@@ -71,6 +71,18 @@ const NO_XATTR_TO_READ: Refusal = refuse!(ENOSYS, "no extended attribute is kept
 /// A hard or symbolic link.
 const NO_LINK: Refusal = refuse!(EPERM, "no link is made here");
 
+/// `mknod`: the only node made here is a draft, by `create`.
+const NO_NODE: Refusal = refuse!(EPERM, "no node is made here but a draft, by create");
+
+/// `mkdir`.
+const NO_NEW_DIRECTORY: Refusal = refuse!(EPERM, "no directory is made here");
+
+/// `rmdir`.
+const NO_DIRECTORY_REMOVED: Refusal = refuse!(EPERM, "the mount's directories are never removed");
+
+/// `fallocate` (see the unsupported operations below).
+const NO_ALLOCATION: Refusal = refuse!(EOPNOTSUPP, "nothing is allocated here");
+
 /// Answers a readdir from `offset` with as much of `listing` as fits.
 fn fill_directory(listing: &Listing, offset: u64, mut reply: ReplyDirectory) {
     let start = usize::try_from(offset).unwrap_or(usize::MAX);
@@ -417,53 +429,28 @@ impl Filesystem for XdevFuse {
         &self,
         req: &Request,
         parent: INodeNo,
-        _name: &OsStr,
-        _mode: u32,
-        _umask: u32,
-        _rdev: u32,
+        _: &OsStr,
+        _: u32,
+        _: u32,
+        _: u32,
         reply: ReplyEntry,
     ) {
-        let refusal = refuse!(EPERM, "no node is made here but a draft, by create");
-        reply.error(refused("mknod", parent, req, refusal));
+        reply.error(refused("mknod", parent, req, NO_NODE));
     }
 
-    fn mkdir(
-        &self,
-        req: &Request,
-        parent: INodeNo,
-        _name: &OsStr,
-        _mode: u32,
-        _umask: u32,
-        reply: ReplyEntry,
-    ) {
-        let refusal = refuse!(EPERM, "no directory is made here");
-        reply.error(refused("mkdir", parent, req, refusal));
+    fn mkdir(&self, req: &Request, parent: INodeNo, _: &OsStr, _: u32, _: u32, reply: ReplyEntry) {
+        reply.error(refused("mkdir", parent, req, NO_NEW_DIRECTORY));
     }
 
-    fn rmdir(&self, req: &Request, parent: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
-        let refusal = refuse!(EPERM, "the mount's directories are never removed");
-        reply.error(refused("rmdir", parent, req, refusal));
+    fn rmdir(&self, req: &Request, parent: INodeNo, _: &OsStr, reply: ReplyEmpty) {
+        reply.error(refused("rmdir", parent, req, NO_DIRECTORY_REMOVED));
     }
 
-    fn symlink(
-        &self,
-        req: &Request,
-        parent: INodeNo,
-        _link_name: &OsStr,
-        _target: &Path,
-        reply: ReplyEntry,
-    ) {
+    fn symlink(&self, req: &Request, parent: INodeNo, _: &OsStr, _: &Path, reply: ReplyEntry) {
         reply.error(refused("symlink", parent, req, NO_LINK));
     }
 
-    fn link(
-        &self,
-        req: &Request,
-        ino: INodeNo,
-        _newparent: INodeNo,
-        _newname: &OsStr,
-        reply: ReplyEntry,
-    ) {
+    fn link(&self, req: &Request, ino: INodeNo, _: INodeNo, _: &OsStr, reply: ReplyEntry) {
         reply.error(refused("link", ino, req, NO_LINK));
     }
 
@@ -471,24 +458,24 @@ impl Filesystem for XdevFuse {
         &self,
         req: &Request,
         ino: INodeNo,
-        _name: &OsStr,
-        _value: &[u8],
-        _flags: i32,
-        _position: u32,
+        _: &OsStr,
+        _: &[u8],
+        _: i32,
+        _: u32,
         reply: ReplyEmpty,
     ) {
         reply.error(refused("setxattr", ino, req, NO_XATTR));
     }
 
-    fn removexattr(&self, req: &Request, ino: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
+    fn removexattr(&self, req: &Request, ino: INodeNo, _: &OsStr, reply: ReplyEmpty) {
         reply.error(refused("removexattr", ino, req, NO_XATTR));
     }
 
-    fn getxattr(&self, req: &Request, ino: INodeNo, _name: &OsStr, _size: u32, reply: ReplyXattr) {
+    fn getxattr(&self, req: &Request, ino: INodeNo, _: &OsStr, _: u32, reply: ReplyXattr) {
         reply.error(refused("getxattr", ino, req, NO_XATTR_TO_READ));
     }
 
-    fn listxattr(&self, req: &Request, ino: INodeNo, _size: u32, reply: ReplyXattr) {
+    fn listxattr(&self, req: &Request, ino: INodeNo, _: u32, reply: ReplyXattr) {
         reply.error(refused("listxattr", ino, req, NO_XATTR_TO_READ));
     }
 
@@ -496,13 +483,12 @@ impl Filesystem for XdevFuse {
         &self,
         req: &Request,
         ino: INodeNo,
-        _fh: FileHandle,
-        _offset: u64,
-        _length: u64,
-        _mode: i32,
+        _: FileHandle,
+        _: u64,
+        _: u64,
+        _: i32,
         reply: ReplyEmpty,
     ) {
-        let refusal = refuse!(EOPNOTSUPP, "nothing is allocated here");
-        reply.error(refused("fallocate", ino, req, refusal));
+        reply.error(refused("fallocate", ino, req, NO_ALLOCATION));
     }
 }

@@ -359,6 +359,12 @@ mod tests {
         fs.rename(OWNER_UID, from, to, flags).err()
     }
 
+    /// A fresh draft `a.tmp` in the root, renamed by the owner to `to`.
+    fn rename_draft(fs: &XdevFs, to: (INodeNo, &str), flags: RenameFlags) -> Option<Refusal> {
+        draft(fs, ROOT, "a.tmp");
+        rename(fs, (ROOT, "a.tmp"), to, flags)
+    }
+
     /// Each refusal of a create, an unlink or a rename, on a fresh mount:
     /// its errno and its rule.
     #[test]
@@ -460,10 +466,8 @@ mod tests {
             (
                 "rename exchanging two names",
                 |fs| {
-                    draft(fs, ROOT, "a.tmp");
                     draft(fs, ROOT, "b.tmp");
-                    let exchange = RenameFlags::RENAME_EXCHANGE;
-                    rename(fs, (ROOT, "a.tmp"), (ROOT, "b.tmp"), exchange)
+                    rename_draft(fs, (ROOT, "b.tmp"), RenameFlags::RENAME_EXCHANGE)
                 },
                 refuse!(
                     EPERM,
@@ -472,11 +476,7 @@ mod tests {
             ),
             (
                 "rename leaving a whiteout",
-                |fs| {
-                    draft(fs, ROOT, "a.tmp");
-                    let whiteout = RenameFlags::RENAME_WHITEOUT;
-                    rename(fs, (ROOT, "a.tmp"), (ROOT, "b.tmp"), whiteout)
-                },
+                |fs| rename_draft(fs, (ROOT, "b.tmp"), RenameFlags::RENAME_WHITEOUT),
                 refuse!(
                     EPERM,
                     "a draft is renamed plainly: no exchange, no whiteout"
@@ -505,29 +505,20 @@ mod tests {
             ),
             (
                 "rename onto resolve, not replacing",
-                |fs| {
-                    draft(fs, ROOT, "a.tmp");
-                    let noreplace = RenameFlags::RENAME_NOREPLACE;
-                    rename(fs, (ROOT, "a.tmp"), (ROOT, "resolve"), noreplace)
-                },
+                |fs| rename_draft(fs, (ROOT, "resolve"), RenameFlags::RENAME_NOREPLACE),
                 refuse!(EEXIST, "the name is taken (RENAME_NOREPLACE)"),
             ),
             (
                 "rename onto another draft, not replacing",
                 |fs| {
-                    draft(fs, ROOT, "a.tmp");
                     draft(fs, ROOT, "b.tmp");
-                    let noreplace = RenameFlags::RENAME_NOREPLACE;
-                    rename(fs, (ROOT, "a.tmp"), (ROOT, "b.tmp"), noreplace)
+                    rename_draft(fs, (ROOT, "b.tmp"), RenameFlags::RENAME_NOREPLACE)
                 },
                 refuse!(EEXIST, "the name is taken (RENAME_NOREPLACE)"),
             ),
             (
                 "rename onto status",
-                |fs| {
-                    draft(fs, ROOT, "a.tmp");
-                    rename(fs, (ROOT, "a.tmp"), (ROOT, "status"), PLAIN)
-                },
+                |fs| rename_draft(fs, (ROOT, "status"), PLAIN),
                 refuse!(
                     EPERM,
                     "a draft replaces only a device-like file of the mount"
@@ -535,11 +526,7 @@ mod tests {
             ),
             (
                 "rename into pending/",
-                |fs| {
-                    draft(fs, ROOT, "a.tmp");
-                    let pending = ino_of(fs, "pending");
-                    rename(fs, (ROOT, "a.tmp"), (pending, "a.tmp"), PLAIN)
-                },
+                |fs| rename_draft(fs, (ino_of(fs, "pending"), "a.tmp"), PLAIN),
                 refuse!(
                     EPERM,
                     "drafts move only to the root or a pending item's directory"
@@ -547,20 +534,16 @@ mod tests {
             ),
             (
                 "rename onto plan, hidden on a mount without a plan desk",
-                |fs| {
-                    draft(fs, ROOT, "a.tmp");
-                    rename(fs, (ROOT, "a.tmp"), (ROOT, "plan"), PLAIN)
-                },
+                |fs| rename_draft(fs, (ROOT, "plan"), PLAIN),
                 refuse!(EPERM, "the mount keeps this name for its own files"),
             ),
             (
                 "rename onto an item's resolve while its decision is under way",
                 |fs| {
-                    draft(fs, ROOT, "a.tmp");
                     let id = stage(fs, None);
                     let item = ino_at(fs, &["pending", &id]);
                     let _claimed = fs.session.claim(&id);
-                    rename(fs, (ROOT, "a.tmp"), (item, "resolve"), PLAIN)
+                    rename_draft(fs, (item, "resolve"), PLAIN)
                 },
                 refuse!(EBUSY, "a decision of this preview is under way"),
             ),

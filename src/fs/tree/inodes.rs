@@ -135,54 +135,115 @@ impl Table {
         }
     }
 
-    /// Drops the sessions not `listed` that the kernel does not know.
-    fn forget_gone_sessions(&mut self, listed: &[String]) {
-        if self.sessions.len() <= listed.len() {
-            return;
-        }
-        let gone = unlisted_and_unknown(&self.sessions, listed, |dir| self.session_known(dir));
-        for id in gone {
-            self.drop_session(&id);
+    /// The directory inode of each block of this kind.
+    fn dirs(&self, block: Block) -> &HashMap<Arc<str>, u64> {
+        match block {
+            Block::Item => &self.items,
+            Block::Session => &self.sessions,
         }
     }
 
-    fn session_dir(&mut self, session: &str) -> u64 {
-        if let Some(ino) = self.sessions.get(session) {
+    /// Whether the kernel may still know an inode of the block at `dir`.
+    fn block_known(&self, block: Block, dir: u64) -> bool {
+        match block {
+            Block::Item => self.item_known(dir),
+            Block::Session => self.session_known(dir),
+        }
+    }
+
+    /// Drops the blocks not `listed` (items no longer pending, sessions
+    /// with nothing pending) that the kernel does not know: listed once,
+    /// never looked up.
+    fn forget_unlisted(&mut self, block: Block, listed: &[String]) {
+        if self.dirs(block).len() <= listed.len() {
+            return;
+        }
+        let gone =
+            unlisted_and_unknown(self.dirs(block), listed, |dir| self.block_known(block, dir));
+        for name in gone {
+            match block {
+                Block::Item => self.drop_item(&name),
+                Block::Session => self.drop_session(&name),
+            }
+        }
+    }
+
+    /// The directory inode of the block `name`, its inodes allocated when
+    /// it has none yet.
+    fn dir_of(&mut self, block: Block, name: &str) -> u64 {
+        if let Some(ino) = self.dirs(block).get(name) {
             return *ino;
         }
-        let session: Arc<str> = Arc::from(session);
-        let dir = self.allocate(Node::AgentSession(Arc::clone(&session), SessionFile::Dir));
-        for (_, file) in SESSION_FILES {
-            self.allocate(Node::AgentSession(Arc::clone(&session), file));
+        let name: Arc<str> = Arc::from(name);
+        let dir = self.allocate(block.dir_node(Arc::clone(&name)));
+        for file in block.files(&name) {
+            self.allocate(file);
         }
-        self.sessions.insert(session, dir);
+        match block {
+            Block::Item => self.items.insert(name, dir),
+            Block::Session => self.sessions.insert(name, dir),
+        };
         dir
     }
 
-    /// Drops the items no longer `pending` that the kernel does not know
-    /// (listed once, never looked up).
-    fn forget_decided_items(&mut self, pending: &[String]) {
-        if self.items.len() <= pending.len() {
-            return;
-        }
-        let gone = unlisted_and_unknown(&self.items, pending, |dir| self.item_known(dir));
-        for id in gone {
-            self.drop_item(&id);
+    /// The entries of `pending/` or `sessions/`: a directory for each of
+    /// `ids` that can name one, after dropping the blocks of the others the
+    /// kernel does not know.
+    fn list_dirs(&mut self, block: Block, ids: Vec<String>) -> Vec<(INodeNo, String, Node)> {
+        self.forget_unlisted(block, &ids);
+        ids.into_iter()
+            .filter(|id| block.can_name(id))
+            .map(|id| {
+                let ino = self.dir_of(block, &id);
+                let node = block.dir_node(Arc::from(id.as_str()));
+                (INodeNo(ino), id, node)
+            })
+            .collect()
+    }
+}
+
+/// A directory whose inodes come as one block, the directory's first and
+/// its files after it: a pending item's, or an agent session's. The table
+/// keeps a block while the kernel may know one of its inodes.
+#[derive(Debug, Clone, Copy)]
+enum Block {
+    Item,
+    Session,
+}
+
+impl Block {
+    /// The node of the directory `name` of this kind.
+    fn dir_node(self, name: Arc<str>) -> Node {
+        match self {
+            Block::Item => Node::Item(name, ItemFile::Dir),
+            Block::Session => Node::AgentSession(name, SessionFile::Dir),
         }
     }
 
-    fn item_dir(&mut self, id: &str) -> u64 {
-        if let Some(ino) = self.items.get(id) {
-            return *ino;
+    /// The nodes that follow the directory `name` in its block, in inode
+    /// order (an item's end with its directory as its session lists it).
+    fn files(self, name: &Arc<str>) -> Vec<Node> {
+        match self {
+            Block::Item => ITEM_FILES
+                .iter()
+                .map(|(_, file)| *file)
+                .chain([ItemFile::Scoped])
+                .map(|file| Node::Item(Arc::clone(name), file))
+                .collect(),
+            Block::Session => SESSION_FILES
+                .iter()
+                .map(|(_, file)| Node::AgentSession(Arc::clone(name), *file))
+                .collect(),
         }
-        let id: Arc<str> = Arc::from(id);
-        let dir = self.allocate(Node::Item(Arc::clone(&id), ItemFile::Dir));
-        for (_, file) in ITEM_FILES {
-            self.allocate(Node::Item(Arc::clone(&id), file));
+    }
+
+    /// Whether a listed `id` names a directory of this kind: a session's
+    /// any path-safe id, an item's one that is a file name too.
+    fn can_name(self, id: &str) -> bool {
+        match self {
+            Block::Item => is_file_name(id),
+            Block::Session => is_path_safe_name(id),
         }
-        self.allocate(Node::Item(Arc::clone(&id), ItemFile::Scoped));
-        self.items.insert(id, dir);
-        dir
     }
 }
 
@@ -365,12 +426,12 @@ impl Inodes {
             Node::PlanDir => self.named(&format!("plan/{name}")),
             // A name is found only where it could be listed (the one rule).
             Node::PendingDir if is_path_safe_name(name) && is_pending(name) => {
-                let ino = self.table.lock().item_dir(name);
+                let ino = self.table.lock().dir_of(Block::Item, name);
                 self.node(INodeNo(ino)).map(|node| (INodeNo(ino), node))
             }
             Node::Item(id, ItemFile::Dir | ItemFile::Scoped) if is_pending(id) => {
                 let offset = ITEM_FILES.iter().position(|(file, _)| *file == name)? as u64 + 1;
-                let dir = self.table.lock().item_dir(id);
+                let dir = self.table.lock().dir_of(Block::Item, id);
                 let ino = INodeNo(dir + offset);
                 self.node(ino).map(|node| (ino, node))
             }
@@ -378,14 +439,14 @@ impl Inodes {
             // devices answer as the root's do then); `sessions/` lists only
             // those with previews waiting.
             Node::SessionsDir if is_path_safe_name(name) => {
-                let ino = self.table.lock().session_dir(name);
+                let ino = self.table.lock().dir_of(Block::Session, name);
                 self.node(INodeNo(ino)).map(|node| (INodeNo(ino), node))
             }
             Node::AgentSession(session, SessionFile::Dir) => {
                 let offset = SESSION_FILES.iter().position(|(file, _)| *file == name)? as u64 + 1;
                 let (dir, ino) = {
                     let mut table = self.table.lock();
-                    let dir = table.session_dir(session);
+                    let dir = table.dir_of(Block::Session, session);
                     (dir, INodeNo(table.session_file(dir, offset)))
                 };
                 match self.node(ino)? {
@@ -403,7 +464,7 @@ impl Inodes {
             Node::AgentSession(_, SessionFile::Pending)
                 if is_path_safe_name(name) && is_pending(name) =>
             {
-                let ino = INodeNo(self.table.lock().item_dir(name) + ITEM_INODES - 1);
+                let ino = INodeNo(self.table.lock().dir_of(Block::Item, name) + ITEM_INODES - 1);
                 self.node(ino).map(|node| (ino, node))
             }
             _ => None,
@@ -432,35 +493,18 @@ impl Inodes {
                         .map(|(ino, node)| (ino, name.to_string(), node))
                 })
                 .collect(),
+            // `pending` is asked without the table's lock (see `forget`).
             Node::PendingDir => {
                 let ids = pending();
-                let mut table = self.table.lock();
-                table.forget_decided_items(&ids);
-                ids.into_iter()
-                    .filter(|id| is_file_name(id))
-                    .map(|id| {
-                        let ino = table.item_dir(&id);
-                        let node = Node::Item(Arc::from(id.as_str()), ItemFile::Dir);
-                        (INodeNo(ino), id, node)
-                    })
-                    .collect()
+                self.table.lock().list_dirs(Block::Item, ids)
             }
             Node::SessionsDir => {
                 let ids = pending();
-                let mut table = self.table.lock();
-                table.forget_gone_sessions(&ids);
-                ids.into_iter()
-                    .filter(|id| is_path_safe_name(id))
-                    .map(|id| {
-                        let ino = table.session_dir(&id);
-                        let node = Node::AgentSession(Arc::from(id.as_str()), SessionFile::Dir);
-                        (INodeNo(ino), id, node)
-                    })
-                    .collect()
+                self.table.lock().list_dirs(Block::Session, ids)
             }
             Node::AgentSession(session, SessionFile::Dir) => {
                 let mut table = self.table.lock();
-                let dir = table.session_dir(session);
+                let dir = table.dir_of(Block::Session, session);
                 SESSION_FILES
                     .iter()
                     .enumerate()
@@ -480,14 +524,14 @@ impl Inodes {
                 ids.into_iter()
                     .filter(|id| is_file_name(id))
                     .map(|id| {
-                        let ino = table.item_dir(&id) + ITEM_INODES - 1;
+                        let ino = table.dir_of(Block::Item, &id) + ITEM_INODES - 1;
                         let node = Node::Item(Arc::from(id.as_str()), ItemFile::Scoped);
                         (INodeNo(ino), id, node)
                     })
                     .collect()
             }
             Node::Item(id, ItemFile::Dir | ItemFile::Scoped) => {
-                let dir = self.table.lock().item_dir(id);
+                let dir = self.table.lock().dir_of(Block::Item, id);
                 ITEM_FILES
                     .iter()
                     .enumerate()
@@ -570,6 +614,35 @@ mod tests {
         false
     }
 
+    /// Looks device `name` up in `parent`, then again while its inode is
+    /// busy: the second lookup gives a fresh inode, which stays the name's.
+    /// Gives the old inode, the fresh one and the device's node.
+    fn renewed(inodes: &Inodes, parent: &Node, name: &str) -> (INodeNo, INodeNo, Node) {
+        let (old, node) = inodes.lookup(parent, name, |_| false, free).expect(name);
+        let busy = |ino: INodeNo| ino == old;
+        let (new, renewed) = inodes.lookup(parent, name, |_| false, busy).expect(name);
+        assert_ne!(old, new);
+        assert_eq!(renewed, node);
+        assert_eq!(
+            inodes.lookup(parent, name, |_| false, busy),
+            Some((new, node.clone())),
+            "the fresh inode is the name's from now on"
+        );
+        (old, new, node)
+    }
+
+    /// `name` in `parent` is `node` and keeps its inode even when busy
+    /// (only devices are renewed); gives that inode.
+    fn never_renewed(inodes: &Inodes, parent: &Node, name: &str, node: Node) -> INodeNo {
+        let (ino, _) = inodes.lookup(parent, name, |_| false, free).expect(name);
+        assert_eq!(
+            inodes.lookup(parent, name, |_| false, |_| true),
+            Some((ino, node)),
+            "only devices are renewed"
+        );
+        ino
+    }
+
     #[test]
     fn root_names_and_inodes_agree() {
         let inodes = Inodes::new(false);
@@ -613,45 +686,20 @@ mod tests {
     #[test]
     fn a_busy_device_is_looked_up_as_a_fresh_inode_and_the_old_one_stays_known() {
         let inodes = Inodes::new(false);
-        let (old, node) = inodes
-            .lookup(&Node::Root, "resolve", |_| false, free)
-            .expect("resolve");
-        let busy = |ino: INodeNo| ino == old;
-        let (new, renewed) = inodes
-            .lookup(&Node::Root, "resolve", |_| false, busy)
-            .expect("resolve");
-        assert_ne!(old, new);
-        assert_eq!(renewed, node);
-        assert_eq!(
-            inodes.lookup(&Node::Root, "resolve", |_| false, busy),
-            Some((new, node.clone())),
-            "the fresh inode is not busy: it stays"
-        );
+        let (old, _, node) = renewed(&inodes, &Node::Root, "resolve");
         assert_eq!(
             inodes.node(old),
             Some(node),
             "open descriptors keep working"
         );
-        let (status, _) = inodes
-            .lookup(&Node::Root, "status", |_| false, free)
-            .expect("status");
-        assert_eq!(
-            inodes.lookup(&Node::Root, "status", |_| false, |_| true),
-            Some((status, Node::Text(TextFile::Status))),
-            "only devices are renewed"
-        );
+        never_renewed(&inodes, &Node::Root, "status", Node::Text(TextFile::Status));
     }
 
     #[test]
     fn forgotten_old_device_inodes_and_decided_items_leave_the_table() {
         let inodes = Inodes::new(false);
         let fresh = inodes.len();
-        let (old, _) = inodes
-            .lookup(&Node::Root, "resolve", |_| false, free)
-            .expect("resolve");
-        let (new, _) = inodes
-            .lookup(&Node::Root, "resolve", |_| false, |ino| ino == old)
-            .expect("resolve");
+        let (old, new, _) = renewed(&inodes, &Node::Root, "resolve");
         assert_eq!(inodes.len(), fresh + 1);
         inodes.forget(new, 1, |_| false);
         assert_eq!(
@@ -696,32 +744,11 @@ mod tests {
         let (dir, session) = inodes
             .lookup(&Node::SessionsDir, "s-a", |_| false, free)
             .expect("session");
-        let (old, node) = inodes
-            .lookup(&session, "resolve", |_| false, free)
-            .expect("resolve");
-        let (new, renewed) = inodes
-            .lookup(&session, "resolve", |_| false, |ino| ino == old)
-            .expect("resolve");
-        assert_ne!(old, new);
-        assert_eq!(renewed, node);
-        assert_eq!(
-            inodes.lookup(&session, "resolve", |_| false, |ino| ino == old),
-            Some((new, node.clone())),
-            "the fresh inode is the name's from now on"
-        );
+        let (old, new, node) = renewed(&inodes, &session, "resolve");
         let listed = inodes.entries(&session, none);
         assert_eq!((listed[0].0, listed[0].1.as_str()), (new, "resolve"));
-        let (status, _) = inodes
-            .lookup(&session, "status", |_| false, free)
-            .expect("status");
-        assert_eq!(
-            inodes.lookup(&session, "status", |_| false, |_| true),
-            Some((
-                status,
-                Node::AgentSession(Arc::from("s-a"), SessionFile::Status)
-            )),
-            "only devices are renewed"
-        );
+        let status_node = Node::AgentSession(Arc::from("s-a"), SessionFile::Status);
+        let status = never_renewed(&inodes, &session, "status", status_node);
 
         inodes.forget(old, 1, |_| false);
         assert_eq!(
