@@ -434,8 +434,8 @@ fn journal_id(id: &str) -> Option<String> {
 
 /// The preview's label: the tool and what it would do, in one line a
 /// person takes in at once (`Bash: rm -rf build/`, `Write: src/main.rs (42
-/// lines)`), made printable (see [`printable_line`]) and cut to the stage
-/// protocol's rules, saying where the whole call is (see [`fit_label`]).
+/// lines)`), made printable (control characters as their Unicode pictures)
+/// and cut to the stage protocol's rules, saying where the whole call is.
 pub fn label(input: &HookInput) -> String {
     label_beside(input, detail_fits(&input.tool_input))
 }

@@ -346,6 +346,14 @@ pub fn withdrawn_before_apply(id: &str, why: impl std::fmt::Display) -> String {
     format!("No pending action with id {id}; it was withdrawn ({why}) before its producer read the apply, so nothing was applied.")
 }
 
+/// Why a stage request naming its agent (`"agent": "parent"`) is refused
+/// when the process found is init, `name`: every process descends from it.
+pub fn stager_under_init(name: &str) -> String {
+    format!(
+        "agent \"parent\" names the process that ran the stager, but its nearest ancestor with another standard input is init ({name}, pid 1), whose processes are every process here, so nobody could decide the call; stage from the agent's own hook (not started detached), or without \"agent\""
+    )
+}
+
 /// A stage request that breaks a rule; `why` names the rule.
 pub fn bad_stage_request(why: impl std::fmt::Display) -> String {
     format!("Bad stage request: {why}")

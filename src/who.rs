@@ -251,6 +251,15 @@ pub(crate) fn agent_of_stager(stager: u32) -> Option<AgentProcess> {
     })
 }
 
+/// Why `agent`, found for a stager, is no agent of its own: init (pid 1),
+/// whose tree every process of the machine is in, so that the rule would
+/// refuse everyone's decision, the person's too. A stager finds init when
+/// it was started detached (`setsid -f`, a double fork) or its agent
+/// exited before it staged. `None` for any other process.
+pub(crate) fn no_agent_of_its_own(agent: &AgentProcess) -> Option<String> {
+    (agent.pid == 1).then(|| crate::texts::stager_under_init(&agent.name))
+}
+
 /// Whether process `pid` is `agent` or one of the processes it started
 /// (and their children, to any depth), judged by pid and start time, so
 /// that a later process given the agent's pid is never taken for it. A

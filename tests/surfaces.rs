@@ -138,6 +138,64 @@ fn a_bad_stage_request_is_einval() {
     );
 }
 
+/// A stager started detached (a double fork, as `setsid -f` does) runs
+/// under init: naming its agent would make every process of the machine
+/// the agent's, so that nobody could decide the call. The request is
+/// refused, and nothing is staged.
+#[test]
+fn a_stager_detached_under_init_cannot_name_its_agent() {
+    let fx = Fixture::new();
+    let scratch = tempfile::tempdir().expect("a scratch dir");
+    let answer = scratch.path().join("answer.json");
+    let script = r#"
+import errno, json, os, sys, time
+if os.fork():
+    os._exit(0)
+os.setsid()
+if os.fork():
+    os._exit(0)
+deadline = time.time() + 30
+while os.getppid() != 1 and time.time() < deadline:
+    time.sleep(0.01)
+fd = os.open(os.environ['D'] + '/stage', os.O_RDWR)
+request = {'label': 'detached', 'sourceTool': 'py', 'agent': 'parent'}
+try:
+    os.write(fd, json.dumps(request).encode() + b'\n')
+    result = 'ok'
+except OSError as error:
+    result = errno.errorcode[error.errno]
+why = os.read(fd, 4096).decode()
+with open(sys.argv[1] + '.tmp', 'w') as f:
+    json.dump({'ppid': os.getppid(), 'result': result, 'why': why}, f)
+os.rename(sys.argv[1] + '.tmp', sys.argv[1])
+"#;
+    let status = fx
+        .command("python3", script)
+        .arg(&answer)
+        .status()
+        .expect("python3");
+    assert!(status.success());
+    assert!(
+        eventually(Duration::from_secs(30), || answer.exists()),
+        "the detached stager never answered"
+    );
+    let answer: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&answer).expect("read")).expect("json");
+    assert_eq!(
+        answer["ppid"], 1,
+        "the detached stager must run under init here (a subreaper adopted it: {answer})"
+    );
+    assert_eq!(answer["result"], "EINVAL", "{answer}");
+    let why = answer["why"].as_str().unwrap_or_default();
+    assert!(
+        why.starts_with(
+            "Bad stage request: agent \"parent\" names the process that ran the stager"
+        ) && why.contains("pid 1"),
+        "{why}"
+    );
+    assert_eq!(fx.session.pending_count(), 0, "nothing staged");
+}
+
 #[test]
 fn a_refused_line_after_staging_says_why_in_last() {
     let fx = Fixture::new();

@@ -2,7 +2,7 @@
 //! and per decision, with who made it. The mount shows it as `log` (and
 //! streams it as `events`); `--journal FILE` also appends it to a file.
 //! A decision's records are synced before its writer is answered; the
-//! syncing itself runs on a thread of its own, in groups (see [`commit`]).
+//! syncing itself runs on a thread of its own, in groups (see `journal/commit.rs`).
 
 use crate::maps::HashMap;
 use std::path::{Path, PathBuf};

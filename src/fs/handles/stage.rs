@@ -8,8 +8,8 @@ use crate::journal::Journal;
 use crate::producer::Producer;
 use crate::session::Session;
 use crate::stage_protocol::{ProducerReport, StageRequest, StagerAgent};
-use crate::texts::STAGE_SEVERAL_LINES;
-use crate::who::{agent_of_stager, Who};
+use crate::texts::{self, STAGE_SEVERAL_LINES};
+use crate::who::{agent_of_stager, no_agent_of_its_own, Who};
 
 /// What a write on `stage` that was taken did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,6 +105,9 @@ impl StageChannel {
                     // it: never a pid the stager names.
                     agent_of_stager(who.pid)
                 });
+                if let Some(problem) = agent.as_ref().and_then(no_agent_of_its_own) {
+                    return Err(Error::InvalidRequest(texts::bad_stage_request(problem)));
+                }
                 let producer = Producer::stage_for_agent(session, &request, agent, |id| {
                     journal.expect_stager(id, who.clone())
                 });
