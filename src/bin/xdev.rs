@@ -417,13 +417,13 @@ struct DeviceArgs {
     /// Decide this pending preview (through `pending/<ID>/...`) instead of
     /// the head. ID is a name `pending/` lists: 1 to 255 bytes of
     /// printable text, no `/`, neither `.` nor `..`.
-    #[arg(long, value_name = "ID", conflicts_with = "session", value_parser = values::pending_id, value_hint = ValueHint::Other)]
+    #[arg(long, value_name = "ID", conflicts_with = "session", value_parser = values::pending_id(), value_hint = ValueHint::Other)]
     id: Option<String>,
     /// Decide the newest preview of this agent session (through
     /// `sessions/<SESSION>/...`): what to use while several sessions wait.
     /// SESSION is held to the rule of ID; a session whose id breaks it is
     /// decided by --id, one preview at a time.
-    #[arg(long, value_name = "SESSION", value_parser = values::session_dir, value_hint = ValueHint::Other)]
+    #[arg(long, value_name = "SESSION", value_parser = values::session_dir(), value_hint = ValueHint::Other)]
     session: Option<String>,
     #[command(flatten)]
     target: MountArg,

@@ -4,9 +4,12 @@
 //! before a name becomes part of a path: `--session ..` must never reach
 //! `sessions/../resolve`, which is the root's device.
 
+use std::ffi::OsStr;
 use std::time::Duration;
 
-use xdev::safe_text::path_name_problem;
+use clap::builder::TypedValueParser;
+use clap::error::ErrorKind;
+use xdev::safe_text::{path_name_problem, NameProblem};
 use xdev::stage_protocol::{is_stage_deadline, MAX_DEADLINE};
 use xdev::texts;
 
@@ -14,18 +17,45 @@ use xdev::texts;
 const PID_MAX_LIMIT: i32 = 4 * 1024 * 1024;
 
 /// `--id ID`: a name `pending/` could list.
-pub(crate) fn pending_id(value: &str) -> Result<String, String> {
-    match path_name_problem(value) {
-        None => Ok(value.to_string()),
-        Some(problem) => Err(texts::not_a_pending_id(problem)),
-    }
+pub(crate) fn pending_id() -> NameParser {
+    NameParser(texts::not_a_pending_id)
 }
 
 /// `--session SESSION`: a name `sessions/` could list.
-pub(crate) fn session_dir(value: &str) -> Result<String, String> {
-    match path_name_problem(value) {
-        None => Ok(value.to_string()),
-        Some(problem) => Err(texts::not_a_session_dir(problem)),
+pub(crate) fn session_dir() -> NameParser {
+    NameParser(texts::not_a_session_dir)
+}
+
+/// A flag whose value is a name the mount lists, refused (with the text
+/// the function makes of the rule it breaks) unless it is one. Unlike a
+/// plain value parser's, its error shows the value escaped: a name is
+/// refused for holding control characters, which must not reach the
+/// terminal as they are.
+#[derive(Clone, Copy)]
+pub(crate) struct NameParser(fn(NameProblem) -> String);
+
+impl TypedValueParser for NameParser {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<String, clap::Error> {
+        let value = value.to_string_lossy();
+        match path_name_problem(&value) {
+            None => Ok(value.into_owned()),
+            Some(problem) => {
+                let flag = arg.map(ToString::to_string).unwrap_or_default();
+                let why = (self.0)(problem);
+                let message = format!(
+                    "invalid value '{}' for '{flag}': {why}\n",
+                    value.escape_debug()
+                );
+                Err(clap::Error::raw(ErrorKind::ValueValidation, message).with_cmd(cmd))
+            }
+        }
     }
 }
 
@@ -66,19 +96,50 @@ pub(crate) fn process_id(value: &str) -> Result<i32, String> {
 mod tests {
     use super::*;
 
+    /// `xdev --session VALUE` parsed by a command whose flag uses `parser`.
+    fn parse(parser: NameParser, value: &str) -> Result<String, String> {
+        let flag = clap::Arg::new("session")
+            .long("session")
+            .value_name("SESSION")
+            .value_parser(parser);
+        clap::Command::new("xdev")
+            .arg(flag)
+            .try_get_matches_from(["xdev", "--session", value])
+            .map(|matches| {
+                matches
+                    .get_one::<String>("session")
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .map_err(|error| error.to_string())
+    }
+
     #[test]
     fn names_that_the_mount_never_lists_are_refused() {
         let long = "x".repeat(256);
         for bad in ["..", ".", "a/b", "", long.as_str(), "a\u{1}b"] {
-            assert!(pending_id(bad).is_err(), "--id {bad:?}");
-            let refused = session_dir(bad).expect_err(bad);
+            assert!(parse(pending_id(), bad).is_err(), "--id {bad:?}");
+            let refused = parse(session_dir(), bad).expect_err(bad);
             assert!(refused.contains("xdev resolve --id <id>"), "{refused}");
         }
         assert_eq!(
-            pending_id("pending-action:edit:3").as_deref(),
+            parse(pending_id(), "pending-action:edit:3").as_deref(),
             Ok("pending-action:edit:3")
         );
-        assert_eq!(session_dir("0b7c-41d2").as_deref(), Ok("0b7c-41d2"));
+        assert_eq!(
+            parse(session_dir(), "0b7c-41d2").as_deref(),
+            Ok("0b7c-41d2")
+        );
+    }
+
+    #[test]
+    fn a_refused_name_reaches_the_terminal_escaped() {
+        let refused = parse(session_dir(), "a\u{1b}[2Jb").expect_err("refused");
+        assert!(!refused.contains('\u{1b}'), "{refused:?}");
+        assert!(
+            refused.contains("invalid value 'a\\u{1b}[2Jb' for '--session <SESSION>'"),
+            "{refused}"
+        );
     }
 
     #[test]
