@@ -138,8 +138,8 @@ impl std::fmt::Debug for Mount {
 ///
 /// The texts of the session name `dir` as given. One xdev process serves a
 /// directory at a time: the mount holds a lock on it (a file in `/run/xdev`
-/// for root, else in `$XDG_RUNTIME_DIR/xdev`, or `xdev-<uid>` in the
-/// temporary directory) from before it looks at the directory until it has
+/// for root, else in `$XDG_RUNTIME_DIR/xdev`, or `~/.local/state/xdev`
+/// without one; see `docs/cli.md`) from before it looks at the directory until it has
 /// ended, and a second mount there, in this process or another, fails with
 /// [`MountError::AlreadyServed`]. A stale mount left at `dir` by a killed
 /// process is cleared first, under that lock.

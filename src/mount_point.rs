@@ -685,15 +685,53 @@ impl Drop for CreatedDir {
 // ----- the runtime directory: locks and markers ------------------------------
 
 /// Where locks and markers live: `/run/xdev` for root; for anyone else
-/// `$XDG_RUNTIME_DIR/xdev`, or `xdev-<uid>` in the temporary directory
-/// where there is no `XDG_RUNTIME_DIR` (as tmux does).
+/// `$XDG_RUNTIME_DIR/xdev`, else (no `XDG_RUNTIME_DIR`, as under tmux or
+/// cron) `$XDG_STATE_HOME/xdev` or `~/.local/state/xdev`, and only without
+/// a home of its own `xdev-<uid>` in the temporary directory, where another
+/// user could make that name first.
 fn runtime_dir() -> PathBuf {
-    if is_root() {
+    let var = |name| std::env::var_os(name).map(PathBuf::from);
+    runtime_dir_of(
+        is_root(),
+        UserDirs {
+            runtime: var("XDG_RUNTIME_DIR"),
+            state: var("XDG_STATE_HOME"),
+            // A home that is not this user's own directory (`nobody`'s
+            // /nonexistent, root's home under `setpriv`) holds no state.
+            home: var("HOME").filter(|home| is_own_dir(home)),
+        },
+        || std::env::temp_dir().join(format!("xdev-{}", geteuid())),
+    )
+}
+
+/// Whether `dir` is a directory (not a link) of this user.
+fn is_own_dir(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir)
+        .is_ok_and(|meta| meta.is_dir() && meta.uid() == geteuid().as_raw())
+}
+
+/// The directories of the environment [`runtime_dir`] chooses from.
+struct UserDirs {
+    runtime: Option<PathBuf>,
+    state: Option<PathBuf>,
+    home: Option<PathBuf>,
+}
+
+/// [`runtime_dir`] for a user (root or not) with `dirs`; `in_tmp` is the
+/// last resort. Only absolute paths count, as the XDG rules say.
+fn runtime_dir_of(root: bool, dirs: UserDirs, in_tmp: impl FnOnce() -> PathBuf) -> PathBuf {
+    if root {
         return PathBuf::from("/run/xdev");
     }
-    match std::env::var_os("XDG_RUNTIME_DIR").filter(|dir| !dir.is_empty()) {
-        Some(base) => PathBuf::from(base).join("xdev"),
-        None => std::env::temp_dir().join(format!("xdev-{}", geteuid())),
+    let usable = |dir: Option<PathBuf>| dir.filter(|dir| dir.is_absolute());
+    if let Some(runtime) = usable(dirs.runtime) {
+        return runtime.join("xdev");
+    }
+    let state =
+        usable(dirs.state).or_else(|| usable(dirs.home).map(|home| home.join(".local/state")));
+    match state {
+        Some(state) => state.join("xdev"),
+        None => in_tmp(),
     }
 }
 
@@ -952,5 +990,36 @@ mod tests {
         );
         assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn without_a_runtime_dir_locks_live_in_the_users_state_dir_not_in_tmp() {
+        let dirs = |runtime: Option<&str>, state: Option<&str>, home: Option<&str>| UserDirs {
+            runtime: runtime.map(PathBuf::from),
+            state: state.map(PathBuf::from),
+            home: home.map(PathBuf::from),
+        };
+        let tmp = || PathBuf::from("/tmp/xdev-1000");
+        let chosen = |root, dirs| runtime_dir_of(root, dirs, tmp);
+        assert_eq!(
+            chosen(true, dirs(Some("/run/user/0"), None, None)),
+            PathBuf::from("/run/xdev")
+        );
+        let with_runtime = dirs(Some("/run/user/1000"), None, Some("/home/a"));
+        assert_eq!(
+            chosen(false, with_runtime),
+            PathBuf::from("/run/user/1000/xdev")
+        );
+        let with_state = dirs(None, Some("/home/a/state"), Some("/home/a"));
+        assert_eq!(
+            chosen(false, with_state),
+            PathBuf::from("/home/a/state/xdev")
+        );
+        let with_home = dirs(Some(""), Some("relative"), Some("/home/a"));
+        assert_eq!(
+            chosen(false, with_home),
+            PathBuf::from("/home/a/.local/state/xdev")
+        );
+        assert_eq!(chosen(false, dirs(None, None, Some("~"))), tmp());
     }
 }
