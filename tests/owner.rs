@@ -231,8 +231,22 @@ fn a_group_given_with_the_owner_reads_everything_and_decides_nothing() {
     assert_eq!(ANOTHER_USER.survey(&fx.dir, secret), refused_everything());
 }
 
+/// A daemon stopped with SIGTERM when the test ends, so that it unmounts:
+/// the SIGKILL of [`KillOnDrop`] alone would leave a stale mount behind.
+struct StoppedOnDrop(KillOnDrop);
+
+impl Drop for StoppedOnDrop {
+    fn drop(&mut self) {
+        let daemon = &mut self.0 .0;
+        // SAFETY: signalling a child this test spawned and has not reaped.
+        unsafe { libc::kill(daemon.id() as i32, libc::SIGTERM) };
+        // Whatever happens, KillOnDrop then kills what is left.
+        eventually(PATIENCE, || matches!(daemon.try_wait(), Ok(Some(_))));
+    }
+}
+
 /// `xdev mount DIR --owner OWNER` started by root, once it answers.
-fn root_daemon(dir: &Path, owner: &str) -> KillOnDrop {
+fn root_daemon(dir: &Path, owner: &str) -> StoppedOnDrop {
     require_fuse();
     let mut daemon = KillOnDrop(
         Command::new(env!("CARGO_BIN_EXE_xdev"))
@@ -251,7 +265,7 @@ fn root_daemon(dir: &Path, owner: &str) -> KillOnDrop {
         answers && std::fs::metadata(dir.join("status")).is_ok(),
         "the daemon serves"
     );
-    daemon
+    StoppedOnDrop(daemon)
 }
 
 /// Waits for `hook` (an `xdev hook`) to end, and what it printed.
