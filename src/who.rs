@@ -206,12 +206,13 @@ fn parse_stat(text: &str) -> Option<Stat> {
     })
 }
 
-/// The file behind process `pid`'s standard input (its device and inode),
-/// when `/proc` lets the mount see it.
-fn stdin_of(pid: u32) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    let file = std::fs::metadata(format!("/proc/{pid}/fd/0")).ok()?;
-    Some((file.dev(), file.ino()))
+/// The file behind process `pid`'s standard input, as `/proc` names it
+/// (`pipe:[4711]`, `socket:[4712]`, `/dev/null`), when it lets the mount
+/// see it. The link is read, never followed: following it would stat the
+/// file on its own filesystem, which a stager chooses (a hung network or
+/// FUSE mount, this very mount) and a request thread must not wait on.
+fn stdin_of(pid: u32) -> Option<std::path::PathBuf> {
+    std::fs::read_link(format!("/proc/{pid}/fd/0")).ok()
 }
 
 /// The parent of `child`, with its start time, read so that the two

@@ -196,6 +196,41 @@ os.rename(sys.argv[1] + '.tmp', sys.argv[1])
     assert_eq!(fx.session.pending_count(), 0, "nothing staged");
 }
 
+/// A hook's agent is found from `/proc` without following the stager's
+/// standard input to its file: a request thread that stat'ed it would wait
+/// on whatever filesystem the stager chose. Here it is this very mount,
+/// served by one request thread, which would then wait on itself.
+#[test]
+fn a_stager_whose_stdin_is_on_this_mount_stages_with_one_request_thread() {
+    let fx = Fixture::with_options(MountOptions {
+        threads: 1,
+        ..MountOptions::default()
+    });
+    let script = r#"
+import json, os, sys
+fd = os.open(os.environ['D'] + '/stage', os.O_RDWR)
+os.write(fd, json.dumps({'label': 'from a hook', 'sourceTool': 'py', 'agent': 'parent'}).encode() + b'\n')
+print(os.read(fd, 4096).decode(), end='', flush=True)
+sys.stdin.read()
+"#;
+    let status = std::fs::File::open(fx.path("status")).expect("open status");
+    let mut stager = KillOnDrop(
+        fx.command("python3", script)
+            .stdin(status)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3"),
+    );
+    assert!(
+        eventually(Duration::from_secs(20), || fx.session.pending_count() == 1),
+        "the stage line never came back: the request thread waits on the mount itself"
+    );
+    let mut line = String::new();
+    let stdout = stager.0.stdout.as_mut().expect("stdout");
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line).expect("read");
+    assert!(line.starts_with("{\"event\":\"staged\""), "{line}");
+}
+
 #[test]
 fn a_refused_line_after_staging_says_why_in_last() {
     let fx = Fixture::new();
