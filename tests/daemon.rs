@@ -1149,6 +1149,11 @@ fn as_a_user_other_than_root_too_exactly_one_of_two_daemons_serves() {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
         std::os::unix::fs::chown(path, Some(65534), Some(65534)).expect("chown");
     }
+    // The user runs a copy of the binary: the build's own may lie in a
+    // directory only root may enter (a checkout in a `mktemp -d`).
+    let xdev = tmp.path().join("xdev");
+    std::fs::copy(env!("CARGO_BIN_EXE_xdev"), &xdev).expect("copy the binary");
+    std::fs::set_permissions(&xdev, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let dir = home.join("m");
     for round in 0..5 {
         let out = Command::new("unshare")
@@ -1160,7 +1165,7 @@ fn as_a_user_other_than_root_too_exactly_one_of_two_daemons_serves() {
                 "-c",
                 RACE_AS_USER,
             ])
-            .env("XDEV", env!("CARGO_BIN_EXE_xdev"))
+            .env("XDEV", &xdev)
             .env("H", &home)
             .output()
             .expect("unshare (util-linux)");
