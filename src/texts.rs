@@ -943,6 +943,68 @@ pub fn cannot_use_plan_dir(path: &Path) -> String {
     format!("cannot use plan directory {}", path.display())
 }
 
+/// `--policy FILE` could not be made absolute.
+pub fn cannot_use_policy(path: &Path) -> String {
+    format!("cannot use the policy file {}", path.display())
+}
+
+/// The policy file `path` (or its directory) cannot be looked at.
+pub fn policy_unusable(path: &Path, why: &str) -> String {
+    format!("cannot use the policy file {}: {why}", path.display())
+}
+
+/// The policy file `path` is refused because `checked` (the file or its
+/// directory) could be changed by another user (`why`).
+pub fn policy_unsafe(path: &Path, checked: &Path, why: &str) -> String {
+    let what = if checked == path {
+        "it".to_string()
+    } else {
+        format!("its directory {}", checked.display())
+    };
+    format!(
+        "refusing the policy file {}: {what} {why}, so another user could change the rules; \
+         keep the file and its directory owned by you (or root) and writable by no one else \
+         (chmod go-w)",
+        path.display()
+    )
+}
+
+/// Why a policy file is unsafe: another user owns it.
+pub fn policy_owned_by(uid: u32) -> String {
+    format!("belongs to uid {uid}")
+}
+
+/// Why a policy file is unsafe: its group or everyone may write it.
+pub fn policy_writable_by_others(mode: u32) -> String {
+    format!("is writable by its group or everyone (mode {mode:04o})")
+}
+
+/// The reason of a decision the policy made by `rule`.
+pub fn policy_reason(rule: &str) -> String {
+    format!("policy: {rule}")
+}
+
+/// What the mount's `policy` file shows.
+pub fn policy_description(
+    path: &Path,
+    mode: &str,
+    rules: usize,
+    loaded_at: &str,
+    error: Option<&str>,
+) -> String {
+    let mut text = format!(
+        "file: {}\nmode: {mode}\nrules: {rules}\nloaded: {loaded_at}\n",
+        one_line(&path.display().to_string())
+    );
+    if let Some(error) = error {
+        text.push_str(&format!(
+            "last load failed: {}\n(the rules loaded before stay in force)\n",
+            one_line(error)
+        ));
+    }
+    text
+}
+
 /// The mount at `dir` was made but a lookup through it failed.
 pub fn mount_does_not_answer(dir: &Path) -> String {
     format!("mount at {} does not answer", dir.display())
