@@ -156,6 +156,8 @@ pub mod plan_command;
 pub mod plan_desk;
 pub mod prelude;
 pub mod producer;
+#[cfg(feature = "cli")]
+pub mod review;
 pub mod safe_text;
 pub mod session;
 mod soft_requirement;
