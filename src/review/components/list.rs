@@ -378,9 +378,9 @@ impl ListComponent {
                 };
                 let mark = if self.marked.contains(id) { "*" } else { " " };
                 let text = format!(
-                    "{pointer}{mark}{:>4} {:<6} {}",
+                    "{pointer}{mark}{:>4} {:<8} {}",
                     age(item.staged_at, self.now),
-                    fit(&item.tool, 6),
+                    fit(&item.tool, 8),
                     item.label
                 );
                 let style = if selected {

@@ -43,7 +43,10 @@ impl StatusLineComponent {
 /// A command's description's first word, for the key bar (the help has
 /// the whole of it).
 fn short(what: &str) -> &str {
-    what.split_whitespace().next().unwrap_or(what)
+    what.split_whitespace()
+        .next()
+        .unwrap_or(what)
+        .trim_end_matches(':')
 }
 
 impl Component for StatusLineComponent {
