@@ -29,24 +29,24 @@ use crate::texts;
 
 /// A pending preview as the list shows it.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Item {
+pub struct Item {
     /// Its id (`pending-action:<tool>:<seq>`).
-    pub(crate) id: Arc<str>,
+    pub id: Arc<str>,
     /// Its label.
-    pub(crate) label: String,
+    pub label: String,
     /// The tool that staged it.
-    pub(crate) tool: String,
+    pub tool: String,
     /// Its agent session, if any.
-    pub(crate) session: Option<Arc<str>>,
+    pub session: Option<Arc<str>>,
     /// When it was staged (seconds since the epoch), when the journal says.
-    pub(crate) staged_at: Option<f64>,
+    pub staged_at: Option<f64>,
     /// Its place in its group: higher is nearer the head (set by the list).
-    pub(crate) rank: u64,
+    pub rank: u64,
 }
 
 impl Item {
     /// Whether the (lowercase) filter is in its label, tool or session.
-    pub(crate) fn matches(&self, filter: &str) -> bool {
+    pub fn matches(&self, filter: &str) -> bool {
         if filter.is_empty() {
             return true;
         }
@@ -57,18 +57,18 @@ impl Item {
 
 /// The plan under review on the plan desk.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct PlanInfo {
+pub struct PlanInfo {
     /// Its slug.
-    pub(crate) slug: String,
+    pub slug: String,
     /// Its file.
-    pub(crate) path: String,
+    pub path: String,
     /// Its markdown, or why it could not be read.
-    pub(crate) markdown: Result<String, String>,
+    pub markdown: Result<String, String>,
 }
 
 /// What a selectable row shows.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) enum RowKey {
+pub enum RowKey {
     /// The plan under review.
     Plan,
     /// A preview, by id.
@@ -77,7 +77,7 @@ pub(crate) enum RowKey {
 
 /// Who made a decision.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Decider {
+pub enum Decider {
     /// This `xdev review`.
     ThisReview,
     /// The mount's policy, with the rule that matched when known.
@@ -108,20 +108,20 @@ impl fmt::Display for Decider {
 
 /// One decision of the trail.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct TrailEntry {
+pub struct TrailEntry {
     /// When (seconds since the epoch).
-    pub(crate) time: f64,
+    pub time: f64,
     /// `applied`, `rejected`, `withdrawn`, `plan approved`, ...
-    pub(crate) verdict: String,
+    pub verdict: String,
     /// The preview's label.
-    pub(crate) label: String,
+    pub label: String,
     /// Who.
-    pub(crate) decider: Decider,
+    pub decider: Decider,
 }
 
 /// What the mount's source saw.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum SourceEvent {
+pub enum SourceEvent {
     /// A whole reading: the items head first, the plan, the trail (oldest
     /// first).
     Snapshot {
@@ -148,27 +148,27 @@ pub(crate) enum SourceEvent {
 
 /// A decision to write, for one item or the plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct DecisionRequest {
+pub struct DecisionRequest {
     /// What is decided.
-    pub(crate) target: RowKey,
+    pub target: RowKey,
     /// Approve (else reject, or send the plan back).
-    pub(crate) approve: bool,
+    pub approve: bool,
     /// The reason (the feedback for a plan).
-    pub(crate) reason: String,
+    pub reason: String,
 }
 
 /// What a decision's write returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct DecisionOutcome {
+pub struct DecisionOutcome {
     /// What was decided.
-    pub(crate) request: DecisionRequest,
+    pub request: DecisionRequest,
     /// The answer text, or the error line (`EBUSY: ...`).
-    pub(crate) result: Result<String, String>,
+    pub result: Result<String, String>,
 }
 
 /// An input of the app loop.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Msg {
+pub enum Msg {
     /// A key.
     Key(KeyEvent),
     /// The terminal's new size.
@@ -187,7 +187,7 @@ pub(crate) enum Msg {
 
 /// What the loop is to do for the app.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Effect {
+pub enum Effect {
     /// Read an item's files (label, tool: for the view's title and kind).
     LoadDetail {
         /// The item.
@@ -270,7 +270,7 @@ const BINDINGS: &[Binding<Global>] = &[
 
 /// The screen's areas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Areas {
+pub struct Areas {
     title: Rect,
     list: Rect,
     detail: Rect,
@@ -283,7 +283,7 @@ const TRAIL_ROWS: u16 = 2;
 
 impl Areas {
     /// The areas of a screen of `size`.
-    pub(crate) fn of(size: Rect) -> Self {
+    pub fn of(size: Rect) -> Self {
         let rows = Layout::default()
             .direction(Direction::Vertical)
             .constraints([
@@ -317,7 +317,7 @@ impl Areas {
 
 /// The review's state.
 #[derive(Debug)]
-pub(crate) struct App {
+pub struct App {
     dir: String,
     theme: Theme,
     bell: bool,
@@ -341,7 +341,7 @@ pub(crate) struct App {
 
 impl App {
     /// A review of the mount at `dir`, drawn in `size`.
-    pub(crate) fn new(dir: &str, theme: Theme, bell: bool, size: Rect) -> Self {
+    pub fn new(dir: &str, theme: Theme, bell: bool, size: Rect) -> Self {
         let mut app = App {
             dir: dir.to_string(),
             theme,
@@ -374,17 +374,17 @@ impl App {
     }
 
     /// Whether the review is to end.
-    pub(crate) fn quitting(&self) -> bool {
+    pub fn quitting(&self) -> bool {
         self.quit
     }
 
     /// The stop signal that ended the review, if one did.
-    pub(crate) fn stopped_by(&self) -> Option<i32> {
+    pub fn stopped_by(&self) -> Option<i32> {
         self.stopped_by
     }
 
     /// Every key, from each component's `commands()`.
-    pub(crate) fn commands(&self) -> Vec<CommandInfo> {
+    pub fn commands(&self) -> Vec<CommandInfo> {
         let mut all = commands_of(BINDINGS);
         all.extend(self.list.commands());
         all.extend(self.detail.commands());
@@ -393,7 +393,7 @@ impl App {
     }
 
     /// Applies `msg`; returns what the loop is to do.
-    pub(crate) fn update(&mut self, msg: Msg) -> Vec<Effect> {
+    pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
         let mut effects = Vec::new();
         match msg {
             Msg::Key(key) => self.key(&key, &mut effects),
@@ -422,7 +422,7 @@ impl App {
 
     /// Brings the rows and the detail pane up to date after a batch of
     /// messages (the loop calls it once before each draw).
-    pub(crate) fn settle(&mut self) -> Vec<Effect> {
+    pub fn settle(&mut self) -> Vec<Effect> {
         let mut effects = Vec::new();
         self.list.refresh();
         self.follow_selection(&mut effects);
@@ -672,7 +672,7 @@ impl App {
     }
 
     /// Paints the state into the frame (reads only).
-    pub(crate) fn draw(&self, frame: &mut Frame<'_>) {
+    pub fn draw(&self, frame: &mut Frame<'_>) {
         let areas = Areas::of(frame.area());
         let title = texts::review_title(
             &self.dir,
@@ -700,37 +700,37 @@ impl App {
 
     /// The list (for tests).
     #[cfg(test)]
-    pub(crate) fn list(&self) -> &ListComponent {
+    pub fn list(&self) -> &ListComponent {
         &self.list
     }
 
     /// The detail pane (for tests).
     #[cfg(test)]
-    pub(crate) fn detail(&self) -> &DetailComponent {
+    pub fn detail(&self) -> &DetailComponent {
         &self.detail
     }
 
     /// The status line (for tests).
     #[cfg(test)]
-    pub(crate) fn status(&self) -> &StatusLineComponent {
+    pub fn status(&self) -> &StatusLineComponent {
         &self.status
     }
 
     /// The trail (for tests).
     #[cfg(test)]
-    pub(crate) fn trail(&self) -> &TrailComponent {
+    pub fn trail(&self) -> &TrailComponent {
         &self.trail
     }
 
     /// The prompt (for tests).
     #[cfg(test)]
-    pub(crate) fn prompt(&self) -> &PromptComponent {
+    pub fn prompt(&self) -> &PromptComponent {
         &self.prompt
     }
 }
 
 /// An age as the list shows it: `12s`, `3m`, `2h`, `4d`; `?` when unknown.
-pub(crate) fn age(since: Option<f64>, now: f64) -> String {
+pub fn age(since: Option<f64>, now: f64) -> String {
     let Some(since) = since else {
         return "?".to_string();
     };

@@ -17,7 +17,7 @@ use crate::safe_text::path_name_problem;
 use crate::texts;
 
 /// Writes one decision and returns its outcome.
-pub(crate) fn decide(dir: &Path, request: &DecisionRequest) -> DecisionOutcome {
+pub fn decide(dir: &Path, request: &DecisionRequest) -> DecisionOutcome {
     let result = write(dir, request).map_err(|err| err.to_string());
     DecisionOutcome {
         request: request.clone(),
@@ -53,18 +53,14 @@ fn write(dir: &Path, request: &DecisionRequest) -> Result<String, ClientError> {
 /// A thread that carries out effects that touch the mount, one at a time,
 /// sending each result to the app loop.
 #[derive(Debug)]
-pub(crate) struct Worker {
+pub struct Worker {
     jobs: Option<Sender<Effect>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Worker {
     /// Starts one named `name`.
-    pub(crate) fn start(
-        name: &str,
-        dir: &Path,
-        messages: Sender<Msg>,
-    ) -> Result<Self, ClientError> {
+    pub fn start(name: &str, dir: &Path, messages: Sender<Msg>) -> Result<Self, ClientError> {
         let (jobs, queue) = std::sync::mpsc::channel();
         let dir = dir.to_path_buf();
         let thread = std::thread::Builder::new()
@@ -78,7 +74,7 @@ impl Worker {
     }
 
     /// Queues `effect`.
-    pub(crate) fn send(&self, effect: Effect) {
+    pub fn send(&self, effect: Effect) {
         if let Some(jobs) = &self.jobs {
             let _ = jobs.send(effect);
         }
@@ -86,7 +82,7 @@ impl Worker {
 
     /// Lets the queued work finish, then stops. A decision under way is
     /// waited for: what it decides, the reviewer asked for.
-    pub(crate) fn finish(mut self) {
+    pub fn finish(mut self) {
         self.jobs.take();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();

@@ -20,11 +20,17 @@ use std::sync::mpsc::{self, Receiver};
 
 use crate::client::{check_mount, ClientError};
 
-pub(crate) mod app;
-pub(crate) mod components;
-pub(crate) mod decide;
-pub(crate) mod source;
-pub(crate) mod terminal;
+// Public for the integration tests and benchmarks (tests/review.rs,
+// benches/review.rs), not as an API: only `run` and `ReviewOptions` are.
+#[doc(hidden)]
+pub mod app;
+#[doc(hidden)]
+pub mod components;
+#[doc(hidden)]
+pub mod decide;
+#[doc(hidden)]
+pub mod source;
+mod terminal;
 
 #[cfg(test)]
 mod tests;

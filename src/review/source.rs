@@ -45,16 +45,16 @@ const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "fish", "ksh", "busybox",
 
 /// A whole reading of the mount.
 #[derive(Debug)]
-pub(crate) struct Reading {
+pub struct Reading {
     /// The first message: the items, the plan, the trail.
-    pub(crate) snapshot: SourceEvent,
+    pub snapshot: SourceEvent,
     /// Whether plan mode is on.
-    pub(crate) plan_mode: bool,
+    pub plan_mode: bool,
 }
 
 /// Reads the mount whole. `me` is this process (the trail names its
 /// decisions "this review").
-pub(crate) fn read_mount(dir: &Path, me: u32) -> Result<Reading, ClientError> {
+pub fn read_mount(dir: &Path, me: u32) -> Result<Reading, ClientError> {
     let status: Value = parse(&read_text(&dir.join("status.json"))?);
     let log = read_text(&dir.join("log")).unwrap_or_default();
     let mut staged: HashMap<String, (Option<String>, Option<f64>)> = HashMap::new();
@@ -134,7 +134,7 @@ fn session_listings(dir: &Path, status: &Value) -> HashMap<String, String> {
 
 /// The plan under review and whether plan mode is on (no plan desk: none,
 /// off).
-pub(crate) fn read_plan(dir: &Path) -> (Option<PlanInfo>, bool) {
+pub fn read_plan(dir: &Path) -> (Option<PlanInfo>, bool) {
     let Ok(text) = read_text(&dir.join("plan").join("status")) else {
         return (None, false);
     };
@@ -156,7 +156,7 @@ pub(crate) fn read_plan(dir: &Path) -> (Option<PlanInfo>, bool) {
 
 /// What one journal record means for the review.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Change {
+pub enum Change {
     /// Tell the app this.
     Tell(SourceEvent),
     /// Look whether `pending/<id>` is still there.
@@ -200,7 +200,7 @@ fn decider_of(record: &Value, me: u32) -> Decider {
 
 /// The trail's entry for a record of a decision (or a withdrawal), if it
 /// is one.
-pub(crate) fn trail_entry(record: &Value, me: u32) -> Option<TrailEntry> {
+pub fn trail_entry(record: &Value, me: u32) -> Option<TrailEntry> {
     let event = record["event"].as_str()?;
     let label = record["label"].as_str().unwrap_or_default().to_string();
     let time = record["time"].as_f64().unwrap_or_default();
@@ -238,7 +238,7 @@ pub(crate) fn trail_entry(record: &Value, me: u32) -> Option<TrailEntry> {
 }
 
 /// What a record of `events` changes.
-pub(crate) fn interpret(record: &Value, me: u32) -> Vec<Change> {
+pub fn interpret(record: &Value, me: u32) -> Vec<Change> {
     let event = record["event"].as_str().unwrap_or_default();
     let id = record["id"].as_str().map(str::to_string);
     let mut changes = Vec::new();
@@ -279,7 +279,7 @@ pub(crate) fn interpret(record: &Value, me: u32) -> Vec<Change> {
 
 /// The thread that follows the mount; stopped when dropped.
 #[derive(Debug)]
-pub(crate) struct Follower {
+pub struct Follower {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -296,7 +296,7 @@ impl Drop for Follower {
 /// Opens `events` first (so nothing made after the reading is missed),
 /// reads the mount whole, sends that, and follows `events` on a thread of
 /// its own, sending each change to `messages`.
-pub(crate) fn follow(dir: &Path, me: u32, messages: Sender<Msg>) -> Result<Follower, ClientError> {
+pub fn follow(dir: &Path, me: u32, messages: Sender<Msg>) -> Result<Follower, ClientError> {
     let events = open_events(dir)?;
     let reading = read_mount(dir, me)?;
     let plan = match &reading.snapshot {
@@ -478,7 +478,7 @@ impl Watcher {
 
 /// The detail pane's view of preview `id`: its `diff` when the hook made
 /// one at staging, else its `detail`, read as its tool's input.
-pub(crate) fn load_detail(dir: &Path, id: &str, label: &str, tool: &str) -> DetailView {
+pub fn load_detail(dir: &Path, id: &str, label: &str, tool: &str) -> DetailView {
     if !is_path_safe_name(id) {
         return DetailView::from_files(label, tool, None, None);
     }

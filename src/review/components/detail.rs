@@ -20,7 +20,7 @@ use crate::texts;
 
 /// What kind of content the pane shows (how its lines are styled).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DetailKind {
+pub enum DetailKind {
     /// A unified diff (`pending/<id>/diff`).
     Diff,
     /// A shell command, whole.
@@ -41,20 +41,20 @@ pub(crate) enum DetailKind {
 
 /// What the detail pane shows for one item.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct DetailView {
+pub struct DetailView {
     /// The item's label (or the plan's slug), whole.
-    pub(crate) title: String,
+    pub title: String,
     /// How the body is styled.
-    pub(crate) kind: DetailKind,
+    pub kind: DetailKind,
     /// Lines about the content (cwd, description, the file, a note).
-    pub(crate) meta: Vec<String>,
+    pub meta: Vec<String>,
     /// The content.
-    pub(crate) body: String,
+    pub body: String,
 }
 
 impl DetailView {
     /// A pane with one message (loading, an error).
-    pub(crate) fn message(title: &str, text: &str) -> Self {
+    pub fn message(title: &str, text: &str) -> Self {
         DetailView {
             title: title.to_string(),
             kind: DetailKind::Text,
@@ -65,12 +65,7 @@ impl DetailView {
 
     /// The view of a preview from its files: `diff` (made at staging) when
     /// there is one, else what its tool's `detail` holds.
-    pub(crate) fn from_files(
-        label: &str,
-        tool: &str,
-        detail: Option<&str>,
-        diff: Option<&str>,
-    ) -> Self {
+    pub fn from_files(label: &str, tool: &str, detail: Option<&str>, diff: Option<&str>) -> Self {
         let input: Option<Value> = detail.and_then(|text| serde_json::from_str(text).ok());
         let field = |name: &str| {
             input
@@ -136,7 +131,7 @@ impl DetailView {
 
     /// The view of a plan under review: its markdown, or why it cannot be
     /// read.
-    pub(crate) fn plan(slug: &str, path: &str, markdown: Result<&str, &str>) -> Self {
+    pub fn plan(slug: &str, path: &str, markdown: Result<&str, &str>) -> Self {
         let (kind, body) = match markdown {
             Ok(text) => (DetailKind::Plan, text.to_string()),
             Err(why) => (DetailKind::Text, why.to_string()),
@@ -250,7 +245,7 @@ const BINDINGS: &[Binding<Scroll>] = &[
 /// The pane's state: the view, its lines wrapped to the pane's width, and
 /// the scroll offset.
 #[derive(Debug, Default)]
-pub(crate) struct DetailComponent {
+pub struct DetailComponent {
     view: Option<DetailView>,
     lines: Vec<(LineKind, String)>,
     scroll: usize,
@@ -260,19 +255,19 @@ pub(crate) struct DetailComponent {
 
 impl DetailComponent {
     /// Shows `view` from its top.
-    pub(crate) fn show(&mut self, view: Option<DetailView>) {
+    pub fn show(&mut self, view: Option<DetailView>) {
         self.view = view;
         self.scroll = 0;
         self.rewrap();
     }
 
     /// The view shown.
-    pub(crate) fn view(&self) -> Option<&DetailView> {
+    pub fn view(&self) -> Option<&DetailView> {
         self.view.as_ref()
     }
 
     /// Sets the text area's size (the pane without its border and title).
-    pub(crate) fn set_size(&mut self, width: usize, height: usize) {
+    pub fn set_size(&mut self, width: usize, height: usize) {
         let width = width.max(1);
         if width != self.width {
             self.width = width;
@@ -283,7 +278,7 @@ impl DetailComponent {
     }
 
     /// The first line shown (0-based) and how many lines there are.
-    pub(crate) fn position(&self) -> (usize, usize) {
+    pub fn position(&self) -> (usize, usize) {
         (self.scroll, self.lines.len())
     }
 
@@ -345,7 +340,7 @@ fn line_kind(kind: DetailKind, line: &str) -> LineKind {
 /// One line of text as the terminal may show it: tabs as spaces (to the
 /// next multiple of 4), any other control character as its visible picture
 /// (an escape sequence in a tool input must never reach the terminal).
-pub(crate) fn screen_line(line: &str) -> String {
+pub fn screen_line(line: &str) -> String {
     let mut expanded = String::with_capacity(line.len());
     let mut column = 0;
     for c in line.chars() {
@@ -362,7 +357,7 @@ pub(crate) fn screen_line(line: &str) -> String {
 }
 
 /// `line` wrapped at `width` display columns; an empty line stays one line.
-pub(crate) fn wrap(line: &str, width: usize) -> Vec<String> {
+pub fn wrap(line: &str, width: usize) -> Vec<String> {
     let mut parts = Vec::new();
     let mut part = String::new();
     let mut used = 0;

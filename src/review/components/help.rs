@@ -13,18 +13,18 @@ use crate::texts;
 
 /// The help's state: closed, or the commands it lists.
 #[derive(Debug, Default)]
-pub(crate) struct HelpComponent {
+pub struct HelpComponent {
     shown: Option<Vec<CommandInfo>>,
 }
 
 impl HelpComponent {
     /// Opens it with `commands`.
-    pub(crate) fn open(&mut self, commands: Vec<CommandInfo>) {
+    pub fn open(&mut self, commands: Vec<CommandInfo>) {
         self.shown = Some(commands);
     }
 
     /// Whether it is open.
-    pub(crate) fn is_open(&self) -> bool {
+    pub fn is_open(&self) -> bool {
         self.shown.is_some()
     }
 }

@@ -85,7 +85,7 @@ impl Row {
 
 /// The list's state.
 #[derive(Debug, Default)]
-pub(crate) struct ListComponent {
+pub struct ListComponent {
     items: HashMap<Arc<str>, Item>,
     plan: Option<PlanInfo>,
     filter: String,
@@ -113,7 +113,7 @@ pub(crate) struct ListComponent {
 impl ListComponent {
     /// Replaces every item and the plan (a fresh reading of the mount);
     /// `items` come head first, as the stack lists them.
-    pub(crate) fn replace(&mut self, items: Vec<Item>, plan: Option<PlanInfo>) {
+    pub fn replace(&mut self, items: Vec<Item>, plan: Option<PlanInfo>) {
         self.items.clear();
         for mut item in items.into_iter().rev() {
             item.rank = self.bump();
@@ -125,7 +125,7 @@ impl ListComponent {
     }
 
     /// Adds a newly staged item (or updates one already known).
-    pub(crate) fn insert(&mut self, mut item: Item) -> bool {
+    pub fn insert(&mut self, mut item: Item) -> bool {
         item.rank = self.bump();
         let new = self.items.insert(item.id.clone(), item).is_none();
         self.dirty = true;
@@ -133,7 +133,7 @@ impl ListComponent {
     }
 
     /// Moves an item back to the head of its group (an apply failed).
-    pub(crate) fn requeue(&mut self, id: &str) {
+    pub fn requeue(&mut self, id: &str) {
         let rank = self.bump();
         if let Some(item) = self.items.get_mut(id) {
             item.rank = rank;
@@ -142,7 +142,7 @@ impl ListComponent {
     }
 
     /// Removes a decided or withdrawn item; whether it was listed.
-    pub(crate) fn remove(&mut self, id: &str) -> bool {
+    pub fn remove(&mut self, id: &str) -> bool {
         self.marked.remove(id);
         let removed = self.items.remove(id).is_some();
         self.dirty |= removed;
@@ -150,80 +150,80 @@ impl ListComponent {
     }
 
     /// Sets (or clears) the plan under review.
-    pub(crate) fn set_plan(&mut self, plan: Option<PlanInfo>) {
+    pub fn set_plan(&mut self, plan: Option<PlanInfo>) {
         self.plan = plan;
         self.dirty = true;
     }
 
     /// The plan under review.
-    pub(crate) fn plan(&self) -> Option<&PlanInfo> {
+    pub fn plan(&self) -> Option<&PlanInfo> {
         self.plan.as_ref()
     }
 
     /// Sets the filter (a substring of label, tool or session).
-    pub(crate) fn set_filter(&mut self, filter: &str) {
+    pub fn set_filter(&mut self, filter: &str) {
         self.filter = filter.to_string();
         self.dirty = true;
     }
 
     /// The filter.
-    pub(crate) fn filter(&self) -> &str {
+    pub fn filter(&self) -> &str {
         &self.filter
     }
 
     /// Sets how many rows the list area holds.
-    pub(crate) fn set_height(&mut self, height: usize) {
+    pub fn set_height(&mut self, height: usize) {
         self.height = height.max(1);
         self.dirty = true;
     }
 
     /// Sets the clock the ages are counted from.
-    pub(crate) fn set_now(&mut self, now: f64) {
+    pub fn set_now(&mut self, now: f64) {
         self.now = now;
     }
 
     /// The item listed under `id`.
-    pub(crate) fn item(&self, id: &str) -> Option<&Item> {
+    pub fn item(&self, id: &str) -> Option<&Item> {
         self.items.get(id)
     }
 
     /// How many previews wait (all, filtered or not).
-    pub(crate) fn pending(&self) -> usize {
+    pub fn pending(&self) -> usize {
         self.items.len()
     }
 
     /// How many groups the rows show.
-    pub(crate) fn groups(&self) -> usize {
+    pub fn groups(&self) -> usize {
         self.shown_groups
     }
 
     /// How many items the rows show.
-    pub(crate) fn shown(&self) -> usize {
+    pub fn shown(&self) -> usize {
         self.shown_items
     }
 
     /// What the selected row shows.
-    pub(crate) fn selected(&self) -> Option<&RowKey> {
+    pub fn selected(&self) -> Option<&RowKey> {
         self.selected_key.as_ref()
     }
 
     /// The first row shown (for tests of scrolling).
-    pub(crate) fn offset(&self) -> usize {
+    pub fn offset(&self) -> usize {
         self.offset
     }
 
     /// The marked items that are still listed, in id order.
-    pub(crate) fn marked(&self) -> Vec<Arc<str>> {
+    pub fn marked(&self) -> Vec<Arc<str>> {
         self.marked.iter().cloned().collect()
     }
 
     /// Unmarks everything.
-    pub(crate) fn clear_marks(&mut self) {
+    pub fn clear_marks(&mut self) {
         self.marked.clear();
     }
 
     /// Selects the row that shows `key`, when it is shown.
-    pub(crate) fn select(&mut self, key: &RowKey) {
+    pub fn select(&mut self, key: &RowKey) {
         self.refresh();
         if let Some(index) = self
             .rows
@@ -244,7 +244,7 @@ impl ListComponent {
     /// Rebuilds the rows after changes (once per batch of messages, not
     /// per message), keeping the selection on the same item when it is
     /// still listed, else on the row where it was.
-    pub(crate) fn refresh(&mut self) -> bool {
+    pub fn refresh(&mut self) -> bool {
         if !self.dirty {
             return false;
         }
@@ -398,7 +398,7 @@ impl ListComponent {
 
 /// `text` cut to `width` columns, with `…` where it was cut (the detail
 /// pane shows the whole label).
-pub(crate) fn fit(text: &str, width: usize) -> String {
+pub fn fit(text: &str, width: usize) -> String {
     if text.width() <= width {
         return text.to_string();
     }

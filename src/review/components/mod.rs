@@ -20,16 +20,16 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::Frame;
 
-pub(crate) mod detail;
-pub(crate) mod help;
-pub(crate) mod list;
-pub(crate) mod prompt;
-pub(crate) mod status_line;
-pub(crate) mod trail;
+pub mod detail;
+pub mod help;
+pub mod list;
+pub mod prompt;
+pub mod status_line;
+pub mod trail;
 
 /// Whether a component took a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum EventState {
+pub enum EventState {
     /// Taken: no other component sees it.
     Consumed,
     /// Not this component's key.
@@ -38,7 +38,7 @@ pub(crate) enum EventState {
 
 /// What a key asks of the app, beyond the component that took it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Action {
+pub enum Action {
     /// Approve the selection (or the marked items): opens the reason prompt.
     Approve,
     /// Reject the selection (or the marked items): opens the reason prompt.
@@ -62,28 +62,28 @@ pub(crate) enum Action {
 /// One key binding: the keys, how the help shows them, what they do, and
 /// what the component does with them.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Binding<A: 'static> {
+pub struct Binding<A: 'static> {
     /// The keys that trigger it.
-    pub(crate) keys: &'static [KeyCode],
+    pub keys: &'static [KeyCode],
     /// The keys as the help shows them.
-    pub(crate) shown: &'static str,
+    pub shown: &'static str,
     /// What it does, in a few words.
-    pub(crate) what: &'static str,
+    pub what: &'static str,
     /// What the component does.
-    pub(crate) action: A,
+    pub action: A,
 }
 
 /// A binding as the help lists it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct CommandInfo {
+pub struct CommandInfo {
     /// The keys as shown.
-    pub(crate) keys: &'static str,
+    pub keys: &'static str,
     /// What they do.
-    pub(crate) what: &'static str,
+    pub what: &'static str,
 }
 
 /// The bindings of `table` as the help lists them.
-pub(crate) fn commands_of<A>(table: &[Binding<A>]) -> Vec<CommandInfo> {
+pub fn commands_of<A>(table: &[Binding<A>]) -> Vec<CommandInfo> {
     table
         .iter()
         .map(|binding| CommandInfo {
@@ -95,7 +95,7 @@ pub(crate) fn commands_of<A>(table: &[Binding<A>]) -> Vec<CommandInfo> {
 
 /// The binding of `table` that `key` triggers, if any (keys with Ctrl or
 /// Alt held are nobody's but the app's).
-pub(crate) fn binding_for<A: Copy>(table: &[Binding<A>], key: &KeyEvent) -> Option<A> {
+pub fn binding_for<A: Copy>(table: &[Binding<A>], key: &KeyEvent) -> Option<A> {
     use crossterm::event::KeyModifiers;
     if key
         .modifiers
@@ -110,7 +110,7 @@ pub(crate) fn binding_for<A: Copy>(table: &[Binding<A>], key: &KeyEvent) -> Opti
 }
 
 /// A part of the review screen (see the module docs).
-pub(crate) trait Component {
+pub trait Component {
     /// Offers `key`; actions for the app go to `actions`.
     fn event(&mut self, key: &KeyEvent, actions: &mut Vec<Action>) -> EventState;
     /// Draws into `area`, reading the state only.
@@ -122,14 +122,14 @@ pub(crate) trait Component {
 /// How the screen is styled: in colour, or (`NO_COLOR` set) with no style
 /// at all, where markers (`>`, `*`) alone show the selection and the marks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Theme {
+pub struct Theme {
     /// Whether styles are used at all.
-    pub(crate) color: bool,
+    pub color: bool,
 }
 
 impl Theme {
     /// Colour unless `NO_COLOR` is set to anything non-empty (no-color.org).
-    pub(crate) fn from_env() -> Self {
+    pub fn from_env() -> Self {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
         Theme { color: !no_color }
     }
@@ -143,31 +143,31 @@ impl Theme {
     }
 
     /// The selected row.
-    pub(crate) fn selected(self) -> Style {
+    pub fn selected(self) -> Style {
         self.pick(Style::default().add_modifier(Modifier::REVERSED))
     }
     /// A group header, the plan row, a pane's title.
-    pub(crate) fn heading(self) -> Style {
+    pub fn heading(self) -> Style {
         self.pick(Style::default().add_modifier(Modifier::BOLD))
     }
     /// A marked row.
-    pub(crate) fn marked(self) -> Style {
+    pub fn marked(self) -> Style {
         self.pick(Style::default().fg(Color::Yellow))
     }
     /// Quieter text (ages, ids, scroll positions).
-    pub(crate) fn dim(self) -> Style {
+    pub fn dim(self) -> Style {
         self.pick(Style::default().fg(Color::DarkGray))
     }
     /// An added line of a diff; a success.
-    pub(crate) fn added(self) -> Style {
+    pub fn added(self) -> Style {
         self.pick(Style::default().fg(Color::Green))
     }
     /// A removed line of a diff; a failure.
-    pub(crate) fn removed(self) -> Style {
+    pub fn removed(self) -> Style {
         self.pick(Style::default().fg(Color::Red))
     }
     /// A hunk header of a diff.
-    pub(crate) fn hunk(self) -> Style {
+    pub fn hunk(self) -> Style {
         self.pick(Style::default().fg(Color::Cyan))
     }
 }

@@ -43,7 +43,7 @@ const BINDINGS: &[Binding<Edit>] = &[
 
 /// The prompt's state: closed, or its question and what was typed.
 #[derive(Debug, Default)]
-pub(crate) struct PromptComponent {
+pub struct PromptComponent {
     question: Option<String>,
     input: String,
     /// Whether each edit is reported (the filter).
@@ -52,25 +52,25 @@ pub(crate) struct PromptComponent {
 
 impl PromptComponent {
     /// Opens the prompt with `question` and `initial` text.
-    pub(crate) fn open(&mut self, question: &str, initial: &str, live: bool) {
+    pub fn open(&mut self, question: &str, initial: &str, live: bool) {
         self.question = Some(question.to_string());
         self.input = initial.to_string();
         self.live = live;
     }
 
     /// Closes it.
-    pub(crate) fn close(&mut self) {
+    pub fn close(&mut self) {
         self.question = None;
         self.input.clear();
     }
 
     /// Whether it is open.
-    pub(crate) fn is_open(&self) -> bool {
+    pub fn is_open(&self) -> bool {
         self.question.is_some()
     }
 
     /// What was typed.
-    pub(crate) fn input(&self) -> &str {
+    pub fn input(&self) -> &str {
         &self.input
     }
 }

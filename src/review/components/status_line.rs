@@ -14,24 +14,24 @@ use crate::review::components::list::fit;
 
 /// The status line's state.
 #[derive(Debug, Default)]
-pub(crate) struct StatusLineComponent {
+pub struct StatusLineComponent {
     message: Option<(bool, String)>,
     keys: String,
 }
 
 impl StatusLineComponent {
     /// Shows `text`, as a success (`ok`) or a failure.
-    pub(crate) fn set(&mut self, ok: bool, text: String) {
+    pub fn set(&mut self, ok: bool, text: String) {
         self.message = Some((ok, text));
     }
 
     /// The message shown, if any.
-    pub(crate) fn message(&self) -> Option<&str> {
+    pub fn message(&self) -> Option<&str> {
         self.message.as_ref().map(|(_, text)| text.as_str())
     }
 
     /// Sets the key bar from `commands`.
-    pub(crate) fn set_keys(&mut self, commands: &[CommandInfo]) {
+    pub fn set_keys(&mut self, commands: &[CommandInfo]) {
         self.keys = commands
             .iter()
             .map(|command| format!("{} {}", command.keys, short(command.what)))

@@ -19,20 +19,20 @@ const KEEP: usize = 50;
 
 /// The trail's state.
 #[derive(Debug, Default)]
-pub(crate) struct TrailComponent {
+pub struct TrailComponent {
     entries: VecDeque<TrailEntry>,
     now: f64,
 }
 
 impl TrailComponent {
     /// Adds a decision (the newest).
-    pub(crate) fn push(&mut self, entry: TrailEntry) {
+    pub fn push(&mut self, entry: TrailEntry) {
         self.entries.push_front(entry);
         self.entries.truncate(KEEP);
     }
 
     /// Replaces the trail (oldest first in `entries`).
-    pub(crate) fn replace(&mut self, entries: Vec<TrailEntry>) {
+    pub fn replace(&mut self, entries: Vec<TrailEntry>) {
         self.entries.clear();
         for entry in entries {
             self.push(entry);
@@ -40,12 +40,12 @@ impl TrailComponent {
     }
 
     /// The decisions kept, newest first.
-    pub(crate) fn entries(&self) -> impl Iterator<Item = &TrailEntry> {
+    pub fn entries(&self) -> impl Iterator<Item = &TrailEntry> {
         self.entries.iter()
     }
 
     /// Sets the clock the ages are counted from.
-    pub(crate) fn set_now(&mut self, now: f64) {
+    pub fn set_now(&mut self, now: f64) {
         self.now = now;
     }
 }
