@@ -296,7 +296,10 @@ impl DetailComponent {
             }
         };
         let mut lines = Vec::new();
-        push(LineKind::Heading, &view.title, &mut lines);
+        // The label on one line: a long one (a long command's) is cut,
+        // saying so, because the body below shows the whole call.
+        let title = crate::review::components::list::fit(&screen_line(&view.title), width);
+        lines.push((LineKind::Heading, title));
         for meta in &view.meta {
             push(LineKind::Meta, meta, &mut lines);
         }

@@ -441,9 +441,13 @@ impl Component for ListComponent {
 
     fn draw(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
         let width = usize::from(area.width);
-        let lines: Vec<Line<'static>> = if self.rows.is_empty() {
-            vec![Line::from(texts::REVIEW_NOTHING_PENDING)]
-        } else {
+        if self.rows.is_empty() {
+            let empty = Paragraph::new(texts::REVIEW_NOTHING_PENDING)
+                .wrap(ratatui::widgets::Wrap { trim: true });
+            frame.render_widget(empty, area);
+            return;
+        }
+        let lines: Vec<Line<'static>> = {
             self.rows
                 .iter()
                 .enumerate()
