@@ -5,7 +5,7 @@
 //! its answer or its errno and message, is what the status line shows.
 //! Runs on a thread of its own: a write blocks until its handler answers.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::mpsc::{Receiver, Sender};
 use std::thread::JoinHandle;
 
@@ -90,7 +90,7 @@ impl Worker {
     }
 }
 
-fn work(dir: &PathBuf, queue: &Receiver<Effect>, messages: &Sender<Msg>) {
+fn work(dir: &Path, queue: &Receiver<Effect>, messages: &Sender<Msg>) {
     for effect in queue {
         match effect {
             Effect::Decide(requests) => {

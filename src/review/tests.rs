@@ -410,11 +410,11 @@ fn help_lists_every_components_keys() {
     let shown = screen(&app);
     assert!(shown.contains(texts::REVIEW_HELP_TITLE), "{shown}");
     for command in app.commands() {
-        let line = format!("{}", command.keys);
+        let line = command.keys;
         assert!(
             shown
                 .lines()
-                .any(|l| l.contains(&line) && l.contains(command.what)),
+                .any(|l| l.contains(line) && l.contains(command.what)),
             "{} {} missing:\n{shown}",
             command.keys,
             command.what

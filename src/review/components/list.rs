@@ -284,7 +284,7 @@ impl ListComponent {
         let mut shown = 0;
         for session in &order {
             let mut members = groups.remove(session).unwrap_or_default();
-            members.sort_unstable_by(|a, b| b.rank.cmp(&a.rank));
+            members.sort_unstable_by_key(|item| std::cmp::Reverse(item.rank));
             rows.push(Row::Header(session.clone(), members.len()));
             shown += members.len();
             rows.extend(members.into_iter().map(|item| Row::Item(item.id.clone())));
