@@ -460,7 +460,7 @@ fn label_beside(input: &HookInput, whole_detail: bool) -> String {
 /// files escape a label again where they must (a backslash as `\\`), so a
 /// backslash escape made here would show doubled there: a heredoc would
 /// read `\\n` in `status`.
-pub(crate) fn printable_line(text: &str) -> String {
+fn printable_line(text: &str) -> String {
     text.chars()
         .map(|c| match c {
             '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + u32::from(c)).unwrap_or('\u{fffd}'),

@@ -15,7 +15,7 @@ use serde_json::Value;
 use unicode_width::UnicodeWidthChar;
 
 use super::{binding_for, commands_of, Action, Binding, CommandInfo, Component, EventState, Theme};
-use crate::hook::printable_line;
+use crate::safe_text::control_pictures;
 use crate::texts;
 
 /// What kind of content the pane shows (how its lines are styled).
@@ -356,7 +356,7 @@ pub fn screen_line(line: &str) -> String {
             column += 1;
         }
     }
-    printable_line(&expanded)
+    control_pictures(&expanded)
 }
 
 /// `line` wrapped at `width` display columns; an empty line stays one line.
