@@ -10,7 +10,7 @@
 # journal says so, and each hook prints its agent's answer), a preview
 # staged while the review is open appears, two marked items are rejected
 # together, and `q` leaves the terminal as it was (the alternate screen off,
-# the shell prompt back, exit 0).
+# the shell prompt back, exit 0), as SIGTERM does (exit 143).
 # time limit: 90 s
 . "$(dirname "$0")/lib.sh"
 need_xdev
@@ -164,6 +164,15 @@ wait_until 10000 "the review's exit" screen_has "review exited 0"
 wait_until 10000 "the alternate screen off" alternate_off
 assert_eq "$(screen | grep -v '^$' | tail -n 1)" 'review-test$' "the shell prompt, last on screen"
 pending_is 0 || fail "a preview is left pending"
+
+# SIGTERM restores the terminal too, and the exit code says why it ended.
+keys "'$XDEV_BIN' review '$D'; echo \"review exited \$?\"" Enter
+wait_until 10000 "the review again" screen_has "0 pending in 0 group(s)"
+review_pid() { REVIEW_PID=$(pgrep -P "$(t display-message -p -t review '#{pane_pid}')" -x xdev); [ -n "$REVIEW_PID" ]; }
+wait_until 10000 "the review's process" review_pid
+kill -TERM "$REVIEW_PID"
+wait_until 10000 "the review's exit on SIGTERM" screen_has "review exited 143"
+wait_until 10000 "the alternate screen off after SIGTERM" alternate_off
 t kill-server
 note "reviewed three hook calls of two sessions in tmux; the last screen:"
 cat "$SCRATCH/last-screen"

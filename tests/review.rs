@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 
 use common::{eventually, require_fuse, KillOnDrop};
 use serde_json::{json, Value};
-use xdev::client::{PreviewRequest, StagedPreview};
+use xdev::client::{plan_control, write_device, PreviewRequest, StagedPreview};
+use xdev::plan_command::PlanCommand;
 use xdev::review::app::{Decider, DecisionRequest, Msg, RowKey, SourceEvent};
 use xdev::review::{decide, source};
 use xdev::stage_protocol::ProducerMessage;
@@ -32,12 +33,18 @@ struct Daemon {
 
 impl Daemon {
     fn start() -> Daemon {
+        Daemon::start_with(|_| Vec::new())
+    }
+
+    /// With the extra arguments `args` makes from the temp dir.
+    fn start_with(args: impl FnOnce(&Path) -> Vec<std::ffi::OsString>) -> Daemon {
         require_fuse();
         let tmp = tempfile::tempdir().expect("tmp");
         let dir = tmp.path().join("xdev");
         let mut child = Command::new(env!("CARGO_BIN_EXE_xdev"))
             .arg("mount")
             .arg(&dir)
+            .args(args(tmp.path()))
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -298,4 +305,86 @@ fn the_source_groups_previews_by_session_head_first_and_a_decision_by_id_is_jour
     assert!(error.starts_with("ENOENT: "), "{error}");
     drop(follower);
     drop((root, one_new, two));
+}
+
+#[test]
+fn a_plan_under_review_is_read_and_approved_or_sent_back_as_xdev_plan_does() {
+    let daemon = Daemon::start_with(|tmp| {
+        let plans = tmp.join("plans");
+        std::fs::create_dir(&plans).expect("plan dir");
+        std::fs::write(
+            plans.join("auth-plan.md"),
+            "# Auth\n\n1. Add a login endpoint\n",
+        )
+        .expect("plan");
+        [
+            "--plan-dir".into(),
+            plans.into_os_string(),
+            "--plan-handler".into(),
+            "async".into(),
+        ]
+        .to_vec()
+    });
+    let dir = &daemon.dir;
+    assert_eq!(source::read_plan(dir), (None, false));
+    let propose = || {
+        plan_control(dir, &PlanCommand::Enter).expect("plan mode");
+        write_device(&dir.join("propose"), b"auth").expect("propose")
+    };
+    assert_eq!(propose(), "Plan ready for review.");
+    let (plan, plan_mode) = source::read_plan(dir);
+    let plan = plan.expect("a plan under review");
+    assert!(plan_mode);
+    assert_eq!(plan.slug, "auth");
+    assert_eq!(
+        plan.markdown.as_deref(),
+        Ok("# Auth\n\n1. Add a login endpoint\n")
+    );
+
+    let refine = decide::decide(
+        dir,
+        &DecisionRequest {
+            target: RowKey::Plan,
+            approve: false,
+            reason: "split step 1".into(),
+        },
+    );
+    let answer = refine.result.expect("refined");
+    assert!(answer.contains("split step 1"), "{answer}");
+    assert_eq!(
+        source::read_plan(dir).0,
+        None,
+        "decided: no longer under review"
+    );
+
+    assert_eq!(propose(), "Plan ready for review.");
+    let approve = decide::decide(
+        dir,
+        &DecisionRequest {
+            target: RowKey::Plan,
+            approve: true,
+            reason: "ship it".into(),
+        },
+    );
+    let answer = approve.result.expect("approved");
+    assert!(answer.starts_with("Plan approved"), "{answer}");
+    assert!(answer.contains("ship it"), "{answer}");
+    let (plan, plan_mode) = source::read_plan(dir);
+    assert_eq!(
+        (plan, plan_mode),
+        (None, false),
+        "an approval ends plan mode"
+    );
+
+    // Nothing under review: the desk's own refusal, with its errno.
+    let again = decide::decide(
+        dir,
+        &DecisionRequest {
+            target: RowKey::Plan,
+            approve: true,
+            reason: String::new(),
+        },
+    );
+    let error = again.result.expect_err("nothing to approve");
+    assert!(error.starts_with('E'), "{error}");
 }

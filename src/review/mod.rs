@@ -50,7 +50,6 @@ pub struct ReviewOptions {
 /// stop signal arrives); returns the exit code (0, or 128 + the signal).
 pub fn run(dir: &Path, options: &ReviewOptions) -> Result<u8, ClientError> {
     check_mount(dir)?;
-    terminal::block_stop_signals().map_err(|err| ClientError::io("cannot block signals", err))?;
     let (messages, inbox) = mpsc::channel();
     let me = std::process::id();
     let follower = source::follow(dir, me, messages.clone())?;

@@ -487,3 +487,151 @@ pub fn load_detail(dir: &Path, id: &str, label: &str, tool: &str) -> DetailView 
     let detail = read_text(&item.join("detail")).ok();
     DetailView::from_files(label, tool, detail.as_deref(), diff.as_deref())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const ME: u32 = 4242;
+
+    fn record(event: &str, extra: Value) -> Value {
+        let mut record = json!({"time": 10.0, "event": event, "id": "pending-action:Bash:7",
+            "label": "Bash: ls", "sourceTool": "Bash", "outcome": "ok", "pid": 99, "process": "bash"});
+        if let (Some(record), Some(extra)) = (record.as_object_mut(), extra.as_object()) {
+            for (key, value) in extra {
+                record.insert(key.clone(), value.clone());
+            }
+        }
+        record
+    }
+
+    fn decider(changes: &[Change]) -> Option<Decider> {
+        changes.iter().find_map(|change| match change {
+            Change::Tell(SourceEvent::Decided(entry)) => Some(entry.decider.clone()),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn a_staging_is_an_item_of_its_session() {
+        let changes = interpret(&record("staged", json!({"sessionId": "s-1"})), ME);
+        let [Change::Tell(SourceEvent::Staged(item))] = changes.as_slice() else {
+            panic!("{changes:?}");
+        };
+        assert_eq!(
+            (&*item.id, item.session.as_deref(), item.staged_at),
+            ("pending-action:Bash:7", Some("s-1"), Some(10.0))
+        );
+    }
+
+    #[test]
+    fn a_decision_of_any_device_removes_its_item_and_names_who() {
+        for device in [
+            "resolve",
+            "reject",
+            "pending/pending-action:Bash:7/resolve",
+            "sessions/s-1/reject",
+        ] {
+            let changes = interpret(&record(device, json!({})), ME);
+            assert!(
+                changes.contains(&Change::Tell(SourceEvent::Gone(
+                    "pending-action:Bash:7".into()
+                ))),
+                "{device}: {changes:?}"
+            );
+            assert_eq!(
+                decider(&changes),
+                Some(Decider::Shell("bash".into())),
+                "{device}"
+            );
+        }
+        let mine = interpret(&record("reject", json!({"pid": ME, "process": "xdev"})), ME);
+        assert_eq!(decider(&mine), Some(Decider::ThisReview));
+        let policy = interpret(
+            &record(
+                "resolve",
+                json!({"decider": "policy", "rule": "Bash(ls:*)", "process": "xdev"}),
+            ),
+            ME,
+        );
+        assert_eq!(
+            decider(&policy),
+            Some(Decider::Policy(Some("Bash(ls:*)".into())))
+        );
+        let other = interpret(&record("resolve", json!({"process": "python3"})), ME);
+        assert_eq!(decider(&other), Some(Decider::Process("python3".into())));
+    }
+
+    #[test]
+    fn a_failed_decision_is_checked_not_assumed() {
+        let changes = interpret(
+            &record(
+                "pending/pending-action:Bash:7/resolve",
+                json!({"outcome": "error", "errno": "EIO"}),
+            ),
+            ME,
+        );
+        assert_eq!(changes, [Change::Recheck("pending-action:Bash:7".into())]);
+        let refused = interpret(
+            &record("resolve", json!({"outcome": "refused", "errno": "EPERM"})),
+            ME,
+        );
+        assert_eq!(refused, [Change::Recheck("pending-action:Bash:7".into())]);
+        let nothing = interpret(&record("reject", json!({"id": null})), ME);
+        assert!(
+            nothing.is_empty(),
+            "a reject of nothing changes nothing: {nothing:?}"
+        );
+    }
+
+    #[test]
+    fn withdrawals_requeues_clears_and_plans() {
+        let timeout = interpret(
+            &record(
+                "withdrawn",
+                json!({"outcome": "timeout", "reason": "deadline"}),
+            ),
+            ME,
+        );
+        assert_eq!(decider(&timeout), Some(Decider::Timeout));
+        assert!(timeout.contains(&Change::Tell(SourceEvent::Gone(
+            "pending-action:Bash:7".into()
+        ))));
+        let exited = interpret(
+            &record("withdrawn", json!({"reason": "producer exited"})),
+            ME,
+        );
+        assert!(
+            matches!(&exited[0], Change::Tell(SourceEvent::Decided(entry)) if entry.verdict == "withdrawn (producer exited)")
+        );
+        assert_eq!(
+            interpret(&record("requeued", json!({})), ME),
+            [Change::Tell(SourceEvent::Requeued(
+                "pending-action:Bash:7".into()
+            ))]
+        );
+        assert_eq!(
+            interpret(&record("cleared", json!({})), ME),
+            [Change::Resync]
+        );
+        assert_eq!(
+            interpret(&json!({"event": "lost", "count": 3}), ME),
+            [Change::Resync]
+        );
+        assert_eq!(
+            interpret(&json!({"event": "plan-mode", "outcome": "entered"}), ME),
+            [Change::Plan(Some(true))]
+        );
+        let approved = interpret(
+            &json!({"event": "plan/ctl", "outcome": "ok", "label": null, "plan": {"title": "auth", "outcome": "approved"}, "process": "xdev", "pid": ME}),
+            ME,
+        );
+        assert!(
+            matches!(&approved[0], Change::Tell(SourceEvent::Decided(entry)) if entry.verdict == "plan approved" && entry.label == "auth" && entry.decider == Decider::ThisReview),
+            "{approved:?}"
+        );
+        assert_eq!(approved[1], Change::Plan(None));
+        assert!(interpret(&record("intent", json!({"outcome": "started"})), ME).is_empty());
+    }
+}

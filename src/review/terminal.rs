@@ -2,13 +2,14 @@
 //! set up by [`Screen::enter`] and restored however the review ends: a
 //! normal exit or an error (the guard's `Drop`), a panic (a panic hook
 //! restores before the message prints, so it is readable), and SIGINT,
-//! SIGTERM or SIGHUP (blocked in every thread and waited for by one, which
-//! tells the app loop to leave; the loop then restores as on `q`).
+//! SIGTERM or SIGHUP (a handler hands the signal through a pipe to a thread
+//! that tells the app loop to leave; the loop then restores as on `q`).
 //! Keys and resizes are read on a thread of their own and reach the loop
 //! as messages, with a clock tick when nothing happens.
 
 use std::io::{self, Stdout, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::os::fd::IntoRawFd;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Once};
 use std::thread::JoinHandle;
@@ -17,7 +18,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crossterm::event::{self, Event, KeyEventKind};
 use crossterm::terminal::{self, EnterAlternateScreen, LeaveAlternateScreen};
 use crossterm::{cursor, execute};
-use nix::sys::signal::{SigSet, SigmaskHow, Signal};
+use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
@@ -85,29 +86,51 @@ fn install_panic_hook() {
 }
 
 /// The signals that end the review.
-fn stop_signals() -> SigSet {
-    let mut set = SigSet::empty();
-    for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
-        set.add(signal);
+const STOP_SIGNALS: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP];
+
+/// The write end of the pipe the signal handler writes a stop signal's
+/// number to (-1 until [`wait_for_stop_signals`] made it).
+static SIGNAL_PIPE: AtomicI32 = AtomicI32::new(-1);
+
+/// The handler of the stop signals: writes the signal's number to the pipe
+/// (`write(2)` is async-signal-safe), whichever thread it interrupts. A
+/// handler rather than a signal mask, because threads started before the
+/// review (the log writer's) would keep the default action, which kills
+/// the process with the terminal still raw.
+extern "C" fn on_stop_signal(signal: libc::c_int) {
+    let fd = SIGNAL_PIPE.load(Ordering::Relaxed);
+    if fd >= 0 {
+        let byte = u8::try_from(signal).unwrap_or(0);
+        // SAFETY: `byte` lives for the call and the length is 1; a failed
+        // write (a full pipe: a stop is already on its way) is fine.
+        unsafe {
+            libc::write(fd, std::ptr::addr_of!(byte).cast(), 1);
+        }
     }
-    set
 }
 
-/// Blocks the stop signals in this thread and every thread it starts
-/// after (call it before starting any), so that only
-/// [`wait_for_stop_signals`] receives them.
-pub(crate) fn block_stop_signals() -> io::Result<()> {
-    nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&stop_signals()), None)
-        .map_err(io::Error::from)
-}
-
-/// Starts the thread that waits for a stop signal and tells the loop.
+/// Installs the handler of the stop signals and starts the thread that
+/// waits for one and tells the loop.
 pub(crate) fn wait_for_stop_signals(messages: Sender<Msg>) -> io::Result<()> {
+    let (read, write) = nix::unistd::pipe().map_err(io::Error::from)?;
+    SIGNAL_PIPE.store(write.into_raw_fd(), Ordering::Relaxed);
+    let action = SigAction::new(
+        SigHandler::Handler(on_stop_signal),
+        SaFlags::SA_RESTART,
+        SigSet::empty(),
+    );
+    for signal in STOP_SIGNALS {
+        // SAFETY: the handler only loads an atomic and calls write(2),
+        // both async-signal-safe.
+        unsafe { sigaction(signal, &action) }.map_err(io::Error::from)?;
+    }
     std::thread::Builder::new()
         .name("xdev-review-signals".into())
         .spawn(move || {
-            if let Ok(signal) = stop_signals().wait() {
-                let _ = messages.send(Msg::Stop(signal as i32));
+            let mut pipe = std::fs::File::from(read);
+            let mut byte = [0u8; 1];
+            if std::io::Read::read_exact(&mut pipe, &mut byte).is_ok() {
+                let _ = messages.send(Msg::Stop(i32::from(byte[0])));
             }
         })
         .map(drop)
