@@ -10,7 +10,8 @@
 # journal says so, and each hook prints its agent's answer), a preview
 # staged while the review is open appears, two marked items are rejected
 # together, and `q` leaves the terminal as it was (the alternate screen off,
-# the shell prompt back, exit 0), as SIGTERM does (exit 143).
+# the shell prompt back, exit 0), as SIGTERM does (exit 143); and with
+# NO_COLOR no style reaches the screen.
 # time limit: 90 s
 . "$(dirname "$0")/lib.sh"
 need_xdev
@@ -165,9 +166,14 @@ wait_until 10000 "the alternate screen off" alternate_off
 assert_eq "$(screen | grep -v '^$' | tail -n 1)" 'review-test$' "the shell prompt, last on screen"
 pending_is 0 || fail "a preview is left pending"
 
-# SIGTERM restores the terminal too, and the exit code says why it ended.
-keys "'$XDEV_BIN' review '$D'; echo \"review exited \$?\"" Enter
+# With NO_COLOR the screen has no colour and no style at all (capture-pane
+# -e would show them as escape sequences); SIGTERM restores the terminal
+# too, and the exit code says why it ended.
+keys "NO_COLOR=1 '$XDEV_BIN' review '$D'; echo \"review exited \$?\"" Enter
 wait_until 10000 "the review again" screen_has "0 pending in 0 group(s)"
+if t capture-pane -p -e -t review | grep -q $'\e\['; then
+    fail "a style on screen with NO_COLOR: $(t capture-pane -p -e -t review | head -n 3 | cat -v)"
+fi
 review_pid() { REVIEW_PID=$(pgrep -P "$(t display-message -p -t review '#{pane_pid}')" -x xdev); [ -n "$REVIEW_PID" ]; }
 wait_until 10000 "the review's process" review_pid
 kill -TERM "$REVIEW_PID"
