@@ -9,7 +9,7 @@
 //! | `components` | the list, the detail pane, the prompt, the help, the trail, the status line |
 //! | [`source`] | reading the mount, then following `events` |
 //! | [`decide`] | writing decisions (and reading an item's files) off the UI thread |
-//! | [`terminal`] | raw mode and the alternate screen, restored on exit, panic and signals |
+//! | `terminal` | raw mode and the alternate screen, restored on exit, panic and signals |
 //!
 //! The loop takes one message, then every message already queued, updates
 //! the app with each, and draws once: a burst of stagings costs one
