@@ -40,6 +40,8 @@ const TRAIL_FROM_LOG: usize = 20;
 const PLAN_POLL: Duration = Duration::from_secs(1);
 /// How long a `poll(2)` waits before the thread looks at its stop flag.
 const STOP_CHECK: Duration = Duration::from_millis(250);
+/// How much of `events` one read takes at most.
+const READ_CHUNK: usize = 256 * 1024;
 /// Processes that are shells, for the trail's "a shell".
 const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "fish", "ksh", "busybox", "ash"];
 
@@ -402,12 +404,14 @@ impl Watcher {
 
     /// Reads what `events` holds now and handles each whole line.
     fn read_records(&mut self) -> io::Result<()> {
-        let mut chunk = vec![0u8; 256 * 1024];
         loop {
-            match self.events.read(&mut chunk) {
+            let start = self.buffered.len();
+            self.buffered.resize(start + READ_CHUNK, 0);
+            let read = self.events.read(&mut self.buffered[start..]);
+            self.buffered.truncate(start + *read.as_ref().unwrap_or(&0));
+            match read {
                 Ok(0) => return Err(io::Error::other("events: end of file (the mount stopped)")),
-                Ok(count) => {
-                    self.buffered.extend_from_slice(&chunk[..count]);
+                Ok(_) => {
                     self.handle_lines();
                 }
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(()),

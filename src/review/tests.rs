@@ -366,6 +366,23 @@ fn views_of_each_tool_come_from_their_files() {
         diffed.body, "@@ -1 +1 @@\n-x\n+y\n",
         "a diff file wins over the detail"
     );
+    let shell_patch = DetailView::from_files(
+        "Bash: apply_patch",
+        "Bash",
+        Some(
+            r#"{"command":["apply_patch","*** Begin Patch\n*** Update File: a\n-x\n+y\n*** End Patch"]}"#,
+        ),
+        None,
+    );
+    assert_eq!(
+        shell_patch.kind,
+        super::components::detail::DetailKind::Patch
+    );
+    assert!(
+        shell_patch.body.contains("\n-x\n+y\n"),
+        "{}",
+        shell_patch.body
+    );
     let bare = DetailView::from_files("plain", "external", None, None);
     assert_eq!(bare.body, texts::REVIEW_NO_DETAIL);
     let codex = DetailView::from_files(

@@ -103,8 +103,15 @@ impl DetailView {
                         view.meta.push(format!("{name}: {text}"));
                     }
                 }
-                view.kind = DetailKind::Command;
-                view.body = command_of(input).unwrap_or_default();
+                let command = command_of(input).unwrap_or_default();
+                // Codex runs `apply_patch` through its shell tool too: the
+                // patch is shown as one.
+                view.kind = if command.contains(PATCH_START) {
+                    DetailKind::Patch
+                } else {
+                    DetailKind::Command
+                };
+                view.body = command;
             }
             "Write" if field("content").is_some() => {
                 view.kind = DetailKind::Content;
@@ -116,7 +123,7 @@ impl DetailView {
                 view.meta.push(texts::REVIEW_NO_DIFF_EDIT.to_string());
                 view.body = edits_of(input).unwrap_or_default();
             }
-            "apply_patch" if patch_of(input).is_some() => {
+            "apply_patch" | "ApplyPatch" if patch_of(input).is_some() => {
                 view.kind = DetailKind::Patch;
                 view.body = patch_of(input).unwrap_or_default();
             }
@@ -144,6 +151,9 @@ impl DetailView {
         }
     }
 }
+
+/// How a Codex patch begins.
+const PATCH_START: &str = "*** Begin Patch";
 
 /// A shell call's command: a string, or an argv (Codex) joined by spaces.
 fn command_of(input: &Value) -> Option<String> {
