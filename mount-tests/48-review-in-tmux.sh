@@ -9,9 +9,10 @@
 # chosen item is applied and the other rejected with the reason typed (the
 # journal says so, and each hook prints its agent's answer), a preview
 # staged while the review is open appears, two marked items are rejected
-# together, and `q` leaves the terminal as it was (the alternate screen off,
-# the shell prompt back, exit 0), as SIGTERM does (exit 143); and with
-# NO_COLOR no style reaches the screen.
+# together, `q` leaves the terminal as it was (the alternate screen off,
+# the shell prompt back, exit 0); then, with NO_COLOR, no style reaches the
+# screen, a preview decided from a shell leaves the list (the trail names
+# the shell), and SIGTERM restores the terminal too (exit 143).
 # time limit: 90 s
 . "$(dirname "$0")/lib.sh"
 need_xdev
@@ -37,6 +38,7 @@ command = "\n".join(f"echo step-{i:03d} ok" for i in range(200))
 assert len(command) >= 3 * 1024, len(command)
 event("bash", "sess-two", "Bash", {"command": command, "description": "a long script"}, 3)
 event("late", "sess-two", "Bash", {"command": "echo late"}, 4)
+event("late2", "sess-two", "Bash", {"command": "echo late 2"}, 5)
 PY
 [ -s "$SCRATCH/bash.json" ] || fail "cannot write the hook events"
 
@@ -174,6 +176,14 @@ wait_until 10000 "the review again" screen_has "0 pending in 0 group(s)"
 if t capture-pane -p -e -t review | grep -q $'\e\['; then
     fail "a style on screen with NO_COLOR: $(t capture-pane -p -e -t review | head -n 3 | cat -v)"
 fi
+# A preview decided elsewhere (this shell) leaves the list at once, and the
+# trail says who decided it.
+hook late2
+wait_until 10000 "the second late preview on screen" screen_has "Bash: echo late 2"
+(echo "decided from a shell" >"$D/pending/$ID/reject") || fail "the shell's reject failed"
+wait_exit "$HOOK_PID" 10000 "the second late hook after the shell's rejection"
+wait_until 10000 "the list empty again" screen_has "0 pending in 0 group(s)"
+wait_until 10000 "the trail naming the shell" screen_has "Bash: echo late 2 by a shell (bash)"
 review_pid() { REVIEW_PID=$(pgrep -P "$(t display-message -p -t review '#{pane_pid}')" -x xdev); [ -n "$REVIEW_PID" ]; }
 wait_until 10000 "the review's process" review_pid
 kill -TERM "$REVIEW_PID"
