@@ -12,7 +12,8 @@
 # together, `q` leaves the terminal as it was (the alternate screen off,
 # the shell prompt back, exit 0); then, with NO_COLOR, no style reaches the
 # screen, a preview decided from a shell leaves the list (the trail names
-# the shell), and SIGTERM restores the terminal too (exit 143).
+# the shell), SIGTERM restores the terminal too (exit 143), and a terminal
+# that hangs up ends the review.
 # time limit: 90 s
 . "$(dirname "$0")/lib.sh"
 need_xdev
@@ -189,6 +190,14 @@ wait_until 10000 "the review's process" review_pid
 kill -TERM "$REVIEW_PID"
 wait_until 10000 "the review's exit on SIGTERM" screen_has "review exited 143"
 wait_until 10000 "the alternate screen off after SIGTERM" alternate_off
+# A terminal that hangs up (its tmux window closed: SIGHUP) ends the review.
+t new-window -d -n hangup "exec '$XDEV_BIN' review '$D'"
+HANGUP_PID=$(t display-message -p -t :hangup '#{pane_pid}')
+BG_PIDS+=("$HANGUP_PID")
+wait_until 10000 "the review in the second window" sh -c 'tmux -S "$0" capture-pane -p -t :hangup | grep -qF "0 pending in 0 group(s)"' "$SOCKET"
+t kill-window -t :hangup
+gone() { [ ! -e "/proc/$1" ] || [ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" = Z ]; }
+wait_until 10000 "the review's exit after its terminal hung up" gone "$HANGUP_PID"
 t kill-server
 note "reviewed three hook calls of two sessions in tmux; the last screen:"
 cat "$SCRATCH/last-screen"

@@ -166,10 +166,16 @@ impl Input {
 }
 
 impl Drop for Input {
+    /// Tells the thread to stop, without waiting for it: once the terminal
+    /// has hung up (SIGHUP), crossterm's read can spin in the thread
+    /// forever, and the review must still restore and exit (which ends
+    /// the thread).
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+            if thread.is_finished() {
+                let _ = thread.join();
+            }
         }
     }
 }
