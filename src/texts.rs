@@ -1412,6 +1412,49 @@ pub const REVIEW_TRAIL_TITLE: &str = "Last decisions";
 /// The trail when nothing was decided yet.
 pub const REVIEW_TRAIL_EMPTY: &str = "none yet";
 
+/// The trail's and the status line's word for an applied preview.
+pub const REVIEW_APPLIED: &str = "applied";
+/// ... for a rejected one.
+pub const REVIEW_REJECTED: &str = "rejected";
+/// ... for an approved plan.
+pub const REVIEW_PLAN_APPROVED: &str = "plan approved";
+/// ... for a plan sent back.
+pub const REVIEW_PLAN_SENT_BACK: &str = "plan sent back";
+/// ... for a preview withdrawn at its deadline.
+pub const REVIEW_WITHDRAWN: &str = "withdrawn";
+/// Who decided: this review.
+pub const REVIEW_BY_THIS_REVIEW: &str = "this review";
+/// Who decided: the policy (its rule is [`review_by_policy_rule`]).
+pub const REVIEW_BY_POLICY: &str = "policy";
+/// Who decided: the deadline.
+pub const REVIEW_BY_TIMEOUT: &str = "timeout";
+/// Who decided, or how old: not known.
+pub const REVIEW_UNKNOWN: &str = "?";
+/// Why `xdev review` cannot start a thread of its own.
+pub const REVIEW_CANNOT_START_THREAD: &str = "cannot start a thread of xdev review";
+/// Why `xdev review` cannot use the terminal.
+pub const REVIEW_CANNOT_USE_TERMINAL: &str = "cannot use the terminal";
+
+/// One decision of the trail: how long ago, what, of which preview, by whom.
+pub fn review_trail_entry(ago: &str, verdict: &str, label: &str, decider: &str) -> String {
+    format!("{ago} ago {verdict} {label} by {decider}")
+}
+
+/// A preview withdrawn for `reason` (its producer exited, ...).
+pub fn review_withdrawn_because(reason: &str) -> String {
+    format!("{REVIEW_WITHDRAWN} ({})", one_line(reason))
+}
+
+/// Who decided: the policy, by `rule`.
+pub fn review_by_policy_rule(rule: &str) -> String {
+    format!("{REVIEW_BY_POLICY} ({})", one_line(rule))
+}
+
+/// Who decided: a shell named `name`.
+pub fn review_by_shell(name: &str) -> String {
+    format!("a shell ({})", one_line(name))
+}
+
 /// The prompt for deciding `count` marked previews at once.
 pub fn review_prompt_marked(approve: bool, count: usize) -> String {
     if approve {

@@ -95,13 +95,13 @@ pub enum Decider {
 impl fmt::Display for Decider {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Decider::ThisReview => f.write_str("this review"),
-            Decider::Policy(Some(rule)) => write!(f, "policy ({rule})"),
-            Decider::Policy(None) => f.write_str("policy"),
-            Decider::Shell(name) => write!(f, "a shell ({name})"),
-            Decider::Timeout => f.write_str("timeout"),
-            Decider::Process(name) => f.write_str(name),
-            Decider::Unknown => f.write_str("?"),
+            Decider::ThisReview => f.write_str(texts::REVIEW_BY_THIS_REVIEW),
+            Decider::Policy(Some(rule)) => f.write_str(&texts::review_by_policy_rule(rule)),
+            Decider::Policy(None) => f.write_str(texts::REVIEW_BY_POLICY),
+            Decider::Shell(name) => f.write_str(&texts::review_by_shell(name)),
+            Decider::Timeout => f.write_str(texts::REVIEW_BY_TIMEOUT),
+            Decider::Process(name) => f.write_str(&crate::safe_text::one_line(name)),
+            Decider::Unknown => f.write_str(texts::REVIEW_UNKNOWN),
         }
     }
 }
@@ -607,10 +607,10 @@ impl App {
     fn decided(&mut self, outcome: DecisionOutcome) {
         let request = &outcome.request;
         let verdict = match (&request.target, request.approve) {
-            (RowKey::Plan, true) => "plan approved",
-            (RowKey::Plan, false) => "plan sent back",
-            (_, true) => "applied",
-            (_, false) => "rejected",
+            (RowKey::Plan, true) => texts::REVIEW_PLAN_APPROVED,
+            (RowKey::Plan, false) => texts::REVIEW_PLAN_SENT_BACK,
+            (_, true) => texts::REVIEW_APPLIED,
+            (_, false) => texts::REVIEW_REJECTED,
         };
         let id = match &request.target {
             RowKey::Plan => self
@@ -732,7 +732,7 @@ impl App {
 /// An age as the list shows it: `12s`, `3m`, `2h`, `4d`; `?` when unknown.
 pub fn age(since: Option<f64>, now: f64) -> String {
     let Some(since) = since else {
-        return "?".to_string();
+        return texts::REVIEW_UNKNOWN.to_string();
     };
     let seconds = (now - since).max(0.0) as u64;
     match seconds {

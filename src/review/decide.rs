@@ -66,7 +66,7 @@ impl Worker {
         let thread = std::thread::Builder::new()
             .name(name.to_string())
             .spawn(move || work(&dir, &queue, &messages))
-            .map_err(|err| ClientError::io("cannot start the review's writer", err))?;
+            .map_err(|err| ClientError::io(texts::REVIEW_CANNOT_START_THREAD, err))?;
         Ok(Worker {
             jobs: Some(jobs),
             thread: Some(thread),

@@ -19,6 +19,7 @@ use std::path::Path;
 use std::sync::mpsc::{self, Receiver};
 
 use crate::client::{check_mount, ClientError};
+use crate::texts;
 
 // Public for the integration tests and benchmarks (tests/review.rs,
 // benches/review.rs), not as an API: only `run` and `ReviewOptions` are.
@@ -56,7 +57,7 @@ pub fn run(dir: &Path, options: &ReviewOptions) -> Result<u8, ClientError> {
     let reader = Worker::start("xdev-review-reader", dir, messages.clone())?;
     let decider = Worker::start("xdev-review-decider", dir, messages.clone())?;
     terminal::wait_for_stop_signals(messages.clone())
-        .map_err(|err| ClientError::io("cannot wait for signals", err))?;
+        .map_err(|err| ClientError::io(texts::REVIEW_CANNOT_START_THREAD, err))?;
     let mut screen = terminal::Screen::enter().map_err(terminal_error)?;
     let size = screen.terminal.size().map_err(terminal_error)?;
     let mut app = App::new(
@@ -78,7 +79,7 @@ pub fn run(dir: &Path, options: &ReviewOptions) -> Result<u8, ClientError> {
 }
 
 fn terminal_error(err: std::io::Error) -> ClientError {
-    ClientError::io("cannot use the terminal", err)
+    ClientError::io(texts::REVIEW_CANNOT_USE_TERMINAL, err)
 }
 
 fn run_loop(

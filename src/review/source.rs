@@ -31,6 +31,7 @@ use super::app::{Decider, Item, Msg, PlanInfo, SourceEvent, TrailEntry};
 use super::components::detail::DetailView;
 use crate::client::{read_text, ClientError};
 use crate::safe_text::is_path_safe_name;
+use crate::texts;
 
 /// How many decisions of `log` the first reading keeps for the trail.
 const TRAIL_FROM_LOG: usize = 20;
@@ -210,16 +211,23 @@ pub fn trail_entry(record: &Value, me: u32) -> Option<TrailEntry> {
         if record["outcome"] != "ok" || record["id"].is_null() {
             return None;
         }
-        if applies { "applied" } else { "rejected" }.to_string()
+        if applies {
+            texts::REVIEW_APPLIED
+        } else {
+            texts::REVIEW_REJECTED
+        }
+        .to_string()
     } else if event == "withdrawn" {
         match record["reason"].as_str() {
-            Some(reason) if record["outcome"] != "timeout" => format!("withdrawn ({reason})"),
-            _ => "withdrawn".to_string(),
+            Some(reason) if record["outcome"] != "timeout" => {
+                texts::review_withdrawn_because(reason)
+            }
+            _ => texts::REVIEW_WITHDRAWN.to_string(),
         }
     } else if event == "plan/ctl" || event == "propose" || event == "plan-decided" {
         match record["plan"]["outcome"].as_str() {
-            Some("approved") => "plan approved".to_string(),
-            Some("refine") => "plan sent back".to_string(),
+            Some("approved") => texts::REVIEW_PLAN_APPROVED.to_string(),
+            Some("refine") => texts::REVIEW_PLAN_SENT_BACK.to_string(),
             _ => return None,
         }
     } else if record["decider"] == "policy" && !record["id"].is_null() {
@@ -320,7 +328,7 @@ pub fn follow(dir: &Path, me: u32, messages: Sender<Msg>) -> Result<Follower, Cl
     let thread = std::thread::Builder::new()
         .name("xdev-review-source".into())
         .spawn(move || watcher.run())
-        .map_err(|err| ClientError::io("cannot start the review's reader", err))?;
+        .map_err(|err| ClientError::io(texts::REVIEW_CANNOT_START_THREAD, err))?;
     Ok(Follower {
         stop,
         thread: Some(thread),
@@ -333,7 +341,7 @@ fn open_events(dir: &Path) -> Result<File, ClientError> {
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(&path)
-        .map_err(|err| ClientError::io(crate::texts::cannot_open(&path), err))
+        .map_err(|err| ClientError::io(texts::cannot_open(&path), err))
 }
 
 struct Watcher {

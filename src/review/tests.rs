@@ -421,6 +421,32 @@ fn escape_sequences_never_reach_the_terminal() {
 }
 
 #[test]
+fn control_characters_in_labels_sessions_and_tools_never_reach_the_terminal() {
+    let mut evil = item(
+        1,
+        "Bash",
+        "Bash: \u{1b}]0;owned\u{7}title",
+        Some("s\u{1b}[2J"),
+    );
+    evil.tool = "B\u{1b}[31m".into();
+    let mut app = app_with(vec![evil], None, COLOR);
+    app.update(Msg::Source(SourceEvent::Decided(TrailEntry {
+        time: NOW,
+        verdict: "applied".into(),
+        label: "x\u{1b}[H".into(),
+        decider: Decider::Process("p\u{1b}".into()),
+    })));
+    let buffer = draw(&app, 80, 24);
+    for cell in buffer.content() {
+        assert!(
+            !cell.symbol().chars().any(char::is_control),
+            "a control character in {:?}",
+            cell.symbol()
+        );
+    }
+}
+
+#[test]
 fn help_lists_every_components_keys() {
     let mut app = app_with(two_sessions(), None, COLOR);
     press(&mut app, &[KeyCode::Char('?')]);

@@ -396,11 +396,14 @@ impl ListComponent {
     }
 }
 
-/// `text` cut to `width` columns, with `…` where it was cut (the detail
-/// pane shows the whole label).
+/// `text` on one line of `width` columns: control characters as their
+/// pictures (nothing from the mount reaches the terminal as a control),
+/// cut with `…` where it does not fit (the detail pane shows the whole
+/// label).
 pub fn fit(text: &str, width: usize) -> String {
+    let text = crate::safe_text::control_pictures(text);
     if text.width() <= width {
-        return text.to_string();
+        return text;
     }
     let mut out = String::new();
     let mut used = 0;

@@ -70,12 +70,11 @@ impl Component for TrailComponent {
                 } else {
                     indent.clone()
                 };
-                let text = format!(
-                    "{} ago {} {} by {}",
-                    age(Some(entry.time), self.now),
-                    entry.verdict,
-                    entry.label,
-                    entry.decider
+                let text = texts::review_trail_entry(
+                    &age(Some(entry.time), self.now),
+                    &entry.verdict,
+                    &entry.label,
+                    &entry.decider.to_string(),
                 );
                 let room = width.saturating_sub(lead.chars().count());
                 Line::from(vec![
