@@ -113,8 +113,9 @@
 //!
 //! - `mount`: [`mount()`], [`Mount`] and the mount point checks, the FUSE
 //!   adapter, the `journal` and `who` modules (fuser, nix).
-//! - `cli`: the `xdev` binary and the `client`, `daemon` and `hook` modules
-//!   (clap, tracing-subscriber, humantime, tempfile); implies `mount`.
+//! - `cli`: the `xdev` binary and the `client`, `daemon`, `hook` and
+//!   `review` modules (clap, tracing-subscriber, humantime, tempfile; for
+//!   `xdev review` ratatui, crossterm, unicode-width); implies `mount`.
 //!
 //! ## The modules, bottom up
 //!
@@ -156,6 +157,8 @@ pub mod plan_command;
 pub mod plan_desk;
 pub mod prelude;
 pub mod producer;
+#[cfg(feature = "cli")]
+pub mod review;
 pub mod safe_text;
 pub mod session;
 mod soft_requirement;

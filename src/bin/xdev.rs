@@ -351,6 +351,27 @@ enum Command {
         #[arg(last = true, required = true, value_name = "CMD")]
         command: Vec<OsString>,
     },
+    /// Review every pending preview of a mount in a terminal UI.
+    ///
+    /// Lists the previews grouped by agent session (a plan under review
+    /// pinned at the top), shows the selected one whole (a diff, the whole
+    /// command, the patch, the plan, the tool input) and decides it by its
+    /// id: Enter or `a` approves, `r` rejects with a reason the model
+    /// reads, space marks several, `/` filters, `?` lists every key, `q`
+    /// quits. Follows `events`: what is staged or decided elsewhere shows at
+    /// once. Exits 0 (128 + the signal on SIGINT, SIGTERM or SIGHUP).
+    /// NO_COLOR turns colours off.
+    Review {
+        /// The xdev mount to review [default: --mount, else $XDEV_DIR, else
+        /// /xdev].
+        #[arg(value_hint = ValueHint::DirPath)]
+        dir: Option<PathBuf>,
+        /// Ring the terminal's bell (BEL) when a preview arrives.
+        #[arg(long)]
+        bell: bool,
+        #[command(flatten)]
+        target: MountArg,
+    },
     /// Print a shell completion script to stdout.
     ///
     /// bash: save it as
@@ -688,6 +709,13 @@ fn execute(command: Command) -> Result<u8, ClientError> {
         } => {
             let code = daemon::run(mount.as_deref(), &DaemonOptions::from(serve), &command)?;
             Ok(u8::try_from(code).unwrap_or(client::EXIT_ERROR))
+        }
+        Command::Review { dir, bell, target } => {
+            let dir = match dir {
+                Some(dir) => dir,
+                None => client::mount_dir(target.mount.as_deref()),
+            };
+            xdev::review::run(&dir, &xdev::review::ReviewOptions { bell })
         }
         Command::Completions { shell } => {
             // Rendered in memory first: clap_complete panics when its
