@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::plan_file::plan_heading;
 use super::HookInput;
 use crate::client::PreviewRequest;
-use crate::safe_text::{is_unprintable, path_safe_source_tool, MAX_LABEL_BYTES};
+use crate::safe_text::{control_pictures, path_safe_source_tool, MAX_LABEL_BYTES};
 use crate::stage_protocol::{detail_fits, StagerAgent};
 use crate::texts;
 
@@ -32,25 +32,10 @@ fn label_beside(input: &HookInput, whole_detail: bool) -> String {
     } else {
         format!("{}: {summary}", input.tool_name)
     };
-    fit_label(&printable_line(text.trim()), whole_detail)
-}
-
-/// `text` as one line of printable text without escapes of its own: each
-/// control character as its Unicode control picture (a newline `␊`, a tab
-/// `␉`, ESC `␛`, DEL `␡`), any other unprintable character (a line
-/// separator, a bidirectional override) as `�`. The mount's line-oriented
-/// files escape a label again where they must (a backslash as `\\`), so a
-/// backslash escape made here would show doubled there: a heredoc would
-/// read `\\n` in `status`.
-fn printable_line(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + u32::from(c)).unwrap_or('\u{fffd}'),
-            '\u{7f}' => '\u{2421}',
-            c if is_unprintable(c) => '\u{fffd}',
-            c => c,
-        })
-        .collect()
+    // Control pictures, not backslash escapes: the mount's line-oriented
+    // files escape a label again where they must, so an escape made here
+    // would show doubled there (a heredoc would read `\\n` in `status`).
+    fit_label(&control_pictures(text.trim()), whole_detail)
 }
 
 /// What the call would do, for the common tools of both agents; for any
