@@ -128,6 +128,7 @@
 //! | session core | [`session`] | the pending stack, claims, requests, the plan proposal handler slot ([`session::plan_handler`]), directives, events ([`session::Event`]), abort; no FUSE, no files |
 //! | decisions | [`dispatch`], [`harness`] | resolve / reject / propose and the resolve tool, raced against cancels ([`dispatch::DispatchHooks`], the details of a decision); the hard directives and the soft requirement a harness enforces on the model |
 //! | plan review, producers | [`plan_desk`], [`stage_protocol`], [`producer`], [`plan_command`] | the daemon's plan desk (yolo / review / async) and its status; the stage protocol's messages and the session side of an external producer; `plan/ctl` commands |
+//! | policy | [`policy`] | allow / ask / deny rules in Claude Code's syntax, loaded from a rules file ([`policy::Policy`]); a call's parts (a shell command's simple commands and redirections) judged by a pure function ([`policy::Policy::evaluate`]), strictest wins |
 //! | journal | `journal`, `who` | the JSON Lines record of every staging and decision, and who wrote |
 //! | FUSE layer | `fs/` (private) | a thin adapter (`XdevFuse`: decode, call, reply) over the core (`XdevFs`: inodes, handles, one decision per request family, the replies that wait); refusals name their rule in a debug log; knows nothing of how previews are applied |
 //! | mount lifecycle | `mount` | mounting, stale-mount recovery, unmounting with a grace period; the mount point checks and request threads |
@@ -155,6 +156,7 @@ pub mod mount;
 mod mount_point;
 pub mod plan_command;
 pub mod plan_desk;
+pub mod policy;
 pub mod prelude;
 pub mod producer;
 #[cfg(feature = "cli")]

@@ -1547,6 +1547,221 @@ pub fn string_cut(kept: &str, more: usize) -> String {
     format!("{kept}… [cut: {more} more bytes; only the agent's transcript has the whole call]")
 }
 
+/// What every cut string of a tool call's input holds ([`string_cut`]):
+/// the policy asks about an input that holds it.
+pub const CUT_MARK: &str = "… [cut: ";
+
+// ----- the policy -------------------------------------------------------
+
+/// A rules file could not be opened or read.
+pub fn policy_cannot_read(path: &Path, error: &std::io::Error) -> String {
+    if error.raw_os_error() == Some(libc::ELOOP) {
+        return format!(
+            "The policy file {} is a symbolic link, which the policy does not follow: name the file itself.",
+            path.display()
+        );
+    }
+    format!(
+        "The policy file {} cannot be read: {error}.",
+        path.display()
+    )
+}
+
+/// A rules file is not a regular file.
+pub fn policy_not_regular(path: &Path) -> String {
+    format!("The policy file {} is not a regular file.", path.display())
+}
+
+/// A rules file is larger than the cap.
+pub fn policy_too_large(path: &Path, size: u64, limit: u64) -> String {
+    format!(
+        "The policy file {} holds {size} bytes, more than the {} MiB a rules file may have.",
+        path.display(),
+        limit / (1024 * 1024)
+    )
+}
+
+/// A rules file is not UTF-8.
+pub fn policy_not_utf8(path: &Path) -> String {
+    format!("The policy file {} is not UTF-8 text.", path.display())
+}
+
+/// A rules file is not JSON.
+pub fn policy_bad_json(path: &Path, message: &str) -> String {
+    format!("The policy file {} is not JSON: {message}.", path.display())
+}
+
+/// A rules file's JSON is not shaped as one.
+pub fn policy_bad_shape(path: &Path, what: &str) -> String {
+    format!("The policy file {}: {what}.", path.display())
+}
+
+/// The top of a rules file is not an object.
+pub const POLICY_NOT_AN_OBJECT: &str =
+    "its top is not a JSON object (write {\"permissions\": {\"allow\": [...], \"ask\": [...], \"deny\": [...]}})";
+
+/// A rules file without `permissions`.
+pub const POLICY_NO_PERMISSIONS: &str =
+    "it has no \"permissions\" object (the rules are read from permissions.allow, permissions.ask and permissions.deny, as in Claude Code's settings.json)";
+
+/// `permissions` is not an object.
+pub const POLICY_PERMISSIONS_NOT_AN_OBJECT: &str = "\"permissions\" is not an object";
+
+/// A list of rules is not an array.
+pub fn policy_list_not_an_array(list: &str) -> String {
+    format!("permissions.{list} is not a list")
+}
+
+/// A list entry is neither a string nor an object.
+pub fn policy_entry_not_a_rule(list: &str, at: usize) -> String {
+    format!("{list}[{at}] is neither a rule (a string) nor an object with a \"rule\"")
+}
+
+/// A rule object without its `rule`.
+pub fn policy_entry_without_rule(list: &str, at: usize) -> String {
+    format!("{list}[{at}] has no \"rule\" string")
+}
+
+/// A rule's `reason` is not a string.
+pub fn policy_reason_not_a_string(list: &str, at: usize) -> String {
+    format!("{list}[{at}].reason is not a string")
+}
+
+/// A rule's examples are not a list.
+pub fn policy_examples_not_a_list(list: &str, at: usize, key: &str) -> String {
+    format!("{list}[{at}].{key} is not a list of examples")
+}
+
+/// A key the rules file may not hold.
+pub fn policy_unknown_key(path: &Path, key: &str) -> String {
+    format!(
+        "The policy file {} holds {key}, which the policy does not know (permissions holds allow, ask and deny; a rule object rule, reason, match and notMatch).",
+        path.display()
+    )
+}
+
+/// A settings key the policy ignores.
+pub fn policy_ignored_key(key: &str) -> String {
+    format!("permissions.{key} configures Claude Code itself; the policy ignores it")
+}
+
+/// A rule that does not parse.
+pub fn policy_bad_rule(path: &Path, list: &str, rule: &str, why: &str) -> String {
+    format!(
+        "The policy file {}: the {list} rule {rule:?} does not parse: {why}.",
+        path.display()
+    )
+}
+
+/// An example that cannot be made into a call.
+pub fn policy_bad_example(path: &Path, rule: &str, example: &str, why: &str) -> String {
+    format!(
+        "The policy file {}: the example {example:?} of the rule {rule:?} is not a call: {why}.",
+        path.display()
+    )
+}
+
+/// An example object's unknown key.
+pub fn policy_example_unknown_key(key: &str) -> String {
+    format!("an example object holds tool, input and cwd, not {key}")
+}
+
+/// An example object without `tool`.
+pub const POLICY_EXAMPLE_NO_TOOL: &str = "an example object names its \"tool\"";
+
+/// An example object's `cwd` is not a string.
+pub const POLICY_EXAMPLE_CWD: &str = "an example's \"cwd\" is a path";
+
+/// An example of the wrong kind.
+pub const POLICY_EXAMPLE_SHAPE: &str =
+    "an example of this rule is an object {\"tool\": ..., \"input\": {...}}";
+
+/// A string example of a tool whose input is JSON, not JSON.
+pub fn policy_example_not_json(error: &str) -> String {
+    format!("this tool's example is its input as JSON ({error})")
+}
+
+/// Examples that were not decided as their rule says: the first, and how
+/// many others.
+pub fn policy_examples_failed(
+    path: &Path,
+    rule: &str,
+    example: &str,
+    must_match: bool,
+    got: &str,
+    decided_by: Option<&str>,
+    others: usize,
+) -> String {
+    let decided = match decided_by {
+        Some(other) if other == rule => format!("this rule decided it ({got})"),
+        Some(other) => format!("it came out {got}, decided by {other:?}"),
+        None => format!("it came out {got}, no rule deciding"),
+    };
+    let expected = if must_match {
+        "must be decided by"
+    } else {
+        "must not be decided by"
+    };
+    let more = match others {
+        0 => String::new(),
+        1 => " One other example fails too (`xdev policy test` lists them).".to_string(),
+        n => format!(" {n} other examples fail too (`xdev policy test` lists them)."),
+    };
+    format!(
+        "The policy file {}: the example {example:?} {expected} the rule {rule:?}, but {decided}.{more}",
+        path.display()
+    )
+}
+
+/// A part a rule decided.
+pub fn policy_part_decided(effect: &str, rule: &str) -> String {
+    format!("{effect}: {rule}")
+}
+
+/// A part no rule matches.
+pub const POLICY_NO_RULE: &str = "no rule matches";
+
+/// A call with no part to judge (an empty command).
+pub const POLICY_NOTHING_TO_JUDGE: &str = "nothing in it to judge";
+
+/// Every part of a call is allowed.
+pub fn policy_all_parts_allowed(count: usize) -> String {
+    format!("allow: each of its {count} parts")
+}
+
+/// The part of several that decided the call.
+pub fn policy_part_of(at: usize, count: usize, text: &str, why: &str) -> String {
+    format!("part {at} of {count} ({text}): {why}")
+}
+
+/// A tool input lacks the field a rule judges.
+pub fn policy_missing_field(field: &str) -> String {
+    format!("the tool input has no {field} to judge")
+}
+
+/// A relative path, or a search with no path, in a call with no cwd.
+pub const POLICY_NO_CWD: &str = "the call says no directory it searches";
+
+/// A `~/` path, and no home directory known.
+pub const POLICY_NO_HOME: &str = "a ~/ path, and no home directory is known";
+
+/// A `~user/` path.
+pub const POLICY_OTHER_HOME: &str = "a ~user/ path names another user's home";
+
+/// A URL whose host the policy cannot tell.
+pub const POLICY_URL_HOST: &str = "not an http(s) URL with a host";
+
+/// A shell argv that is not a list of strings.
+pub const POLICY_ARGV_NOT_STRINGS: &str = "the command is not a list of strings";
+
+/// A patch that names no file.
+pub const POLICY_PATCH_NAMES_NOTHING: &str =
+    "the patch names no file (*** Add/Update/Delete File:)";
+
+/// A tool input the stager cut.
+pub const POLICY_INPUT_CUT: &str =
+    "the tool input was cut to be staged; what was cut cannot be judged";
+
 /// What stands in a hook's label for the part cut out, when the preview's
 /// detail holds the whole call.
 pub const LABEL_CUT_WHOLE_IN_DETAIL: &str =
