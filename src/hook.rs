@@ -616,6 +616,7 @@ pub fn preview_request(input: &HookInput, deadline: Duration) -> PreviewRequest 
         source_tool: Some(path_safe_source_tool(&input.tool_name).into_owned()),
         deadline: Some(deadline),
         detail: Some(detail),
+        diff: None,
         session_id: input.session_id.clone(),
         tool_use_id: input.tool_use_id.clone(),
         // The agent is the process that ran the hook: the mount refuses
