@@ -1170,6 +1170,19 @@ pub fn cannot_run(program: &str, why: &str) -> String {
     format!("cannot run {program}: {why}")
 }
 
+/// What `xdev watch` could not set up (a thread, a pipe, its signal
+/// handlers), before watching anything.
+pub const WATCH_NO_RUNTIME: &str = "cannot set up the watch";
+
+/// The line `xdev watch` prints on stderr when the mount it watched went
+/// away: it ends, with exit code 0.
+pub fn watch_mount_gone(dir: &Path) -> String {
+    format!(
+        "xdev: the mount at {} went away; watch ends",
+        one_line(&dir.display().to_string())
+    )
+}
+
 /// A file of a mount could not be opened.
 pub fn cannot_open(path: &Path) -> String {
     format!("cannot open {}", path.display())
