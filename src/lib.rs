@@ -114,8 +114,9 @@
 //! - `mount`: [`mount()`], [`Mount`] and the mount point checks, the FUSE
 //!   adapter, the `journal` and `who` modules (fuser, nix).
 //! - `cli`: the `xdev` binary and the `client`, `daemon`, `hook`,
-//!   `safe_file` and `preview_diff` modules (clap, tracing-subscriber,
-//!   humantime, tempfile, similar); implies `mount`.
+//!   `review`, `safe_file` and `preview_diff` modules (clap,
+//!   tracing-subscriber, humantime, tempfile, similar; for `xdev review`
+//!   ratatui, crossterm, unicode-width); implies `mount`.
 //!
 //! ## The modules, bottom up
 //!
@@ -160,6 +161,8 @@ pub mod prelude;
 #[cfg(feature = "cli")]
 pub mod preview_diff;
 pub mod producer;
+#[cfg(feature = "cli")]
+pub mod review;
 #[cfg(feature = "cli")]
 pub mod safe_file;
 pub mod safe_text;

@@ -147,6 +147,16 @@ pub fn is_path_safe_session_id(id: &str) -> bool {
     is_path_safe_name(id)
 }
 
+/// `text` as printable text for a terminal, without escapes of its own:
+/// each control character as its Unicode control picture (a newline `␊`,
+/// a tab `␉`, ESC `␛`, DEL `␡`), any other unprintable character (a line
+/// separator, a bidirectional override) as `�`. What a terminal UI shows of
+/// a tool input goes through it, so an escape sequence in the input never
+/// reaches the terminal.
+pub fn control_pictures(text: &str) -> String {
+    text.chars().map(visible_char).collect()
+}
+
 /// `text` as one line of printable text: a backslash becomes `\\`, a
 /// newline `\n`, a carriage return `\r`, a tab `\t`, any other unprintable
 /// character below U+0100 `\xNN` (ESC is `\x1b`), and above it `\u{NNNN}`.
@@ -222,6 +232,13 @@ fn push_escaped(out: &mut String, c: char) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_pictures_show_what_a_terminal_would_obey() {
+        assert_eq!(control_pictures("a\tb\nc\u{1b}[2J\u{7f}"), "a␉b␊c␛[2J␡");
+        assert_eq!(control_pictures("x\u{202e}y"), "x\u{fffd}y");
+        assert_eq!(control_pictures("héllo 👋"), "héllo 👋");
+    }
 
     #[test]
     fn one_line_escapes_what_could_break_or_forge_a_line() {

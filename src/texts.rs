@@ -1467,6 +1467,150 @@ pub fn lazy_unmount_failed(dir: &Path) -> String {
     format!("fusermount3 -uz {} failed", dir.display())
 }
 
+// Review texts: what `xdev review` shows (its keys, prompts, panes and the
+// status line after a decision).
+
+/// The reason an approval carries when the reviewer typed none.
+pub const REVIEW_DEFAULT_APPROVAL: &str = "approved in xdev review";
+/// The list's title line when nothing waits.
+pub const REVIEW_NOTHING_PENDING: &str =
+    "Nothing pending. New previews appear here as they are staged.";
+/// The detail pane while an item's files are being read.
+pub const REVIEW_LOADING: &str = "reading the preview's files...";
+/// The detail pane of a preview whose producer sent only a label.
+pub const REVIEW_NO_DETAIL: &str = "(no detail: the producer sent only its label)";
+/// The note above a Write's content while it has no diff file.
+pub const REVIEW_NO_DIFF_WRITE: &str = "no diff file: the whole new content of the file follows";
+/// The note above an Edit's strings while it has no diff file.
+pub const REVIEW_NO_DIFF_EDIT: &str =
+    "no diff file: the strings replaced and their replacements follow";
+/// The group of previews staged without an agent session.
+pub const REVIEW_NO_SESSION: &str = "(no session)";
+/// The prompt that asks a reason for approving.
+pub const REVIEW_PROMPT_APPROVE: &str =
+    "Approve: reason (Enter with none: \"approved in xdev review\"; Esc cancels)";
+/// The prompt that asks a reason for rejecting.
+pub const REVIEW_PROMPT_REJECT: &str = "Reject: reason the model reads (required; Esc cancels)";
+/// The filter prompt.
+pub const REVIEW_PROMPT_FILTER: &str = "Filter (label, tool or session; Esc clears)";
+/// The prompt that asks feedback for approving a plan.
+pub const REVIEW_PROMPT_PLAN_APPROVE: &str =
+    "Approve the plan: feedback for the implementer (optional; Esc cancels)";
+/// The prompt that asks feedback for sending a plan back.
+pub const REVIEW_PROMPT_PLAN_REFINE: &str =
+    "Send the plan back: what to change (required; Esc cancels)";
+/// The status line when a reject prompt is submitted empty.
+pub const REVIEW_REASON_REQUIRED: &str = "A rejection needs a reason: the model reads it.";
+/// The status line when a refine prompt is submitted empty.
+pub const REVIEW_FEEDBACK_REQUIRED: &str =
+    "Sending a plan back needs feedback: the planner reads it.";
+/// The status line when a key decides and nothing is selected.
+pub const REVIEW_NOTHING_SELECTED: &str = "Nothing selected.";
+/// The help overlay's title.
+pub const REVIEW_HELP_TITLE: &str = "Keys (any key closes)";
+/// The trail's title.
+pub const REVIEW_TRAIL_TITLE: &str = "Last decisions";
+/// The trail when nothing was decided yet.
+pub const REVIEW_TRAIL_EMPTY: &str = "none yet";
+
+/// The trail's and the status line's word for an applied preview.
+pub const REVIEW_APPLIED: &str = "applied";
+/// ... for a rejected one.
+pub const REVIEW_REJECTED: &str = "rejected";
+/// ... for an approved plan.
+pub const REVIEW_PLAN_APPROVED: &str = "plan approved";
+/// ... for a plan sent back.
+pub const REVIEW_PLAN_SENT_BACK: &str = "plan sent back";
+/// ... for a preview withdrawn at its deadline.
+pub const REVIEW_WITHDRAWN: &str = "withdrawn";
+/// Who decided: this review.
+pub const REVIEW_BY_THIS_REVIEW: &str = "this review";
+/// Who decided: the policy (its rule is [`review_by_policy_rule`]).
+pub const REVIEW_BY_POLICY: &str = "policy";
+/// Who decided: the deadline.
+pub const REVIEW_BY_TIMEOUT: &str = "timeout";
+/// Who decided, or how old: not known.
+pub const REVIEW_UNKNOWN: &str = "?";
+/// Why `xdev review` cannot start a thread of its own.
+pub const REVIEW_CANNOT_START_THREAD: &str = "cannot start a thread of xdev review";
+/// Why `xdev review` cannot use the terminal.
+pub const REVIEW_CANNOT_USE_TERMINAL: &str = "cannot use the terminal";
+
+/// One decision of the trail: how long ago, what, of which preview, by whom.
+pub fn review_trail_entry(ago: &str, verdict: &str, label: &str, decider: &str) -> String {
+    format!("{ago} ago {verdict} {label} by {decider}")
+}
+
+/// A preview withdrawn for `reason` (its producer exited, ...).
+pub fn review_withdrawn_because(reason: &str) -> String {
+    format!("{REVIEW_WITHDRAWN} ({})", one_line(reason))
+}
+
+/// Who decided: the policy, by `rule`.
+pub fn review_by_policy_rule(rule: &str) -> String {
+    format!("{REVIEW_BY_POLICY} ({})", one_line(rule))
+}
+
+/// Who decided: a shell named `name`.
+pub fn review_by_shell(name: &str) -> String {
+    format!("a shell ({})", one_line(name))
+}
+
+/// The prompt for deciding `count` marked previews at once.
+pub fn review_prompt_marked(approve: bool, count: usize) -> String {
+    if approve {
+        format!("Approve {count} marked previews: reason (Enter with none: \"{REVIEW_DEFAULT_APPROVAL}\"; Esc cancels)")
+    } else {
+        format!("Reject {count} marked previews: reason the model reads (required; Esc cancels)")
+    }
+}
+
+/// The title line: the mount, how many previews wait, in how many groups,
+/// and the filter when one is set.
+pub fn review_title(dir: &str, pending: usize, groups: usize, filter: &str) -> String {
+    let mut title = format!("xdev review {dir}: {pending} pending in {groups} group(s)");
+    if !filter.is_empty() {
+        title.push_str(&format!(" [filter: {filter}]"));
+    }
+    title
+}
+
+/// The detail pane's position line: which lines show, of how many.
+pub fn review_scroll(first: usize, last: usize, total: usize) -> String {
+    if total == 0 {
+        return "empty".to_string();
+    }
+    if first == 1 && last == total {
+        return format!("{total} lines, all shown");
+    }
+    format!("lines {first}-{last} of {total} (PgUp/PgDn)")
+}
+
+/// The status line after a decision written through the mount succeeded.
+pub fn review_decided(verdict: &str, id: &str, answer: &str) -> String {
+    format!("{verdict} {id}: {}", one_line(answer))
+}
+
+/// The status line after a decision failed: the errno and the mount's text.
+pub fn review_refused(verdict: &str, id: &str, error: &str) -> String {
+    format!("{verdict} {id} failed: {}", one_line(error))
+}
+
+/// The status line when the mount cannot be read any more.
+pub fn review_source_failed(error: &str) -> String {
+    format!("cannot follow the mount: {}", one_line(error))
+}
+
+/// The list's row of a plan under review.
+pub fn review_plan_row(slug: &str) -> String {
+    format!("PLAN under review: {slug}")
+}
+
+/// A group's header row: its session (or none) and its count.
+pub fn review_group_row(session: &str, count: usize) -> String {
+    format!("{session} ({count})")
+}
+
 // Hook texts: what `xdev hook` says on stderr, and what it tells an agent.
 
 /// The hook input is not JSON (`error` says where).

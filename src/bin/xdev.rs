@@ -375,6 +375,27 @@ enum Command {
         #[arg(last = true, required = true, value_name = "CMD")]
         command: Vec<OsString>,
     },
+    /// Review every pending preview of a mount in a terminal UI.
+    ///
+    /// Lists the previews grouped by agent session (a plan under review
+    /// pinned at the top), shows the selected one whole (a diff, the whole
+    /// command, the patch, the plan, the tool input) and decides it by its
+    /// id: Enter or `a` approves, `r` rejects with a reason the model
+    /// reads, space marks several, `/` filters, `?` lists every key, `q`
+    /// quits. Follows `events`: what is staged or decided elsewhere shows at
+    /// once. Exits 0 (128 + the signal on SIGINT, SIGTERM or SIGHUP).
+    /// NO_COLOR turns colours off.
+    Review {
+        /// The xdev mount to review [default: --mount, else $XDEV_DIR, else
+        /// /xdev].
+        #[arg(value_hint = ValueHint::DirPath)]
+        dir: Option<PathBuf>,
+        /// Ring the terminal's bell (BEL) when a preview arrives.
+        #[arg(long)]
+        bell: bool,
+        #[command(flatten)]
+        target: MountArg,
+    },
     /// Print a shell completion script to stdout.
     ///
     /// bash: save it as
@@ -482,25 +503,13 @@ enum PlanAction {
 
 fn main() -> ExitCode {
     xdev::mount::use_one_heap();
-    // A thread of its own writes the log to stderr, and a line that finds
-    // its queue full is dropped: a stderr nobody reads (a full pipe, a
-    // paused pager) must not hold up a request thread that logs. The guard
-    // writes out what is queued when `main` returns.
-    let (stderr, written_at_exit) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(true)
-        .thread_name("xdev-log")
-        .finish(std::io::stderr());
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| EnvFilter::new("warn,fuser=off")),
-        )
-        .with_writer(stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
+    // Parsed before the log is set up, which depends on the command
+    // (nothing logs while parsing).
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => return refuse_command_line(&error),
     };
+    let written_at_exit = start_log(&cli.command);
     match execute(cli.command) {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
@@ -511,6 +520,35 @@ fn main() -> ExitCode {
             ExitCode::from(error.exit_code())
         }
     }
+}
+
+/// Sends the log to stderr, filtered by `$XDEV_LOG` (default `warn`).
+///
+/// The daemons (`xdev mount`, `xdev run`) log from a thread of their own,
+/// and a line that finds its queue full is dropped: a stderr nobody reads
+/// (a full pipe, a paused pager) must not hold up a request thread that
+/// logs. The returned guard writes out what is queued when it is dropped.
+/// Every other command is short-lived, is the only one waiting on its
+/// stderr, and writes its own lines there itself: its log lines are
+/// written the same way, with no thread to start and no queue to allocate
+/// (the queue's 128,000 slots alone were more than half of what `xdev
+/// hook` and `xdev --version` spent starting up, in page faults).
+fn start_log(command: &Command) -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    let log = tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| EnvFilter::new("warn,fuser=off")),
+        )
+        .with_ansi(std::io::stderr().is_terminal());
+    if !matches!(command, Command::Mount { .. } | Command::Run { .. }) {
+        log.with_writer(std::io::stderr).init();
+        return None;
+    }
+    let (stderr, written_at_exit) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(true)
+        .thread_name("xdev-log")
+        .finish(std::io::stderr());
+    log.with_writer(stderr).init();
+    Some(written_at_exit)
 }
 
 /// Reports a command line clap cannot parse (or prints the help or version
@@ -717,6 +755,13 @@ fn execute(command: Command) -> Result<u8, ClientError> {
         } => {
             let code = daemon::run(mount.as_deref(), &DaemonOptions::from(serve), &command)?;
             Ok(u8::try_from(code).unwrap_or(client::EXIT_ERROR))
+        }
+        Command::Review { dir, bell, target } => {
+            let dir = match dir {
+                Some(dir) => dir,
+                None => client::mount_dir(target.mount.as_deref()),
+            };
+            xdev::review::run(&dir, &xdev::review::ReviewOptions { bell })
         }
         Command::Completions { shell } => {
             // Rendered in memory first: clap_complete panics when its
