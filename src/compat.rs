@@ -216,6 +216,7 @@ impl From<PreviewExtras> for StageOptions {
         StageOptions {
             id: None,
             detail: extras.detail,
+            diff: None,
             origin: extras.origin,
         }
     }

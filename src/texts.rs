@@ -422,6 +422,13 @@ pub fn stage_detail_too_big(max_bytes: usize, size: usize) -> String {
     )
 }
 
+/// A stage request's `diff` over the limit (`size` bytes as a JSON string).
+pub fn stage_diff_too_big(max_bytes: usize, size: usize) -> String {
+    format!(
+        "diff must be at most {max_bytes} bytes as a JSON string; it has {size} bytes (cut it, and say so in it)."
+    )
+}
+
 /// A producer's result line that does not parse.
 pub fn bad_result_line(error: impl std::fmt::Display) -> String {
     format!("Bad result line: {error}.")
@@ -449,6 +456,87 @@ pub fn hook_allowed(label: &str, reason: &str) -> String {
 /// The result text of a tool call `xdev hook` denied.
 pub fn hook_denied(label: &str, reason: &str) -> String {
     format!("Denied: {label}. Reason: {reason}")
+}
+
+/// The `diff` of a preview whose file is not read (`path` shown on one
+/// line; `why` as [`crate::safe_file::FileProblem`] puts it).
+pub fn diff_not_read(path: &str, why: &str) -> String {
+    format!("No diff: {} is not read: {why}.", one_line(path))
+}
+
+/// The `diff` of a call whose tool input lacks `field` (or has it of
+/// another type).
+pub fn diff_input_missing(field: &str) -> String {
+    format!("No diff: the call has no {field}.")
+}
+
+/// The `diff` of a call that changes nothing in the file as it is.
+pub const DIFF_NO_CHANGE: &str = "No change: the file already holds exactly this.";
+
+/// The `diff` of an edit that cannot be made to the file as it is (`why`,
+/// one of the `DIFF_EDIT_*` texts).
+pub fn diff_edit_fails(path: &str, why: &str) -> String {
+    format!(
+        "No diff: the edit cannot be made to {} as it is: {why}.",
+        one_line(path)
+    )
+}
+
+/// Why an edit cannot be made: its `old_string` is not in the file.
+pub const DIFF_EDIT_NOT_FOUND: &str = "old_string does not occur in it";
+
+/// Why an edit cannot be made: an empty `old_string` (which creates a
+/// file) on a file that holds text.
+pub const DIFF_EDIT_EMPTY_OLD: &str = "old_string is empty and the file already holds text";
+
+/// Why an edit cannot be made: its `old_string` occurs `count` times and
+/// `replace_all` is not set.
+pub fn diff_edit_ambiguous(count: usize) -> String {
+    format!("old_string occurs {count} times in it and replace_all is not set")
+}
+
+/// Why edit `index` of `count` of a `MultiEdit` cannot be made.
+pub fn diff_edit_of(index: usize, count: usize, why: &str) -> String {
+    format!("edit {index} of {count}: {why}")
+}
+
+/// The `diff` of an `apply_patch` call without patch text.
+pub const DIFF_NO_PATCH: &str = "No diff: the call carries no patch text.";
+
+/// The first line of an `apply_patch` diff whose patch is not of Codex's
+/// shape: what follows is the patch as the agent sent it.
+pub const DIFF_PATCH_AS_GIVEN: &str =
+    "[The patch as the agent sent it: it is not of the shape *** Begin Patch ... *** End Patch.]";
+
+/// The line before a patch section shown as the agent sent it (`why` it
+/// is not shown as a diff against the file).
+pub fn diff_section_as_given(why: &str) -> String {
+    format!("[This part as the agent sent it, not as a diff against the file: {why}]")
+}
+
+/// Why a patch section is not diffed: its change `index` does not occur
+/// in the file as it is.
+pub fn diff_chunk_not_found(index: usize) -> String {
+    format!("change {index} does not occur in the file as it is.")
+}
+
+/// The last line of a diff that showed `count` characters otherwise.
+pub fn diff_unprintable(count: usize) -> String {
+    format!(
+        "[{count} unprintable characters are shown as pictures: a carriage return as \u{240d}, ESC as \u{241b}, others as \u{fffd}.]"
+    )
+}
+
+/// The last line of a diff cut to the stage protocol's limit: `lines`
+/// more lines were not shown; the whole call is in the preview's detail
+/// (`whole_detail`), else only with the agent.
+pub fn diff_cut(lines: u64, whole_detail: bool) -> String {
+    let whole = if whole_detail {
+        "the whole call is in detail beside this file"
+    } else {
+        "the whole call is only with the agent (detail is cut too)"
+    };
+    format!("[Diff cut here: {lines} more lines not shown; {whole}.]")
 }
 
 /// Why `xdev hook` will not read the plan file an event names: it is a
@@ -1080,6 +1168,19 @@ pub fn mount_gone(dir: &str, id: &str) -> String {
 /// `program` could not be started (`why` is what the system said).
 pub fn cannot_run(program: &str, why: &str) -> String {
     format!("cannot run {program}: {why}")
+}
+
+/// What `xdev watch` could not set up (a thread, a pipe, its signal
+/// handlers), before watching anything.
+pub const WATCH_NO_RUNTIME: &str = "cannot set up the watch";
+
+/// The line `xdev watch` prints on stderr when the mount it watched went
+/// away: it ends, with exit code 0.
+pub fn watch_mount_gone(dir: &Path) -> String {
+    format!(
+        "xdev: the mount at {} went away; watch ends",
+        one_line(&dir.display().to_string())
+    )
 }
 
 /// A file of a mount could not be opened.

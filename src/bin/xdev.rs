@@ -330,6 +330,30 @@ enum Command {
         #[command(flatten)]
         target: MountArg,
     },
+    /// Run CMD for each newly staged preview (a notification), and again
+    /// for one still pending after --after.
+    ///
+    /// Follows the mount's `events` and runs CMD with `sh -c`, the
+    /// preview's `staged` record as one JSON line on its stdin and XDEV_ID,
+    /// XDEV_LABEL, XDEV_SESSION, XDEV_TOOL and XDEV_DIR in its environment
+    /// (XDEV_WAITED too for a run of --after). Commands run one at a time;
+    /// at most 32 wait, more are dropped and logged. A failing CMD is
+    /// logged and watching goes on. Exits 0 when the mount goes away (and
+    /// says so on stderr) and on SIGINT or SIGTERM, once the CMD under way
+    /// has ended.
+    Watch {
+        /// The shell command line to run (`notify-send "$XDEV_LABEL"`).
+        #[arg(long, value_name = "CMD")]
+        exec: OsString,
+        /// Run CMD again, once, for a preview still pending this long after
+        /// it was staged (e.g. `30s`, `5m`; at least 1ms, at most 7 days).
+        #[arg(long, value_name = "DURATION", value_parser = values::stage_deadline)]
+        after: Option<Duration>,
+        /// The mount to watch [default: --mount, else $XDEV_DIR, else /xdev].
+        dir: Option<PathBuf>,
+        #[command(flatten)]
+        target: MountArg,
+    },
     /// Run CMD with a private mount, then unmount.
     ///
     /// Mounts at DIR (or a private temporary directory), runs CMD with
@@ -610,6 +634,28 @@ fn execute(command: Command) -> Result<u8, ClientError> {
             daemon::serve(&dir, &options, || {
                 announce(std::io::stdout(), &texts::mounted(&dir));
             })?;
+            Ok(0)
+        }
+        Command::Watch {
+            exec,
+            after,
+            dir,
+            target,
+        } => {
+            let dir = match dir {
+                Some(dir) => {
+                    client::check_mount(&dir)?;
+                    dir
+                }
+                None => target.dir()?,
+            };
+            let options = client::WatchOptions {
+                command: exec,
+                after,
+            };
+            if client::watch(&dir, &options)? == client::WatchEnd::MountGone {
+                eprintln!("{}", texts::watch_mount_gone(&dir));
+            }
             Ok(0)
         }
         Command::Wait { dir, pid, timeout } => {

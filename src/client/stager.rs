@@ -34,6 +34,10 @@ pub struct PreviewRequest {
     pub deadline: Option<Duration>,
     /// The full request, shown as pretty JSON in `pending/<id>/detail`.
     pub detail: Option<Value>,
+    /// What the preview would change, shown in `pending/<id>/diff`
+    /// (at most [`MAX_DIFF_BYTES`](crate::stage_protocol::MAX_DIFF_BYTES)
+    /// as a JSON string).
+    pub diff: Option<String>,
     /// The agent session the preview answers (kept in the journal).
     pub session_id: Option<String>,
     /// The agent's tool call the preview answers (kept in the journal).
@@ -53,6 +57,7 @@ impl PreviewRequest {
                 .deadline
                 .map(|deadline| u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX)),
             detail: self.detail.clone(),
+            diff: self.diff.clone(),
             session_id: self.session_id.clone(),
             tool_use_id: self.tool_use_id.clone(),
             agent: self.agent,

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::plan_file::plan_heading;
 use super::HookInput;
 use crate::client::PreviewRequest;
+use crate::preview_diff::preview_diff;
 use crate::safe_text::{control_pictures, path_safe_source_tool, MAX_LABEL_BYTES};
 use crate::stage_protocol::{detail_fits, StagerAgent};
 use crate::texts;
@@ -156,8 +157,10 @@ fn cut_strings(value: &Value, keep: usize) -> Value {
 }
 
 /// The stage request for a tool call: label, source tool (the tool's name
-/// made path-safe), the deadline, the tool input as detail and the agent
-/// call it answers.
+/// made path-safe), the deadline, the tool input as detail, for a file
+/// tool's call the diff of what it would change (against the files as
+/// they are now, see [`crate::preview_diff`]), and the agent call it
+/// answers.
 pub fn preview_request(input: &HookInput, deadline: Duration) -> PreviewRequest {
     let whole_detail = detail_fits(&input.tool_input);
     let detail = if whole_detail {
@@ -170,6 +173,12 @@ pub fn preview_request(input: &HookInput, deadline: Duration) -> PreviewRequest 
         source_tool: Some(path_safe_source_tool(&input.tool_name).into_owned()),
         deadline: Some(deadline),
         detail: Some(detail),
+        diff: preview_diff(
+            &input.tool_name,
+            &input.tool_input,
+            input.cwd.as_deref(),
+            whole_detail,
+        ),
         session_id: input.session_id.clone(),
         tool_use_id: input.tool_use_id.clone(),
         // The agent is the process that ran the hook: the mount refuses
