@@ -999,6 +999,7 @@ pub const MOUNT_FILES: &[(&str, &str)] = &[
     ("pending/<id>/resolve", "apply this preview, head or not"),
     ("pending/<id>/reject", "discard this preview, head or not"),
     ("pending/<id>/detail", "the full request as JSON, when the preview carries one"),
+    ("pending/<id>/diff", "what a Write, Edit or patch would change, as a unified diff"),
     ("sessions/", "one directory per agent session with previews pending"),
     ("sessions/<session-id>/resolve", "apply that session's newest preview"),
     ("sessions/<session-id>/reject", "discard that session's newest preview"),
