@@ -999,6 +999,7 @@ pub const MOUNT_FILES: &[(&str, &str)] = &[
     ("pending/<id>/resolve", "apply this preview, head or not"),
     ("pending/<id>/reject", "discard this preview, head or not"),
     ("pending/<id>/detail", "the full request as JSON, when the preview carries one"),
+    ("pending/<id>/diff", "what the preview would change, as a unified diff, when it carries one (a file tool's call staged by xdev hook)"),
     ("sessions/", "one directory per agent session with previews pending"),
     ("sessions/<session-id>/resolve", "apply that session's newest preview"),
     ("sessions/<session-id>/reject", "discard that session's newest preview"),
