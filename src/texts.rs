@@ -380,6 +380,14 @@ pub fn rule_broken(rule: &str, broken: &str) -> String {
 /// How a field breaks its rule: it is empty.
 pub const IT_IS_EMPTY: &str = "it is empty";
 
+/// The rule of a stage request's `cwd`.
+pub fn stage_cwd_rule(max_bytes: usize) -> String {
+    format!("cwd must be an absolute path of at most {max_bytes} bytes of printable text")
+}
+
+/// How a `cwd` breaks its rule: it does not start with `/`.
+pub const IT_IS_RELATIVE: &str = "it is relative";
+
 /// How a field breaks its rule: it is `bytes` long.
 pub fn it_has_bytes(bytes: usize) -> String {
     format!("it has {bytes} bytes")
@@ -1000,6 +1008,7 @@ pub const MOUNT_FILES: &[(&str, &str)] = &[
     ("pending/<id>/reject", "discard this preview, head or not"),
     ("pending/<id>/detail", "the full request as JSON, when the preview carries one"),
     ("pending/<id>/diff", "what the preview would change, as a unified diff, when it carries one (a file tool's call staged by xdev hook)"),
+    ("pending/<id>/cwd", "the working directory of the agent whose call it is, when its stager named one"),
     ("sessions/", "one directory per agent session with previews pending"),
     ("sessions/<session-id>/resolve", "apply that session's newest preview"),
     ("sessions/<session-id>/reject", "discard that session's newest preview"),

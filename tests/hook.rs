@@ -188,7 +188,13 @@ fn claude_pre_tool_use_resolved_is_allowed_with_the_reason() {
     );
     let mut listed = dir_names(&fixture.path(&item));
     listed.sort();
-    assert_eq!(listed, ["detail", "label", "reject", "resolve", "source"]);
+    assert_eq!(
+        listed,
+        ["cwd", "detail", "label", "reject", "resolve", "source"]
+    );
+    assert_eq!(fixture.read(&format!("{item}/cwd")), "/work/app\n");
+    let head = &fixture.status_json()["head"];
+    assert_eq!(head["cwd"], "/work/app", "{head}");
 
     let ran = answer(hook, &fixture.path("resolve"), "tests pass\n");
     assert_decided(

@@ -38,6 +38,9 @@ pub struct PreviewRequest {
     /// (at most [`MAX_DIFF_BYTES`](crate::stage_protocol::MAX_DIFF_BYTES)
     /// as a JSON string).
     pub diff: Option<String>,
+    /// The agent's working directory (an absolute path), shown in
+    /// `pending/<id>/cwd`.
+    pub cwd: Option<String>,
     /// The agent session the preview answers (kept in the journal).
     pub session_id: Option<String>,
     /// The agent's tool call the preview answers (kept in the journal).
@@ -58,6 +61,7 @@ impl PreviewRequest {
                 .map(|deadline| u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX)),
             detail: self.detail.clone(),
             diff: self.diff.clone(),
+            cwd: self.cwd.clone(),
             session_id: self.session_id.clone(),
             tool_use_id: self.tool_use_id.clone(),
             agent: self.agent,
