@@ -1653,6 +1653,16 @@ pub fn tool_input_too_large(bytes: usize) -> String {
     format!("the tool input ({bytes} bytes of JSON) is too large to show; only the agent's transcript has it whole")
 }
 
+/// The first line of an `xdev stage` result text whose start is cut (the
+/// result is one message, and the command's output was longer): only its
+/// end follows, and nothing holds the rest.
+pub const STAGE_RESULT_CUT: &str = "[… cut: only the end of the command's output fits one message; xdev stage kept no more of it]\n";
+
+/// The first line of an `xdev stage` apply failure whose stderr is cut to
+/// its last lines: the whole stderr went to `xdev stage`'s own stderr.
+pub const STDERR_TAIL_CUT: &str =
+    "[… cut: only the last lines follow; the whole stderr went to xdev stage's own stderr]\n";
+
 /// A long string of a tool call's input, cut to `kept`, `more` bytes gone.
 pub fn string_cut(kept: &str, more: usize) -> String {
     format!("{kept}… [cut: {more} more bytes; only the agent's transcript has the whole call]")
