@@ -1206,3 +1206,32 @@ fn a_target_that_is_a_link_too_large_or_no_regular_file_is_named_never_read() {
         assert!(!diff.contains("hunter2"));
     }
 }
+
+#[test]
+fn a_long_diff_is_cut_and_says_where_the_whole_call_is() {
+    let fixture = Fixture::new();
+    let project = tempfile::tempdir().expect("project");
+    let cwd = project.path();
+    for (lines, whole) in [
+        (3_000, "the whole call is in detail beside this file"),
+        (
+            20_000,
+            "the whole call is only with the agent (detail is cut too)",
+        ),
+    ] {
+        let content: String = (0..lines).map(|n| format!("line {n}\n")).collect();
+        let event = file_tool_event(
+            cwd,
+            "Write",
+            serde_json::json!({"file_path": "new.txt", "content": content}),
+        );
+        let (diff, _, _) = diff_of(&fixture, &event);
+        assert!(diff.len() <= 24 * 1024, "{}", diff.len());
+        assert!(diff.starts_with("--- /dev/null\n+++ b/new.txt\n"));
+        let last = diff.lines().last().expect("a last line");
+        assert!(
+            last.starts_with("[Diff cut here: ") && last.ends_with(&format!("; {whole}.]")),
+            "{last}"
+        );
+    }
+}
