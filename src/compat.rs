@@ -217,6 +217,7 @@ impl From<PreviewExtras> for StageOptions {
             id: None,
             detail: extras.detail,
             diff: None,
+            cwd: None,
             origin: extras.origin,
         }
     }

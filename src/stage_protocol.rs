@@ -54,6 +54,9 @@ pub const MAX_DETAIL_BYTES: usize = 32 * 1024;
 /// longest label beside it, the line still fits one message.
 pub const MAX_DIFF_BYTES: usize = 24 * 1024;
 
+/// The longest `cwd`, in bytes: Linux's `PATH_MAX`.
+pub const MAX_CWD_BYTES: usize = 4096;
+
 /// The longest `sessionId` or `toolUseId`, in bytes (agents' ids are UUIDs
 /// or `toolu_...` strings, far shorter).
 pub const MAX_ORIGIN_BYTES: usize = 256;
@@ -97,6 +100,10 @@ pub struct StageRequest {
     /// why there is none), shown in `pending/<id>/diff`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+    /// The working directory of the agent whose call it is: an absolute
+    /// path, shown in `pending/<id>/cwd` and `status.json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
     /// The agent session the preview answers, for the journal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
@@ -150,6 +157,10 @@ impl StageRequest {
         if let Some(diff) = &request.diff {
             check_diff(diff)?;
         }
+        if let Some(broken) = request.cwd.as_deref().and_then(cwd_breaks) {
+            let rule = texts::stage_cwd_rule(MAX_CWD_BYTES);
+            return Err(bad_request(texts::rule_broken(&rule, &broken)));
+        }
         check_origin_field("sessionId", request.session_id.as_deref())?;
         check_origin_field("toolUseId", request.tool_use_id.as_deref())?;
         Ok(request)
@@ -177,6 +188,7 @@ impl StageRequest {
             id: None,
             detail: self.detail.as_ref().map(render_detail),
             diff: self.diff.clone(),
+            cwd: self.cwd.clone(),
             origin: (!origin.is_empty()).then_some(origin),
         }
     }
@@ -235,6 +247,24 @@ fn origin_breaks(value: &str) -> Option<String> {
         let c = value.chars().find(|c| is_unprintable(*c))?;
         Some(texts::it_contains(&describe_char(c)))
     }
+}
+
+/// How a `cwd` breaks its rule (an absolute path of at most
+/// [`MAX_CWD_BYTES`] of printable text), if it does.
+fn cwd_breaks(cwd: &str) -> Option<String> {
+    if !cwd.starts_with('/') {
+        Some(texts::IT_IS_RELATIVE.to_string())
+    } else if cwd.len() > MAX_CWD_BYTES {
+        Some(texts::it_has_bytes(cwd.len()))
+    } else {
+        let c = cwd.chars().find(|c| is_unprintable(*c))?;
+        Some(texts::it_contains(&describe_char(c)))
+    }
+}
+
+/// Whether `cwd` may be a stage request's `cwd`.
+pub fn cwd_fits(cwd: &str) -> bool {
+    cwd_breaks(cwd).is_none()
 }
 
 /// Whether `value` may be a `sessionId` or `toolUseId`.
@@ -629,6 +659,7 @@ mod tests {
 
         // The largest of every field together is still one message.
         let request = StageRequest {
+            cwd: Some(format!("/{}", "c".repeat(MAX_CWD_BYTES - 1))),
             label: "\"".repeat(crate::safe_text::MAX_LABEL_BYTES),
             source_tool: Some("t".repeat(crate::safe_text::MAX_SOURCE_TOOL)),
             deadline_ms: Some(u64::MAX),
@@ -639,6 +670,27 @@ mod tests {
             agent: Some(StagerAgent::Parent),
         };
         assert!(request.line().len() <= crate::device::MAX_MESSAGE);
+    }
+
+    #[test]
+    fn a_cwd_is_an_absolute_path_of_printable_text() {
+        let line = serde_json::json!({"label": "x", "cwd": "/work/app"}).to_string();
+        let options = StageRequest::parse(&line).expect("request").stage_options();
+        assert_eq!(options.cwd.as_deref(), Some("/work/app"));
+        let rule = format!("Bad stage request: cwd must be an absolute path of at most {MAX_CWD_BYTES} bytes of printable text; ");
+        for (cwd, broken) in [
+            ("work/app".to_string(), "it is relative.".to_string()),
+            ("/a\nb".to_string(), "it contains U+000A.".to_string()),
+            (
+                format!("/{}", "c".repeat(MAX_CWD_BYTES)),
+                format!("it has {} bytes.", MAX_CWD_BYTES + 1),
+            ),
+        ] {
+            assert_eq!(
+                refusal(serde_json::json!({"label": "x", "cwd": cwd})),
+                format!("{rule}{broken}")
+            );
+        }
     }
 
     #[test]

@@ -380,6 +380,14 @@ pub fn rule_broken(rule: &str, broken: &str) -> String {
 /// How a field breaks its rule: it is empty.
 pub const IT_IS_EMPTY: &str = "it is empty";
 
+/// The rule of a stage request's `cwd`.
+pub fn stage_cwd_rule(max_bytes: usize) -> String {
+    format!("cwd must be an absolute path of at most {max_bytes} bytes of printable text")
+}
+
+/// How a `cwd` breaks its rule: it does not start with `/`.
+pub const IT_IS_RELATIVE: &str = "it is relative";
+
 /// How a field breaks its rule: it is `bytes` long.
 pub fn it_has_bytes(bytes: usize) -> String {
     format!("it has {bytes} bytes")
@@ -999,7 +1007,8 @@ pub const MOUNT_FILES: &[(&str, &str)] = &[
     ("pending/<id>/resolve", "apply this preview, head or not"),
     ("pending/<id>/reject", "discard this preview, head or not"),
     ("pending/<id>/detail", "the full request as JSON, when the preview carries one"),
-    ("pending/<id>/diff", "what a Write, Edit or patch would change, as a unified diff"),
+    ("pending/<id>/diff", "what the preview would change, as a unified diff, when it carries one (a file tool's call staged by xdev hook)"),
+    ("pending/<id>/cwd", "the working directory of the agent whose call it is, when its stager named one"),
     ("sessions/", "one directory per agent session with previews pending"),
     ("sessions/<session-id>/resolve", "apply that session's newest preview"),
     ("sessions/<session-id>/reject", "discard that session's newest preview"),
@@ -1643,6 +1652,16 @@ pub fn hook_event_unsupported(name: &str) -> String {
 pub fn tool_input_too_large(bytes: usize) -> String {
     format!("the tool input ({bytes} bytes of JSON) is too large to show; only the agent's transcript has it whole")
 }
+
+/// The first line of an `xdev stage` result text whose start is cut (the
+/// result is one message, and the command's output was longer): only its
+/// end follows, and nothing holds the rest.
+pub const STAGE_RESULT_CUT: &str = "[… cut: only the end of the command's output fits one message; xdev stage kept no more of it]\n";
+
+/// The first line of an `xdev stage` apply failure whose stderr is cut to
+/// its last lines: the whole stderr went to `xdev stage`'s own stderr.
+pub const STDERR_TAIL_CUT: &str =
+    "[… cut: only the last lines follow; the whole stderr went to xdev stage's own stderr]\n";
 
 /// A long string of a tool call's input, cut to `kept`, `more` bytes gone.
 pub fn string_cut(kept: &str, more: usize) -> String {

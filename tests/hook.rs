@@ -188,7 +188,13 @@ fn claude_pre_tool_use_resolved_is_allowed_with_the_reason() {
     );
     let mut listed = dir_names(&fixture.path(&item));
     listed.sort();
-    assert_eq!(listed, ["detail", "label", "reject", "resolve", "source"]);
+    assert_eq!(
+        listed,
+        ["cwd", "detail", "label", "reject", "resolve", "source"]
+    );
+    assert_eq!(fixture.read(&format!("{item}/cwd")), "/work/app\n");
+    let head = &fixture.status_json()["head"];
+    assert_eq!(head["cwd"], "/work/app", "{head}");
 
     let ran = answer(hook, &fixture.path("resolve"), "tests pass\n");
     assert_decided(
@@ -1198,5 +1204,34 @@ fn a_target_that_is_a_link_too_large_or_no_regular_file_is_named_never_read() {
             "{name}"
         );
         assert!(!diff.contains("hunter2"));
+    }
+}
+
+#[test]
+fn a_long_diff_is_cut_and_says_where_the_whole_call_is() {
+    let fixture = Fixture::new();
+    let project = tempfile::tempdir().expect("project");
+    let cwd = project.path();
+    for (lines, whole) in [
+        (3_000, "the whole call is in detail beside this file"),
+        (
+            20_000,
+            "the whole call is only with the agent (detail is cut too)",
+        ),
+    ] {
+        let content: String = (0..lines).map(|n| format!("line {n}\n")).collect();
+        let event = file_tool_event(
+            cwd,
+            "Write",
+            serde_json::json!({"file_path": "new.txt", "content": content}),
+        );
+        let (diff, _, _) = diff_of(&fixture, &event);
+        assert!(diff.len() <= 24 * 1024, "{}", diff.len());
+        assert!(diff.starts_with("--- /dev/null\n+++ b/new.txt\n"));
+        let last = diff.lines().last().expect("a last line");
+        assert!(
+            last.starts_with("[Diff cut here: ") && last.ends_with(&format!("; {whole}.]")),
+            "{last}"
+        );
     }
 }

@@ -1318,7 +1318,7 @@ for name in sys.argv[2:]:
 
 /// Every source of private text on one mount: a reject reason quoted by
 /// the default discard text, a handler's result text, a pending item's
-/// label, detail and diff, and a plan reviewer's feedback.
+/// label, detail, diff and cwd, and a plan reviewer's feedback.
 fn fill_with_secrets(fx: &Fixture, desk: &xdev::PlanDesk, plans: &std::path::Path, secret: &str) {
     // No reject callback: the default text quotes the reason.
     stage_counted(&fx.session, "edit", |_| async {
@@ -1342,6 +1342,7 @@ fn fill_with_secrets(fx: &Fixture, desk: &xdev::PlanDesk, plans: &std::path::Pat
             diff: Some(format!(
                 "--- /dev/null\n+++ b/.env\n@@ -0,0 +1 @@\n+{secret}\n"
             )),
+            cwd: Some(format!("/work/{secret}")),
             origin: None,
         },
     );
@@ -1372,6 +1373,7 @@ fn other_users_read_nothing_of_the_session_unless_the_owner_shares_it() {
         "pending/pending-action:write:secret/source",
         "pending/pending-action:write:secret/detail",
         "pending/pending-action:write:secret/diff",
+        "pending/pending-action:write:secret/cwd",
         "pending",
     ];
     for share_journal in [false, true] {
@@ -1429,6 +1431,12 @@ fn other_users_read_nothing_of_the_session_unless_the_owner_shares_it() {
             std::os::unix::fs::PermissionsExt::mode(&detail_mode.permissions()),
             "diff is kept as detail is"
         );
+        assert_eq!(
+            fx.read("pending/pending-action:write:secret/cwd"),
+            format!("/work/{secret}\n")
+        );
+        let head = &fx.status_json()["stack"][0];
+        assert_eq!(head["cwd"], format!("/work/{secret}").as_str(), "{head}");
     }
 }
 

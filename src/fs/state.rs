@@ -129,6 +129,7 @@ impl XdevFs {
         match node {
             Node::Item(id, ItemFile::Detail) => self.session.has_detail(id),
             Node::Item(id, ItemFile::Diff) => self.session.has_diff(id),
+            Node::Item(id, ItemFile::Cwd) => self.session.cwd(id).is_some(),
             Node::Item(id, _) => self.session.is_pending(id),
             _ => true,
         }
@@ -155,6 +156,10 @@ impl XdevFs {
             Node::Item(id, ItemFile::Detail) => self.session.detail(id),
             // Many lines by design too, made printable when staged.
             Node::Item(id, ItemFile::Diff) => self.session.diff(id),
+            Node::Item(id, ItemFile::Cwd) => self
+                .session
+                .cwd(id)
+                .map(|cwd| format!("{}\n", one_line(&cwd))),
             Node::AgentSession(session, SessionFile::Status) => {
                 Some(render_session_status(&self.session, session))
             }

@@ -12,7 +12,7 @@ use super::HookInput;
 use crate::client::PreviewRequest;
 use crate::preview_diff::preview_diff;
 use crate::safe_text::{control_pictures, path_safe_source_tool, MAX_LABEL_BYTES};
-use crate::stage_protocol::{detail_fits, StagerAgent};
+use crate::stage_protocol::{cwd_fits, detail_fits, StagerAgent};
 use crate::texts;
 
 /// The preview's label: the tool and what it would do, in one line a
@@ -179,6 +179,13 @@ pub fn preview_request(input: &HookInput, deadline: Duration) -> PreviewRequest 
             input.cwd.as_deref(),
             whole_detail,
         ),
+        // What the decider and the review read relative paths against.
+        cwd: input
+            .cwd
+            .as_deref()
+            .and_then(Path::to_str)
+            .filter(|cwd| cwd_fits(cwd))
+            .map(str::to_string),
         session_id: input.session_id.clone(),
         tool_use_id: input.tool_use_id.clone(),
         // The agent is the process that ran the hook: the mount refuses

@@ -352,6 +352,7 @@ impl Session {
             id,
             detail,
             diff,
+            cwd,
             origin,
         } = options;
         // Shown in a many-line file: nothing in it may forge a line or
@@ -365,7 +366,7 @@ impl Session {
             apply,
             reject,
             take_back: outside.take_back,
-            extras: PreviewExtras::of(detail, diff, origin, outside.agent),
+            extras: PreviewExtras::of(detail, diff, cwd, origin, outside.agent),
         });
         let mut state = self.shared.state.lock();
         state.pending.register(Arc::clone(&preview));
@@ -534,6 +535,14 @@ impl Session {
         let state = self.shared.state.lock();
         let preview = state.pending.get(id)?;
         preview.extras.as_ref()?.diff.clone()
+    }
+
+    /// The agent's working directory the preview staged under this id
+    /// (waiting or in progress) was staged with, if any.
+    pub fn cwd(&self, id: &str) -> Option<String> {
+        let state = self.shared.state.lock();
+        let preview = state.pending.get(id)?;
+        preview.extras.as_ref()?.cwd.clone()
     }
 
     /// Whether the preview staged under this id carries a `diff`.

@@ -32,7 +32,11 @@ impl XdevFs {
             Node::Text(_)
             | Node::Item(
                 _,
-                ItemFile::Label | ItemFile::Source | ItemFile::Detail | ItemFile::Diff,
+                ItemFile::Label
+                | ItemFile::Source
+                | ItemFile::Detail
+                | ItemFile::Diff
+                | ItemFile::Cwd,
             )
             | Node::AgentSession(_, SessionFile::Status) => {
                 self.text(node).map_or(0, |text| text.len() as u64)

@@ -33,7 +33,7 @@ fn is_missing_optional(dir: &Node, name: &str, has: impl FnOnce(&str, &str) -> b
 }
 
 /// The files of an item's directory that only some previews carry.
-const OPTIONAL_ITEM_FILES: [&str; 2] = ["detail", "diff"];
+const OPTIONAL_ITEM_FILES: [&str; 3] = ["detail", "diff", "cwd"];
 
 /// An inode that no longer exists: a decided item's, a removed draft's.
 pub(crate) const INODE_GONE: Refusal = refuse!(ENOENT, "the inode is gone");
@@ -77,12 +77,13 @@ impl XdevFs {
         }
         let has = |id: &str, name: &str| match name {
             "detail" => self.session.has_detail(id),
-            _ => self.session.has_diff(id),
+            "diff" => self.session.has_diff(id),
+            _ => self.session.cwd(id).is_some(),
         };
         if is_missing_optional(&dir, name, has) {
             return Err(refuse!(
                 ENOENT,
-                "a preview without a detail or diff has no such file"
+                "a preview without a detail, diff or cwd has no such file"
             ));
         }
         // Under `sessions/<session-id>/pending/`, only that session's
