@@ -6,6 +6,9 @@
 #                       figures (its `bench-figures` line) is appended to
 #                       target/bench-history.jsonl with the date, commit and
 #                       host, and shown next to the last run on this host
+#   benches/review.rs   `xdev review`: a redraw with 10,000 previews, and a
+#                       staged preview until it is on screen; then
+#                       scripts/bench-review.sh, the review's memory
 #   mount-tests/status_under_load.py  the owner's `cat status` while other
 #                       users loop over a 15,000-preview status.json
 # Extra arguments go to criterion, e.g. `scripts/bench.sh --quick`.
@@ -36,6 +39,12 @@ if [ -f benches/mount.rs ]; then
     done
     ran=$((ran + 1))
     python3 scripts/bench_history.py "$figures" target/bench-history.jsonl
+fi
+if [ -f benches/review.rs ]; then
+    echo "==> cargo bench --bench review, scripts/bench-review.sh"
+    cargo bench --bench review -- "$@"
+    bash scripts/bench-review.sh
+    ran=$((ran + 1))
 fi
 rm -f "$figures" "$figures.run"
 # The owner's reads while other users loop over a large status.json.

@@ -63,8 +63,9 @@ declare -A needs=(
     [npm]=npm
     [gcc]=cc
     [iproute2]=ip
+    [tmux]=tmux
 )
-packages=(fuse3 python3 procps util-linux nodejs npm gcc iproute2)
+packages=(fuse3 python3 procps util-linux nodejs npm gcc iproute2 tmux)
 [ "$only_run" -eq 0 ] || packages=(fuse3)
 missing=()
 for package in "${packages[@]}"; do

@@ -216,6 +216,8 @@ impl From<PreviewExtras> for StageOptions {
         StageOptions {
             id: None,
             detail: extras.detail,
+            diff: None,
+            cwd: None,
             origin: extras.origin,
         }
     }

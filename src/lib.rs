@@ -113,8 +113,10 @@
 //!
 //! - `mount`: [`mount()`], [`Mount`] and the mount point checks, the FUSE
 //!   adapter, the `journal` and `who` modules (fuser, nix).
-//! - `cli`: the `xdev` binary and the `client`, `daemon` and `hook` modules
-//!   (clap, tracing-subscriber, humantime, tempfile); implies `mount`.
+//! - `cli`: the `xdev` binary and the `client`, `daemon`, `hook`,
+//!   `review`, `safe_file` and `preview_diff` modules (clap,
+//!   tracing-subscriber, humantime, tempfile, similar; for `xdev review`
+//!   ratatui, crossterm, unicode-width); implies `mount`.
 //!
 //! ## The modules, bottom up
 //!
@@ -127,10 +129,12 @@
 //! | session core | [`session`] | the pending stack, claims, requests, the plan proposal handler slot ([`session::plan_handler`]), directives, events ([`session::Event`]), abort; no FUSE, no files |
 //! | decisions | [`dispatch`], [`harness`] | resolve / reject / propose and the resolve tool, raced against cancels ([`dispatch::DispatchHooks`], the details of a decision); the hard directives and the soft requirement a harness enforces on the model |
 //! | plan review, producers | [`plan_desk`], [`stage_protocol`], [`producer`], [`plan_command`] | the daemon's plan desk (yolo / review / async) and its status; the stage protocol's messages and the session side of an external producer; `plan/ctl` commands |
+//! | policy | [`policy`] | allow / ask / deny rules in Claude Code's syntax, loaded from a rules file ([`policy::Policy`]); a call's parts (a shell command's simple commands and redirections) judged by a pure function ([`policy::Policy::evaluate`]), strictest wins |
 //! | journal | `journal`, `who` | the JSON Lines record of every staging and decision, and who wrote |
 //! | FUSE layer | `fs/` (private) | a thin adapter (`XdevFuse`: decode, call, reply) over the core (`XdevFs`: inodes, handles, one decision per request family, the replies that wait); refusals name their rule in a debug log; knows nothing of how previews are applied |
 //! | mount lifecycle | `mount` | mounting, stale-mount recovery, unmounting with a grace period; the mount point checks and request threads |
-//! | programs | `daemon`, `client`, `hook`, `bin/xdev.rs` | the `xdev` daemon; the client side (device I/O, commands, the stager); `xdev hook` for Claude Code and Codex; the thin CLI |
+//! | files from outside | `safe_file`, `preview_diff` | reading a file a hostile event names (regular, bounded, never through a link); the unified diff of a Write / Edit / patch preview (`pending/<id>/diff`) |
+//! | programs | `daemon`, `client`, `hook`, `bin/xdev.rs` | the `xdev` daemon; the client side (device I/O, commands, the stager, `xdev watch`); `xdev hook` for Claude Code and Codex; the thin CLI |
 
 #[cfg(feature = "cli")]
 pub mod client;
@@ -154,8 +158,15 @@ pub mod mount;
 mod mount_point;
 pub mod plan_command;
 pub mod plan_desk;
+pub mod policy;
 pub mod prelude;
+#[cfg(feature = "cli")]
+pub mod preview_diff;
 pub mod producer;
+#[cfg(feature = "cli")]
+pub mod review;
+#[cfg(feature = "cli")]
+pub mod safe_file;
 pub mod safe_text;
 pub mod session;
 mod soft_requirement;

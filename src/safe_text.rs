@@ -147,6 +147,16 @@ pub fn is_path_safe_session_id(id: &str) -> bool {
     is_path_safe_name(id)
 }
 
+/// `text` as printable text for a terminal, without escapes of its own:
+/// each control character as its Unicode control picture (a newline `␊`,
+/// a tab `␉`, ESC `␛`, DEL `␡`), any other unprintable character (a line
+/// separator, a bidirectional override) as `�`. What a terminal UI shows of
+/// a tool input goes through it, so an escape sequence in the input never
+/// reaches the terminal.
+pub fn control_pictures(text: &str) -> String {
+    text.chars().map(visible_char).collect()
+}
+
 /// `text` as one line of printable text: a backslash becomes `\\`, a
 /// newline `\n`, a carriage return `\r`, a tab `\t`, any other unprintable
 /// character below U+0100 `\xNN` (ESC is `\x1b`), and above it `\u{NNNN}`.
@@ -160,6 +170,42 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
         push_escaped(&mut escaped, c);
     }
     Cow::Owned(escaped)
+}
+
+/// `c` as a reader may see it without it acting on their terminal or
+/// their reading: a control character as its Unicode control picture (a
+/// newline `␊`, ESC `␛`, DEL `␡`), any other unprintable character (a line
+/// separator, a bidirectional override) as `�`, anything else as itself.
+pub fn visible_char(c: char) -> char {
+    match c {
+        '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + u32::from(c)).unwrap_or('\u{fffd}'),
+        '\u{7f}' => '\u{2421}',
+        c if is_unprintable(c) => '\u{fffd}',
+        c => c,
+    }
+}
+
+/// `text` as many lines of printable text (a diff, a file's content): its
+/// newlines and tabs stay, every other unprintable character is made
+/// visible ([`visible_char`]), so a carriage return or an escape sequence
+/// in it can neither hide a line nor forge one.
+pub fn printable_lines(text: &str) -> Cow<'_, str> {
+    let keeps = |c: char| c == '\n' || c == '\t' || !is_unprintable(c);
+    if text.chars().all(keeps) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| if keeps(c) { c } else { visible_char(c) })
+            .collect(),
+    )
+}
+
+/// How many characters of `text` [`printable_lines`] shows otherwise.
+pub fn unprintable_count(text: &str) -> usize {
+    text.chars()
+        .filter(|c| *c != '\n' && *c != '\t' && is_unprintable(*c))
+        .count()
 }
 
 fn needs_escape(c: char) -> bool {
@@ -188,6 +234,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn control_pictures_show_what_a_terminal_would_obey() {
+        assert_eq!(control_pictures("a\tb\nc\u{1b}[2J\u{7f}"), "a␉b␊c␛[2J␡");
+        assert_eq!(control_pictures("x\u{202e}y"), "x\u{fffd}y");
+        assert_eq!(control_pictures("héllo 👋"), "héllo 👋");
+    }
+
+    #[test]
     fn one_line_escapes_what_could_break_or_forge_a_line() {
         assert_eq!(one_line("edit a.rs"), "edit a.rs");
         assert!(matches!(one_line("edit a.rs"), Cow::Borrowed(_)));
@@ -204,6 +257,17 @@ mod tests {
             "a literal backslash-n stays distinct"
         );
         assert_eq!(one_line("naïve — ok"), "naïve — ok");
+    }
+
+    #[test]
+    fn many_lines_keep_newlines_and_tabs_and_show_the_rest() {
+        assert_eq!(printable_lines("a\tb\nc\n"), "a\tb\nc\n");
+        assert_eq!(
+            printable_lines("ok\r\n\u{1b}[2Jgone\u{202e}x\u{7f}"),
+            "ok\u{240d}\n\u{241b}[2Jgone\u{fffd}x\u{2421}"
+        );
+        assert_eq!(unprintable_count("ok\r\n\u{1b}[2J\t"), 2);
+        assert!(matches!(printable_lines("plain"), Cow::Borrowed(_)));
     }
 
     #[test]

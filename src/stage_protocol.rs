@@ -7,7 +7,8 @@
 //! The protocol, one JSON object per line:
 //! 1. the producer writes `{"label": "...", "sourceTool": "...", "deadlineMs": 30000}`
 //!    (`sourceTool` defaults to `external`; `deadlineMs`, `detail` (any JSON
-//!    value: the full request, shown as `pending/<id>/detail`), `sessionId`
+//!    value: the full request, shown as `pending/<id>/detail`), `diff` (a
+//!    string: what the preview would change, shown as `pending/<id>/diff`), `sessionId`
 //!    and `toolUseId` (the agent call it answers, kept in the journal) and
 //!    `agent` (`"parent"`: the producer is that agent's hook, and the
 //!    agent's own processes may not decide the call) are optional; see [`StageRequest::parse`] for what each may be), as the
@@ -48,6 +49,14 @@ pub const EXTERNAL_TOOL: &str = "external";
 /// message, so that a label and the rest of the line always fit beside it.
 pub const MAX_DETAIL_BYTES: usize = 32 * 1024;
 
+/// The most a stage request's `diff` may take, as a JSON string (quotes
+/// and escapes counted): with a whole [`MAX_DETAIL_BYTES`] detail and the
+/// longest label beside it, the line still fits one message.
+pub const MAX_DIFF_BYTES: usize = 24 * 1024;
+
+/// The longest `cwd`, in bytes: Linux's `PATH_MAX`.
+pub const MAX_CWD_BYTES: usize = 4096;
+
 /// The longest `sessionId` or `toolUseId`, in bytes (agents' ids are UUIDs
 /// or `toolu_...` strings, far shorter).
 pub const MAX_ORIGIN_BYTES: usize = 256;
@@ -87,6 +96,14 @@ pub struct StageRequest {
     /// `pending/<id>/detail`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<Value>,
+    /// What the preview would change (a unified diff, or one line saying
+    /// why there is none), shown in `pending/<id>/diff`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// The working directory of the agent whose call it is: an absolute
+    /// path, shown in `pending/<id>/cwd` and `status.json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
     /// The agent session the preview answers, for the journal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
@@ -122,7 +139,8 @@ impl StageRequest {
     /// `label` is one line of printable text of at most
     /// [`MAX_LABEL_BYTES`] bytes, `sourceTool` is `[A-Za-z0-9_.-]{1,64}`,
     /// `deadlineMs` is from 1 to [`MAX_DEADLINE`], `detail` is at most
-    /// [`MAX_DETAIL_BYTES`] of JSON, `sessionId` and `toolUseId` are one
+    /// [`MAX_DETAIL_BYTES`] of JSON, `diff` is at most [`MAX_DIFF_BYTES`]
+    /// as a JSON string, `sessionId` and `toolUseId` are one
     /// line of printable text of at most [`MAX_ORIGIN_BYTES`]. A broken rule
     /// is `EINVAL`, with a message naming it.
     pub fn parse(line: &str) -> Result<StageRequest, Error> {
@@ -135,6 +153,13 @@ impl StageRequest {
         }
         if let Some(detail) = &request.detail {
             check_detail(detail)?;
+        }
+        if let Some(diff) = &request.diff {
+            check_diff(diff)?;
+        }
+        if let Some(broken) = request.cwd.as_deref().and_then(cwd_breaks) {
+            let rule = texts::stage_cwd_rule(MAX_CWD_BYTES);
+            return Err(bad_request(texts::rule_broken(&rule, &broken)));
         }
         check_origin_field("sessionId", request.session_id.as_deref())?;
         check_origin_field("toolUseId", request.tool_use_id.as_deref())?;
@@ -162,6 +187,8 @@ impl StageRequest {
         StageOptions {
             id: None,
             detail: self.detail.as_ref().map(render_detail),
+            diff: self.diff.clone(),
+            cwd: self.cwd.clone(),
             origin: (!origin.is_empty()).then_some(origin),
         }
     }
@@ -184,6 +211,25 @@ fn check_detail(detail: &Value) -> Result<(), Error> {
     )))
 }
 
+fn check_diff(diff: &str) -> Result<(), Error> {
+    let size = diff_json_len(diff);
+    if size <= MAX_DIFF_BYTES {
+        return Ok(());
+    }
+    Err(bad_request(texts::stage_diff_too_big(MAX_DIFF_BYTES, size)))
+}
+
+/// How many bytes `text` takes as a JSON string, quotes and escapes
+/// counted: what a `diff` is measured by.
+pub fn diff_json_len(text: &str) -> usize {
+    serde_json::to_string(text).map_or(usize::MAX, |json| json.len())
+}
+
+/// Whether `diff` is within [`MAX_DIFF_BYTES`] (as a JSON string).
+pub fn diff_fits(diff: &str) -> bool {
+    diff_json_len(diff) <= MAX_DIFF_BYTES
+}
+
 /// Whether `detail` is within [`MAX_DETAIL_BYTES`] (compact JSON).
 pub fn detail_fits(detail: &Value) -> bool {
     detail.to_string().len() <= MAX_DETAIL_BYTES
@@ -201,6 +247,24 @@ fn origin_breaks(value: &str) -> Option<String> {
         let c = value.chars().find(|c| is_unprintable(*c))?;
         Some(texts::it_contains(&describe_char(c)))
     }
+}
+
+/// How a `cwd` breaks its rule (an absolute path of at most
+/// [`MAX_CWD_BYTES`] of printable text), if it does.
+fn cwd_breaks(cwd: &str) -> Option<String> {
+    if !cwd.starts_with('/') {
+        Some(texts::IT_IS_RELATIVE.to_string())
+    } else if cwd.len() > MAX_CWD_BYTES {
+        Some(texts::it_has_bytes(cwd.len()))
+    } else {
+        let c = cwd.chars().find(|c| is_unprintable(*c))?;
+        Some(texts::it_contains(&describe_char(c)))
+    }
+}
+
+/// Whether `cwd` may be a stage request's `cwd`.
+pub fn cwd_fits(cwd: &str) -> bool {
+    cwd_breaks(cwd).is_none()
 }
 
 /// Whether `value` may be a `sessionId` or `toolUseId`.
@@ -571,6 +635,60 @@ mod tests {
                 format!(
                     "Bad stage request: {field} must be 1 to 256 bytes of printable text; {broken}"
                 )
+            );
+        }
+    }
+
+    #[test]
+    fn a_diff_is_carried_as_text_within_its_limit_and_a_full_line_fits_a_message() {
+        let diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n";
+        let line = serde_json::json!({"label": "Edit: x", "diff": diff}).to_string();
+        let options = StageRequest::parse(&line).expect("request").stage_options();
+        assert_eq!(options.diff.as_deref(), Some(diff));
+
+        // Measured as JSON: a quote takes two bytes there.
+        let quotes = "\"".repeat(MAX_DIFF_BYTES / 2);
+        assert_eq!(
+            refusal(serde_json::json!({"label": "x", "diff": quotes})),
+            format!("Bad stage request: diff must be at most {MAX_DIFF_BYTES} bytes as a JSON string; it has {} bytes (cut it, and say so in it).", MAX_DIFF_BYTES + 2)
+        );
+        assert_eq!(
+            refusal(serde_json::json!({"label": "x", "diff": 1})),
+            "Bad stage request: invalid type: integer `1`, expected a string at line 1 column 9."
+        );
+
+        // The largest of every field together is still one message.
+        let request = StageRequest {
+            cwd: Some(format!("/{}", "c".repeat(MAX_CWD_BYTES - 1))),
+            label: "\"".repeat(crate::safe_text::MAX_LABEL_BYTES),
+            source_tool: Some("t".repeat(crate::safe_text::MAX_SOURCE_TOOL)),
+            deadline_ms: Some(u64::MAX),
+            detail: Some(Value::String("x".repeat(MAX_DETAIL_BYTES - 2))),
+            diff: Some("x".repeat(MAX_DIFF_BYTES - 2)),
+            session_id: Some("s".repeat(MAX_ORIGIN_BYTES)),
+            tool_use_id: Some("u".repeat(MAX_ORIGIN_BYTES)),
+            agent: Some(StagerAgent::Parent),
+        };
+        assert!(request.line().len() <= crate::device::MAX_MESSAGE);
+    }
+
+    #[test]
+    fn a_cwd_is_an_absolute_path_of_printable_text() {
+        let line = serde_json::json!({"label": "x", "cwd": "/work/app"}).to_string();
+        let options = StageRequest::parse(&line).expect("request").stage_options();
+        assert_eq!(options.cwd.as_deref(), Some("/work/app"));
+        let rule = format!("Bad stage request: cwd must be an absolute path of at most {MAX_CWD_BYTES} bytes of printable text; ");
+        for (cwd, broken) in [
+            ("work/app".to_string(), "it is relative.".to_string()),
+            ("/a\nb".to_string(), "it contains U+000A.".to_string()),
+            (
+                format!("/{}", "c".repeat(MAX_CWD_BYTES)),
+                format!("it has {} bytes.", MAX_CWD_BYTES + 1),
+            ),
+        ] {
+            assert_eq!(
+                refusal(serde_json::json!({"label": "x", "cwd": cwd})),
+                format!("{rule}{broken}")
             );
         }
     }

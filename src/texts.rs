@@ -380,6 +380,14 @@ pub fn rule_broken(rule: &str, broken: &str) -> String {
 /// How a field breaks its rule: it is empty.
 pub const IT_IS_EMPTY: &str = "it is empty";
 
+/// The rule of a stage request's `cwd`.
+pub fn stage_cwd_rule(max_bytes: usize) -> String {
+    format!("cwd must be an absolute path of at most {max_bytes} bytes of printable text")
+}
+
+/// How a `cwd` breaks its rule: it does not start with `/`.
+pub const IT_IS_RELATIVE: &str = "it is relative";
+
 /// How a field breaks its rule: it is `bytes` long.
 pub fn it_has_bytes(bytes: usize) -> String {
     format!("it has {bytes} bytes")
@@ -422,6 +430,13 @@ pub fn stage_detail_too_big(max_bytes: usize, size: usize) -> String {
     )
 }
 
+/// A stage request's `diff` over the limit (`size` bytes as a JSON string).
+pub fn stage_diff_too_big(max_bytes: usize, size: usize) -> String {
+    format!(
+        "diff must be at most {max_bytes} bytes as a JSON string; it has {size} bytes (cut it, and say so in it)."
+    )
+}
+
 /// A producer's result line that does not parse.
 pub fn bad_result_line(error: impl std::fmt::Display) -> String {
     format!("Bad result line: {error}.")
@@ -449,6 +464,87 @@ pub fn hook_allowed(label: &str, reason: &str) -> String {
 /// The result text of a tool call `xdev hook` denied.
 pub fn hook_denied(label: &str, reason: &str) -> String {
     format!("Denied: {label}. Reason: {reason}")
+}
+
+/// The `diff` of a preview whose file is not read (`path` shown on one
+/// line; `why` as [`crate::safe_file::FileProblem`] puts it).
+pub fn diff_not_read(path: &str, why: &str) -> String {
+    format!("No diff: {} is not read: {why}.", one_line(path))
+}
+
+/// The `diff` of a call whose tool input lacks `field` (or has it of
+/// another type).
+pub fn diff_input_missing(field: &str) -> String {
+    format!("No diff: the call has no {field}.")
+}
+
+/// The `diff` of a call that changes nothing in the file as it is.
+pub const DIFF_NO_CHANGE: &str = "No change: the file already holds exactly this.";
+
+/// The `diff` of an edit that cannot be made to the file as it is (`why`,
+/// one of the `DIFF_EDIT_*` texts).
+pub fn diff_edit_fails(path: &str, why: &str) -> String {
+    format!(
+        "No diff: the edit cannot be made to {} as it is: {why}.",
+        one_line(path)
+    )
+}
+
+/// Why an edit cannot be made: its `old_string` is not in the file.
+pub const DIFF_EDIT_NOT_FOUND: &str = "old_string does not occur in it";
+
+/// Why an edit cannot be made: an empty `old_string` (which creates a
+/// file) on a file that holds text.
+pub const DIFF_EDIT_EMPTY_OLD: &str = "old_string is empty and the file already holds text";
+
+/// Why an edit cannot be made: its `old_string` occurs `count` times and
+/// `replace_all` is not set.
+pub fn diff_edit_ambiguous(count: usize) -> String {
+    format!("old_string occurs {count} times in it and replace_all is not set")
+}
+
+/// Why edit `index` of `count` of a `MultiEdit` cannot be made.
+pub fn diff_edit_of(index: usize, count: usize, why: &str) -> String {
+    format!("edit {index} of {count}: {why}")
+}
+
+/// The `diff` of an `apply_patch` call without patch text.
+pub const DIFF_NO_PATCH: &str = "No diff: the call carries no patch text.";
+
+/// The first line of an `apply_patch` diff whose patch is not of Codex's
+/// shape: what follows is the patch as the agent sent it.
+pub const DIFF_PATCH_AS_GIVEN: &str =
+    "[The patch as the agent sent it: it is not of the shape *** Begin Patch ... *** End Patch.]";
+
+/// The line before a patch section shown as the agent sent it (`why` it
+/// is not shown as a diff against the file).
+pub fn diff_section_as_given(why: &str) -> String {
+    format!("[This part as the agent sent it, not as a diff against the file: {why}]")
+}
+
+/// Why a patch section is not diffed: its change `index` does not occur
+/// in the file as it is.
+pub fn diff_chunk_not_found(index: usize) -> String {
+    format!("change {index} does not occur in the file as it is.")
+}
+
+/// The last line of a diff that showed `count` characters otherwise.
+pub fn diff_unprintable(count: usize) -> String {
+    format!(
+        "[{count} unprintable characters are shown as pictures: a carriage return as \u{240d}, ESC as \u{241b}, others as \u{fffd}.]"
+    )
+}
+
+/// The last line of a diff cut to the stage protocol's limit: `lines`
+/// more lines were not shown; the whole call is in the preview's detail
+/// (`whole_detail`), else only with the agent.
+pub fn diff_cut(lines: u64, whole_detail: bool) -> String {
+    let whole = if whole_detail {
+        "the whole call is in detail beside this file"
+    } else {
+        "the whole call is only with the agent (detail is cut too)"
+    };
+    format!("[Diff cut here: {lines} more lines not shown; {whole}.]")
 }
 
 /// Why `xdev hook` will not read the plan file an event names: it is a
@@ -911,6 +1007,8 @@ pub const MOUNT_FILES: &[(&str, &str)] = &[
     ("pending/<id>/resolve", "apply this preview, head or not"),
     ("pending/<id>/reject", "discard this preview, head or not"),
     ("pending/<id>/detail", "the full request as JSON, when the preview carries one"),
+    ("pending/<id>/diff", "what the preview would change, as a unified diff, when it carries one (a file tool's call staged by xdev hook)"),
+    ("pending/<id>/cwd", "the working directory of the agent whose call it is, when its stager named one"),
     ("sessions/", "one directory per agent session with previews pending"),
     ("sessions/<session-id>/resolve", "apply that session's newest preview"),
     ("sessions/<session-id>/reject", "discard that session's newest preview"),
@@ -1142,6 +1240,19 @@ pub fn mount_gone(dir: &str, id: &str) -> String {
 /// `program` could not be started (`why` is what the system said).
 pub fn cannot_run(program: &str, why: &str) -> String {
     format!("cannot run {program}: {why}")
+}
+
+/// What `xdev watch` could not set up (a thread, a pipe, its signal
+/// handlers), before watching anything.
+pub const WATCH_NO_RUNTIME: &str = "cannot set up the watch";
+
+/// The line `xdev watch` prints on stderr when the mount it watched went
+/// away: it ends, with exit code 0.
+pub fn watch_mount_gone(dir: &Path) -> String {
+    format!(
+        "xdev: the mount at {} went away; watch ends",
+        one_line(&dir.display().to_string())
+    )
 }
 
 /// A file of a mount could not be opened.
@@ -1428,6 +1539,150 @@ pub fn lazy_unmount_failed(dir: &Path) -> String {
     format!("fusermount3 -uz {} failed", dir.display())
 }
 
+// Review texts: what `xdev review` shows (its keys, prompts, panes and the
+// status line after a decision).
+
+/// The reason an approval carries when the reviewer typed none.
+pub const REVIEW_DEFAULT_APPROVAL: &str = "approved in xdev review";
+/// The list's title line when nothing waits.
+pub const REVIEW_NOTHING_PENDING: &str =
+    "Nothing pending. New previews appear here as they are staged.";
+/// The detail pane while an item's files are being read.
+pub const REVIEW_LOADING: &str = "reading the preview's files...";
+/// The detail pane of a preview whose producer sent only a label.
+pub const REVIEW_NO_DETAIL: &str = "(no detail: the producer sent only its label)";
+/// The note above a Write's content while it has no diff file.
+pub const REVIEW_NO_DIFF_WRITE: &str = "no diff file: the whole new content of the file follows";
+/// The note above an Edit's strings while it has no diff file.
+pub const REVIEW_NO_DIFF_EDIT: &str =
+    "no diff file: the strings replaced and their replacements follow";
+/// The group of previews staged without an agent session.
+pub const REVIEW_NO_SESSION: &str = "(no session)";
+/// The prompt that asks a reason for approving.
+pub const REVIEW_PROMPT_APPROVE: &str =
+    "Approve: reason (Enter with none: \"approved in xdev review\"; Esc cancels)";
+/// The prompt that asks a reason for rejecting.
+pub const REVIEW_PROMPT_REJECT: &str = "Reject: reason the model reads (required; Esc cancels)";
+/// The filter prompt.
+pub const REVIEW_PROMPT_FILTER: &str = "Filter (label, tool or session; Esc clears)";
+/// The prompt that asks feedback for approving a plan.
+pub const REVIEW_PROMPT_PLAN_APPROVE: &str =
+    "Approve the plan: feedback for the implementer (optional; Esc cancels)";
+/// The prompt that asks feedback for sending a plan back.
+pub const REVIEW_PROMPT_PLAN_REFINE: &str =
+    "Send the plan back: what to change (required; Esc cancels)";
+/// The status line when a reject prompt is submitted empty.
+pub const REVIEW_REASON_REQUIRED: &str = "A rejection needs a reason: the model reads it.";
+/// The status line when a refine prompt is submitted empty.
+pub const REVIEW_FEEDBACK_REQUIRED: &str =
+    "Sending a plan back needs feedback: the planner reads it.";
+/// The status line when a key decides and nothing is selected.
+pub const REVIEW_NOTHING_SELECTED: &str = "Nothing selected.";
+/// The help overlay's title.
+pub const REVIEW_HELP_TITLE: &str = "Keys (any key closes)";
+/// The trail's title.
+pub const REVIEW_TRAIL_TITLE: &str = "Last decisions";
+/// The trail when nothing was decided yet.
+pub const REVIEW_TRAIL_EMPTY: &str = "none yet";
+
+/// The trail's and the status line's word for an applied preview.
+pub const REVIEW_APPLIED: &str = "applied";
+/// ... for a rejected one.
+pub const REVIEW_REJECTED: &str = "rejected";
+/// ... for an approved plan.
+pub const REVIEW_PLAN_APPROVED: &str = "plan approved";
+/// ... for a plan sent back.
+pub const REVIEW_PLAN_SENT_BACK: &str = "plan sent back";
+/// ... for a preview withdrawn at its deadline.
+pub const REVIEW_WITHDRAWN: &str = "withdrawn";
+/// Who decided: this review.
+pub const REVIEW_BY_THIS_REVIEW: &str = "this review";
+/// Who decided: the policy (its rule is [`review_by_policy_rule`]).
+pub const REVIEW_BY_POLICY: &str = "policy";
+/// Who decided: the deadline.
+pub const REVIEW_BY_TIMEOUT: &str = "timeout";
+/// Who decided, or how old: not known.
+pub const REVIEW_UNKNOWN: &str = "?";
+/// Why `xdev review` cannot start a thread of its own.
+pub const REVIEW_CANNOT_START_THREAD: &str = "cannot start a thread of xdev review";
+/// Why `xdev review` cannot use the terminal.
+pub const REVIEW_CANNOT_USE_TERMINAL: &str = "cannot use the terminal";
+
+/// One decision of the trail: how long ago, what, of which preview, by whom.
+pub fn review_trail_entry(ago: &str, verdict: &str, label: &str, decider: &str) -> String {
+    format!("{ago} ago {verdict} {label} by {decider}")
+}
+
+/// A preview withdrawn for `reason` (its producer exited, ...).
+pub fn review_withdrawn_because(reason: &str) -> String {
+    format!("{REVIEW_WITHDRAWN} ({})", one_line(reason))
+}
+
+/// Who decided: the policy, by `rule`.
+pub fn review_by_policy_rule(rule: &str) -> String {
+    format!("{REVIEW_BY_POLICY} ({})", one_line(rule))
+}
+
+/// Who decided: a shell named `name`.
+pub fn review_by_shell(name: &str) -> String {
+    format!("a shell ({})", one_line(name))
+}
+
+/// The prompt for deciding `count` marked previews at once.
+pub fn review_prompt_marked(approve: bool, count: usize) -> String {
+    if approve {
+        format!("Approve {count} marked previews: reason (Enter with none: \"{REVIEW_DEFAULT_APPROVAL}\"; Esc cancels)")
+    } else {
+        format!("Reject {count} marked previews: reason the model reads (required; Esc cancels)")
+    }
+}
+
+/// The title line: the mount, how many previews wait, in how many groups,
+/// and the filter when one is set.
+pub fn review_title(dir: &str, pending: usize, groups: usize, filter: &str) -> String {
+    let mut title = format!("xdev review {dir}: {pending} pending in {groups} group(s)");
+    if !filter.is_empty() {
+        title.push_str(&format!(" [filter: {filter}]"));
+    }
+    title
+}
+
+/// The detail pane's position line: which lines show, of how many.
+pub fn review_scroll(first: usize, last: usize, total: usize) -> String {
+    if total == 0 {
+        return "empty".to_string();
+    }
+    if first == 1 && last == total {
+        return format!("{total} lines, all shown");
+    }
+    format!("lines {first}-{last} of {total} (PgUp/PgDn)")
+}
+
+/// The status line after a decision written through the mount succeeded.
+pub fn review_decided(verdict: &str, id: &str, answer: &str) -> String {
+    format!("{verdict} {id}: {}", one_line(answer))
+}
+
+/// The status line after a decision failed: the errno and the mount's text.
+pub fn review_refused(verdict: &str, id: &str, error: &str) -> String {
+    format!("{verdict} {id} failed: {}", one_line(error))
+}
+
+/// The status line when the mount cannot be read any more.
+pub fn review_source_failed(error: &str) -> String {
+    format!("cannot follow the mount: {}", one_line(error))
+}
+
+/// The list's row of a plan under review.
+pub fn review_plan_row(slug: &str) -> String {
+    format!("PLAN under review: {slug}")
+}
+
+/// A group's header row: its session (or none) and its count.
+pub fn review_group_row(session: &str, count: usize) -> String {
+    format!("{session} ({count})")
+}
+
 // Hook texts: what `xdev hook` says on stderr, and what it tells an agent.
 
 /// The hook input is not JSON (`error` says where).
@@ -1460,10 +1715,235 @@ pub fn tool_input_too_large(bytes: usize) -> String {
     format!("the tool input ({bytes} bytes of JSON) is too large to show; only the agent's transcript has it whole")
 }
 
+/// The first line of an `xdev stage` result text whose start is cut (the
+/// result is one message, and the command's output was longer): only its
+/// end follows, and nothing holds the rest.
+pub const STAGE_RESULT_CUT: &str = "[… cut: only the end of the command's output fits one message; xdev stage kept no more of it]\n";
+
+/// The first line of an `xdev stage` apply failure whose stderr is cut to
+/// its last lines: the whole stderr went to `xdev stage`'s own stderr.
+pub const STDERR_TAIL_CUT: &str =
+    "[… cut: only the last lines follow; the whole stderr went to xdev stage's own stderr]\n";
+
 /// A long string of a tool call's input, cut to `kept`, `more` bytes gone.
 pub fn string_cut(kept: &str, more: usize) -> String {
     format!("{kept}… [cut: {more} more bytes; only the agent's transcript has the whole call]")
 }
+
+/// What every cut string of a tool call's input holds ([`string_cut`]):
+/// the policy asks about an input that holds it.
+pub const CUT_MARK: &str = "… [cut: ";
+
+// ----- the policy -------------------------------------------------------
+
+/// A rules file could not be opened or read.
+pub fn policy_cannot_read(path: &Path, error: &std::io::Error) -> String {
+    if error.raw_os_error() == Some(libc::ELOOP) {
+        return format!(
+            "The policy file {} is a symbolic link, which the policy does not follow: name the file itself.",
+            path.display()
+        );
+    }
+    format!(
+        "The policy file {} cannot be read: {error}.",
+        path.display()
+    )
+}
+
+/// A rules file is not a regular file.
+pub fn policy_not_regular(path: &Path) -> String {
+    format!("The policy file {} is not a regular file.", path.display())
+}
+
+/// A rules file is larger than the cap.
+pub fn policy_too_large(path: &Path, size: u64, limit: u64) -> String {
+    format!(
+        "The policy file {} holds {size} bytes, more than the {} MiB a rules file may have.",
+        path.display(),
+        limit / (1024 * 1024)
+    )
+}
+
+/// A rules file is not UTF-8.
+pub fn policy_not_utf8(path: &Path) -> String {
+    format!("The policy file {} is not UTF-8 text.", path.display())
+}
+
+/// A rules file is not JSON.
+pub fn policy_bad_json(path: &Path, message: &str) -> String {
+    format!("The policy file {} is not JSON: {message}.", path.display())
+}
+
+/// A rules file's JSON is not shaped as one.
+pub fn policy_bad_shape(path: &Path, what: &str) -> String {
+    format!("The policy file {}: {what}.", path.display())
+}
+
+/// The top of a rules file is not an object.
+pub const POLICY_NOT_AN_OBJECT: &str =
+    "its top is not a JSON object (write {\"permissions\": {\"allow\": [...], \"ask\": [...], \"deny\": [...]}})";
+
+/// A rules file without `permissions`.
+pub const POLICY_NO_PERMISSIONS: &str =
+    "it has no \"permissions\" object (the rules are read from permissions.allow, permissions.ask and permissions.deny, as in Claude Code's settings.json)";
+
+/// `permissions` is not an object.
+pub const POLICY_PERMISSIONS_NOT_AN_OBJECT: &str = "\"permissions\" is not an object";
+
+/// A list of rules is not an array.
+pub fn policy_list_not_an_array(list: &str) -> String {
+    format!("permissions.{list} is not a list")
+}
+
+/// A list entry is neither a string nor an object.
+pub fn policy_entry_not_a_rule(list: &str, at: usize) -> String {
+    format!("{list}[{at}] is neither a rule (a string) nor an object with a \"rule\"")
+}
+
+/// A rule object without its `rule`.
+pub fn policy_entry_without_rule(list: &str, at: usize) -> String {
+    format!("{list}[{at}] has no \"rule\" string")
+}
+
+/// A rule's `reason` is not a string.
+pub fn policy_reason_not_a_string(list: &str, at: usize) -> String {
+    format!("{list}[{at}].reason is not a string")
+}
+
+/// A rule's examples are not a list.
+pub fn policy_examples_not_a_list(list: &str, at: usize, key: &str) -> String {
+    format!("{list}[{at}].{key} is not a list of examples")
+}
+
+/// A key the rules file may not hold.
+pub fn policy_unknown_key(path: &Path, key: &str) -> String {
+    format!(
+        "The policy file {} holds {key}, which the policy does not know (permissions holds allow, ask and deny; a rule object rule, reason, match and notMatch).",
+        path.display()
+    )
+}
+
+/// A settings key the policy ignores.
+pub fn policy_ignored_key(key: &str) -> String {
+    format!("permissions.{key} configures Claude Code itself; the policy ignores it")
+}
+
+/// A rule that does not parse.
+pub fn policy_bad_rule(path: &Path, list: &str, rule: &str, why: &str) -> String {
+    format!(
+        "The policy file {}: the {list} rule {rule:?} does not parse: {why}.",
+        path.display()
+    )
+}
+
+/// An example that cannot be made into a call.
+pub fn policy_bad_example(path: &Path, rule: &str, example: &str, why: &str) -> String {
+    format!(
+        "The policy file {}: the example {example:?} of the rule {rule:?} is not a call: {why}.",
+        path.display()
+    )
+}
+
+/// An example object's unknown key.
+pub fn policy_example_unknown_key(key: &str) -> String {
+    format!("an example object holds tool, input and cwd, not {key}")
+}
+
+/// An example object without `tool`.
+pub const POLICY_EXAMPLE_NO_TOOL: &str = "an example object names its \"tool\"";
+
+/// An example object's `cwd` is not a string.
+pub const POLICY_EXAMPLE_CWD: &str = "an example's \"cwd\" is a path";
+
+/// An example of the wrong kind.
+pub const POLICY_EXAMPLE_SHAPE: &str =
+    "an example of this rule is an object {\"tool\": ..., \"input\": {...}}";
+
+/// A string example of a tool whose input is JSON, not JSON.
+pub fn policy_example_not_json(error: &str) -> String {
+    format!("this tool's example is its input as JSON ({error})")
+}
+
+/// Examples that were not decided as their rule says: the first, and how
+/// many others.
+pub fn policy_examples_failed(
+    path: &Path,
+    rule: &str,
+    example: &str,
+    must_match: bool,
+    got: &str,
+    decided_by: Option<&str>,
+    others: usize,
+) -> String {
+    let decided = match decided_by {
+        Some(other) if other == rule => format!("this rule decided it ({got})"),
+        Some(other) => format!("it came out {got}, decided by {other:?}"),
+        None => format!("it came out {got}, no rule deciding"),
+    };
+    let expected = if must_match {
+        "must be decided by"
+    } else {
+        "must not be decided by"
+    };
+    let more = match others {
+        0 => String::new(),
+        1 => " One other example fails too (`xdev policy test` lists them).".to_string(),
+        n => format!(" {n} other examples fail too (`xdev policy test` lists them)."),
+    };
+    format!(
+        "The policy file {}: the example {example:?} {expected} the rule {rule:?}, but {decided}.{more}",
+        path.display()
+    )
+}
+
+/// A part a rule decided.
+pub fn policy_part_decided(effect: &str, rule: &str) -> String {
+    format!("{effect}: {rule}")
+}
+
+/// A part no rule matches.
+pub const POLICY_NO_RULE: &str = "no rule matches";
+
+/// A call with no part to judge (an empty command).
+pub const POLICY_NOTHING_TO_JUDGE: &str = "nothing in it to judge";
+
+/// Every part of a call is allowed.
+pub fn policy_all_parts_allowed(count: usize) -> String {
+    format!("allow: each of its {count} parts")
+}
+
+/// The part of several that decided the call.
+pub fn policy_part_of(at: usize, count: usize, text: &str, why: &str) -> String {
+    format!("part {at} of {count} ({text}): {why}")
+}
+
+/// A tool input lacks the field a rule judges.
+pub fn policy_missing_field(field: &str) -> String {
+    format!("the tool input has no {field} to judge")
+}
+
+/// A relative path, or a search with no path, in a call with no cwd.
+pub const POLICY_NO_CWD: &str = "the call says no directory it searches";
+
+/// A `~/` path, and no home directory known.
+pub const POLICY_NO_HOME: &str = "a ~/ path, and no home directory is known";
+
+/// A `~user/` path.
+pub const POLICY_OTHER_HOME: &str = "a ~user/ path names another user's home";
+
+/// A URL whose host the policy cannot tell.
+pub const POLICY_URL_HOST: &str = "not an http(s) URL with a host";
+
+/// A shell argv that is not a list of strings.
+pub const POLICY_ARGV_NOT_STRINGS: &str = "the command is not a list of strings";
+
+/// A patch that names no file.
+pub const POLICY_PATCH_NAMES_NOTHING: &str =
+    "the patch names no file (*** Add/Update/Delete File:)";
+
+/// A tool input the stager cut.
+pub const POLICY_INPUT_CUT: &str =
+    "the tool input was cut to be staged; what was cut cannot be judged";
 
 /// What stands in a hook's label for the part cut out, when the preview's
 /// detail holds the whole call.

@@ -379,7 +379,7 @@ fn stage_keeps_only_the_end_of_a_huge_output_and_the_apply_succeeds() {
     // The result is the output's end, marked as cut, in one message.
     let text = written
         .stdout
-        .strip_prefix("[…]\n")
+        .strip_prefix(xdev::texts::STAGE_RESULT_CUT)
         .expect("marked as the end of a longer output");
     // Each newline takes two bytes in the message (`\n`).
     assert!(
@@ -1342,4 +1342,32 @@ fn the_man_page_has_files_environment_and_exit_status() {
             "EXIT STATUS has {code}:\n{exit_status}"
         );
     }
+}
+
+#[test]
+fn an_apply_failure_cut_to_its_stderr_tail_says_so_and_where_the_whole_is() {
+    let daemon = Daemon::plain();
+    // 30 lines on stderr, then a failure: the failure text keeps the last
+    // 20, says that it is cut, and the whole went to the stager's stderr.
+    let cmd = sh("for n in $(seq 1 30); do echo \"err $n\" >&2; done; exit 3");
+    let mut stager = daemon.stage(&["--label", "noisy", "--deadline", "20s"], &refs(&cmd));
+    let failed = daemon.run(&["resolve", "--id", &stager.id, "go"]);
+    assert_eq!(failed.code, 1, "{}", failed.stderr);
+    let last = daemon.read("last");
+    let kept = last
+        .strip_prefix("Apply failed: ")
+        .and_then(|text| text.strip_prefix(xdev::texts::STDERR_TAIL_CUT))
+        .unwrap_or_else(|| panic!("says that it is cut: {last}"));
+    assert!(
+        kept.starts_with("err 11\n") && kept.ends_with("err 30\n"),
+        "{last}"
+    );
+    let rejected = daemon.run(&["reject", "--id", &stager.id, "enough"]);
+    assert_eq!(rejected.code, 0, "{}", rejected.stderr);
+    assert_eq!(stager.wait(), Some(3));
+    let whole = stager.stderr();
+    assert!(
+        whole.contains("err 1\n") && whole.contains("err 30\n"),
+        "{whole}"
+    );
 }

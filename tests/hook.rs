@@ -188,7 +188,13 @@ fn claude_pre_tool_use_resolved_is_allowed_with_the_reason() {
     );
     let mut listed = dir_names(&fixture.path(&item));
     listed.sort();
-    assert_eq!(listed, ["detail", "label", "reject", "resolve", "source"]);
+    assert_eq!(
+        listed,
+        ["cwd", "detail", "label", "reject", "resolve", "source"]
+    );
+    assert_eq!(fixture.read(&format!("{item}/cwd")), "/work/app\n");
+    let head = &fixture.status_json()["head"];
+    assert_eq!(head["cwd"], "/work/app", "{head}");
 
     let ran = answer(hook, &fixture.path("resolve"), "tests pass\n");
     assert_decided(
@@ -1017,4 +1023,215 @@ fn a_plan_files_contents_never_reach_a_previews_label() {
 
 fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().expect("a temp dir")
+}
+
+// ----- pending/<id>/diff ------------------------------------------------------
+
+/// A Claude Code `PreToolUse` event of `tool` with `tool_input`, from an
+/// agent working in `cwd`.
+fn file_tool_event(cwd: &Path, tool: &str, tool_input: Value) -> Vec<u8> {
+    let event = serde_json::json!({
+        "session_id": "diff-session",
+        "transcript_path": "/t.jsonl",
+        "cwd": cwd,
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_use_id": "toolu_diff",
+    });
+    serde_json::to_vec(&event).expect("JSON")
+}
+
+/// Stages `event` through `xdev hook`, reads its preview's `diff` (and the
+/// mode bits of it and of `detail`), then rejects it by id and checks the
+/// hook's deny.
+fn diff_of(fixture: &Fixture, event: &[u8]) -> (String, u32, u32) {
+    let (hook, id) = staged_hook(fixture, &[], event);
+    let item = format!("pending/{id}");
+    let diff = fixture.read(&format!("{item}/diff"));
+    let mode = |name: &str| {
+        let path = fixture.path(&format!("{item}/{name}"));
+        std::fs::metadata(&path).expect("stat").permissions().mode() & 0o777
+    };
+    let modes = (mode("diff"), mode("detail"));
+    let ran = answer(
+        hook,
+        &fixture.path(&format!("{item}/reject")),
+        "only looking",
+    );
+    assert_eq!(ran.code, 0, "{ran:?}");
+    assert!(ran.stdout.contains("\"deny\""), "{ran:?}");
+    (diff, modes.0, modes.1)
+}
+
+#[test]
+fn file_tools_previews_show_a_unified_diff_against_the_file_as_it_is() {
+    let fixture = Fixture::new();
+    let project = tempfile::tempdir().expect("project");
+    let cwd = project.path();
+    let lines: String = (1..=10).map(|n| format!("line {n}\n")).collect();
+    std::fs::write(cwd.join("a.txt"), &lines).expect("a.txt");
+    let a = cwd.join("a.txt");
+
+    let write = file_tool_event(
+        cwd,
+        "Write",
+        serde_json::json!({"file_path": a, "content": lines.replace("line 5\n", "five\n")}),
+    );
+    let (diff, mode, detail_mode) = diff_of(&fixture, &write);
+    assert_eq!(
+        diff,
+        "--- a/a.txt\n+++ b/a.txt\n@@ -2,7 +2,7 @@\n line 2\n line 3\n line 4\n-line 5\n+five\n line 6\n line 7\n line 8\n"
+    );
+    assert_eq!(mode, 0o400, "the owner's alone");
+    assert_eq!(mode, detail_mode, "as detail is");
+
+    let new_file = file_tool_event(
+        cwd,
+        "Write",
+        serde_json::json!({"file_path": "sub/new.rs", "content": "fn main() {}\n"}),
+    );
+    assert_eq!(
+        diff_of(&fixture, &new_file).0,
+        "--- /dev/null\n+++ b/sub/new.rs\n@@ -0,0 +1 @@\n+fn main() {}\n"
+    );
+
+    let edit = file_tool_event(
+        cwd,
+        "Edit",
+        serde_json::json!({"file_path": a, "old_string": "line 9", "new_string": "nine", "replace_all": false}),
+    );
+    assert_eq!(
+        diff_of(&fixture, &edit).0,
+        "--- a/a.txt\n+++ b/a.txt\n@@ -6,5 +6,5 @@\n line 6\n line 7\n line 8\n-line 9\n+nine\n line 10\n"
+    );
+
+    let multi = file_tool_event(
+        cwd,
+        "MultiEdit",
+        serde_json::json!({"file_path": a, "edits": [
+            {"old_string": "line 1\n", "new_string": "one\n"},
+            {"old_string": "one\nline 2", "new_string": "one and two"},
+        ]}),
+    );
+    assert_eq!(
+        diff_of(&fixture, &multi).0,
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1,5 +1,4 @@\n-line 1\n-line 2\n+one and two\n line 3\n line 4\n line 5\n"
+    );
+
+    let missing = file_tool_event(
+        cwd,
+        "Edit",
+        serde_json::json!({"file_path": a, "old_string": "line 11", "new_string": "x"}),
+    );
+    assert_eq!(
+        diff_of(&fixture, &missing).0,
+        "No diff: the edit cannot be made to a.txt as it is: old_string does not occur in it.\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&a).expect("a.txt"),
+        lines,
+        "nothing was written"
+    );
+}
+
+#[test]
+fn a_codex_apply_patch_preview_shows_the_patch_as_a_diff_with_line_numbers() {
+    let fixture = Fixture::new();
+    let project = tempfile::tempdir().expect("project");
+    let cwd = project.path();
+    std::fs::write(cwd.join("main.rs"), "fn main() {\n    old();\n}\n").expect("main.rs");
+    let patch = "*** Begin Patch\n*** Update File: main.rs\n@@ fn main() {\n-    old();\n+    new();\n*** End Patch\n";
+    let event = serde_json::json!({
+        "session_id": "019a-codex-session",
+        "turn_id": "019a-codex-turn-4",
+        "transcript_path": null,
+        "cwd": cwd,
+        "hook_event_name": "PreToolUse",
+        "model": "gpt-5-codex",
+        "permission_mode": "default",
+        "tool_name": "apply_patch",
+        "tool_input": {"command": ["apply_patch", patch]},
+        "tool_use_id": "call_patch",
+    });
+    let (diff, _, _) = diff_of(&fixture, &serde_json::to_vec(&event).expect("JSON"));
+    assert_eq!(
+        diff,
+        "--- a/main.rs\n+++ b/main.rs\n@@ -1,3 +1,3 @@\n fn main() {\n-    old();\n+    new();\n }\n"
+    );
+}
+
+#[test]
+fn a_target_that_is_a_link_too_large_or_no_regular_file_is_named_never_read() {
+    let fixture = Fixture::new();
+    let project = tempfile::tempdir().expect("project");
+    let cwd = project.path();
+    std::fs::write(cwd.join("secret"), "API_KEY=hunter2\n").expect("secret");
+    std::os::unix::fs::symlink(cwd.join("secret"), cwd.join("link")).expect("link");
+    let big = std::fs::File::create(cwd.join("big")).expect("big");
+    big.set_len(1024 * 1024 + 1).expect("grow big");
+    nix::unistd::mkfifo(&cwd.join("fifo"), nix::sys::stat::Mode::S_IRWXU).expect("fifo");
+    let cases = [
+        ("link", "it is a symbolic link"),
+        ("big", "it is larger than 1024 KiB (1048577 bytes)"),
+        // A FIFO nobody writes: the hook must not wait on it.
+        ("fifo", "it is not a regular file but a FIFO"),
+        (
+            "/dev/zero",
+            "it is not a regular file but a character device",
+        ),
+        (".", "it is not a regular file but a directory"),
+    ];
+    for (name, why) in cases {
+        let path = cwd.join(name);
+        let event = file_tool_event(
+            cwd,
+            "Write",
+            serde_json::json!({"file_path": path, "content": "x\n"}),
+        );
+        let (diff, _, _) = diff_of(&fixture, &event);
+        let shown = if name.starts_with('/') {
+            name.to_string()
+        } else if name == "." {
+            path.display().to_string()
+        } else {
+            name.to_string()
+        };
+        assert_eq!(
+            diff,
+            format!("No diff: {shown} is not read: {why}.\n"),
+            "{name}"
+        );
+        assert!(!diff.contains("hunter2"));
+    }
+}
+
+#[test]
+fn a_long_diff_is_cut_and_says_where_the_whole_call_is() {
+    let fixture = Fixture::new();
+    let project = tempfile::tempdir().expect("project");
+    let cwd = project.path();
+    for (lines, whole) in [
+        (3_000, "the whole call is in detail beside this file"),
+        (
+            20_000,
+            "the whole call is only with the agent (detail is cut too)",
+        ),
+    ] {
+        let content: String = (0..lines).map(|n| format!("line {n}\n")).collect();
+        let event = file_tool_event(
+            cwd,
+            "Write",
+            serde_json::json!({"file_path": "new.txt", "content": content}),
+        );
+        let (diff, _, _) = diff_of(&fixture, &event);
+        assert!(diff.len() <= 24 * 1024, "{}", diff.len());
+        assert!(diff.starts_with("--- /dev/null\n+++ b/new.txt\n"));
+        let last = diff.lines().last().expect("a last line");
+        assert!(
+            last.starts_with("[Diff cut here: ") && last.ends_with(&format!("; {whole}.]")),
+            "{last}"
+        );
+    }
 }

@@ -1318,7 +1318,7 @@ for name in sys.argv[2:]:
 
 /// Every source of private text on one mount: a reject reason quoted by
 /// the default discard text, a handler's result text, a pending item's
-/// label and detail, and a plan reviewer's feedback.
+/// label, detail, diff and cwd, and a plan reviewer's feedback.
 fn fill_with_secrets(fx: &Fixture, desk: &xdev::PlanDesk, plans: &std::path::Path, secret: &str) {
     // No reject callback: the default text quotes the reason.
     stage_counted(&fx.session, "edit", |_| async {
@@ -1339,6 +1339,10 @@ fn fill_with_secrets(fx: &Fixture, desk: &xdev::PlanDesk, plans: &std::path::Pat
         StageOptions {
             id: Some("pending-action:write:secret".to_string()),
             detail: Some(format!("{{\"content\": \"{secret}\"}}")),
+            diff: Some(format!(
+                "--- /dev/null\n+++ b/.env\n@@ -0,0 +1 @@\n+{secret}\n"
+            )),
+            cwd: Some(format!("/work/{secret}")),
             origin: None,
         },
     );
@@ -1368,6 +1372,8 @@ fn other_users_read_nothing_of_the_session_unless_the_owner_shares_it() {
         "pending/pending-action:write:secret/label",
         "pending/pending-action:write:secret/source",
         "pending/pending-action:write:secret/detail",
+        "pending/pending-action:write:secret/diff",
+        "pending/pending-action:write:secret/cwd",
         "pending",
     ];
     for share_journal in [false, true] {
@@ -1414,6 +1420,23 @@ fn other_users_read_nothing_of_the_session_unless_the_owner_shares_it() {
         assert!(fx.read("plan/status").contains(secret));
         let detail = fx.read("pending/pending-action:write:secret/detail");
         assert!(detail.contains(secret));
+        let diff = fx.read("pending/pending-action:write:secret/diff");
+        assert!(diff.contains(&format!("+{secret}\n")), "{diff}");
+        let mode = std::fs::metadata(fx.path("pending/pending-action:write:secret/diff"))
+            .expect("stat diff");
+        let detail_mode = std::fs::metadata(fx.path("pending/pending-action:write:secret/detail"))
+            .expect("stat detail");
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&mode.permissions()),
+            std::os::unix::fs::PermissionsExt::mode(&detail_mode.permissions()),
+            "diff is kept as detail is"
+        );
+        assert_eq!(
+            fx.read("pending/pending-action:write:secret/cwd"),
+            format!("/work/{secret}\n")
+        );
+        let head = &fx.status_json()["stack"][0];
+        assert_eq!(head["cwd"], format!("/work/{secret}").as_str(), "{head}");
     }
 }
 

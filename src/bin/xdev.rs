@@ -348,6 +348,30 @@ enum Command {
         #[command(flatten)]
         target: MountArg,
     },
+    /// Run CMD for each newly staged preview (a notification), and again
+    /// for one still pending after --after.
+    ///
+    /// Follows the mount's `events` and runs CMD with `sh -c`, the
+    /// preview's `staged` record as one JSON line on its stdin and XDEV_ID,
+    /// XDEV_LABEL, XDEV_SESSION, XDEV_TOOL and XDEV_DIR in its environment
+    /// (XDEV_WAITED too for a run of --after). Commands run one at a time;
+    /// at most 32 wait, more are dropped and logged. A failing CMD is
+    /// logged and watching goes on. Exits 0 when the mount goes away (and
+    /// says so on stderr) and on SIGINT or SIGTERM, once the CMD under way
+    /// has ended.
+    Watch {
+        /// The shell command line to run (`notify-send "$XDEV_LABEL"`).
+        #[arg(long, value_name = "CMD")]
+        exec: OsString,
+        /// Run CMD again, once, for a preview still pending this long after
+        /// it was staged (e.g. `30s`, `5m`; at least 1ms, at most 7 days).
+        #[arg(long, value_name = "DURATION", value_parser = values::stage_deadline)]
+        after: Option<Duration>,
+        /// The mount to watch [default: --mount, else $XDEV_DIR, else /xdev].
+        dir: Option<PathBuf>,
+        #[command(flatten)]
+        target: MountArg,
+    },
     /// Run CMD with a private mount, then unmount.
     ///
     /// Mounts at DIR (or a private temporary directory), runs CMD with
@@ -368,6 +392,27 @@ enum Command {
         /// The command to run.
         #[arg(last = true, required = true, value_name = "CMD")]
         command: Vec<OsString>,
+    },
+    /// Review every pending preview of a mount in a terminal UI.
+    ///
+    /// Lists the previews grouped by agent session (a plan under review
+    /// pinned at the top), shows the selected one whole (a diff, the whole
+    /// command, the patch, the plan, the tool input) and decides it by its
+    /// id: Enter or `a` approves, `r` rejects with a reason the model
+    /// reads, space marks several, `/` filters, `?` lists every key, `q`
+    /// quits. Follows `events`: what is staged or decided elsewhere shows at
+    /// once. Exits 0 (128 + the signal on SIGINT, SIGTERM or SIGHUP).
+    /// NO_COLOR turns colours off.
+    Review {
+        /// The xdev mount to review [default: --mount, else $XDEV_DIR, else
+        /// /xdev].
+        #[arg(value_hint = ValueHint::DirPath)]
+        dir: Option<PathBuf>,
+        /// Ring the terminal's bell (BEL) when a preview arrives.
+        #[arg(long)]
+        bell: bool,
+        #[command(flatten)]
+        target: MountArg,
     },
     /// Print a shell completion script to stdout.
     ///
@@ -609,6 +654,28 @@ fn execute(command: Command) -> Result<u8, ClientError> {
             })?;
             Ok(0)
         }
+        Command::Watch {
+            exec,
+            after,
+            dir,
+            target,
+        } => {
+            let dir = match dir {
+                Some(dir) => {
+                    client::check_mount(&dir)?;
+                    dir
+                }
+                None => target.dir()?,
+            };
+            let options = client::WatchOptions {
+                command: exec,
+                after,
+            };
+            if client::watch(&dir, &options)? == client::WatchEnd::MountGone {
+                eprintln!("{}", texts::watch_mount_gone(&dir));
+            }
+            Ok(0)
+        }
         Command::Wait { dir, pid, timeout } => {
             client::wait_for_mount(&dir, pid, timeout)?;
             Ok(0)
@@ -706,6 +773,13 @@ fn execute(command: Command) -> Result<u8, ClientError> {
         } => {
             let code = daemon::run(mount.as_deref(), &DaemonOptions::from(serve), &command)?;
             Ok(u8::try_from(code).unwrap_or(client::EXIT_ERROR))
+        }
+        Command::Review { dir, bell, target } => {
+            let dir = match dir {
+                Some(dir) => dir,
+                None => client::mount_dir(target.mount.as_deref()),
+            };
+            xdev::review::run(&dir, &xdev::review::ReviewOptions { bell })
         }
         Command::Completions { shell } => {
             // Rendered in memory first: clap_complete panics when its

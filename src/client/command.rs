@@ -87,7 +87,9 @@ pub fn exit_code_of(status: ExitStatus) -> i32 {
 }
 
 /// The tail of a command's stderr: its last [`TAIL_LINES`] lines, at most
-/// [`TAIL_BYTES`] bytes, surrounding whitespace trimmed.
+/// [`TAIL_BYTES`] bytes, surrounding whitespace trimmed; a tail that is
+/// not the whole starts with a line saying so and where the whole is
+/// ([`texts::STDERR_TAIL_CUT`]: the stderr is passed through as well).
 pub fn stderr_tail(stderr: &[u8]) -> String {
     let text = String::from_utf8_lossy(stderr);
     let text = text.trim();
@@ -108,7 +110,12 @@ pub fn stderr_tail(stderr: &[u8]) -> String {
         }
         tail = &tail[cut..];
     }
-    tail.trim().to_string()
+    let tail = tail.trim();
+    if tail.len() < text.len() {
+        format!("{}{tail}", texts::STDERR_TAIL_CUT)
+    } else {
+        tail.to_string()
+    }
 }
 
 /// How much of a command's stderr is kept to compute its tail.
@@ -255,13 +262,21 @@ mod tests {
     fn stderr_tail_keeps_the_last_lines_and_bytes() {
         let many: String = (1..=30).map(|n| format!("line {n}\n")).collect();
         let tail = stderr_tail(many.as_bytes());
-        assert!(tail.starts_with("line 11\n"), "{tail}");
-        assert!(tail.ends_with("line 30"), "{tail}");
-        assert_eq!(tail.lines().count(), TAIL_LINES);
+        let kept = tail
+            .strip_prefix(texts::STDERR_TAIL_CUT)
+            .expect("says it is cut");
+        assert!(kept.starts_with("line 11\n"), "{tail}");
+        assert!(kept.ends_with("line 30"), "{tail}");
+        assert_eq!(kept.lines().count(), TAIL_LINES);
         let long = "é".repeat(3000);
         let tail = stderr_tail(long.as_bytes());
-        assert!(tail.len() <= TAIL_BYTES);
-        assert!(tail.chars().all(|c| c == 'é'));
+        let kept = tail
+            .strip_prefix(texts::STDERR_TAIL_CUT)
+            .expect("says it is cut");
+        assert!(kept.len() <= TAIL_BYTES);
+        assert!(kept.chars().all(|c| c == 'é'));
+        let few: String = (1..=TAIL_LINES).map(|n| format!("line {n}\n")).collect();
+        assert_eq!(stderr_tail(few.as_bytes()), few.trim(), "whole: no mark");
         assert_eq!(stderr_tail(b"  \n"), "");
         assert_eq!(stderr_tail(b"boom\n"), "boom");
     }

@@ -1,7 +1,8 @@
 //! The `xdev` command's work as a client of a mount, as a library: finding
 //! the mount, writing a device and reading its answer back ([`write_device`]),
 //! running a command for a decision ([`run_command`]) and speaking the stage
-//! protocol for it ([`stage`]). The daemon side (`xdev mount`, `xdev run`)
+//! protocol for it ([`stage`]), and following `events` to tell a person
+//! that a preview waits ([`watch`]). The daemon side (`xdev mount`, `xdev run`)
 //! is [`crate::daemon`]. The binary only parses arguments and prints what
 //! these functions return.
 //!
@@ -25,6 +26,7 @@ mod command;
 mod device;
 mod stager;
 mod wait;
+mod watch;
 
 pub use command::{
     describe_status, exit_code_of, plan_control, run_command, stderr_tail, CommandOutput,
@@ -35,6 +37,9 @@ pub use stager::{
     is_mount_gone, stage, PreviewRequest, StageNotice, StageOptions, StageOutcome, StagedPreview,
 };
 pub use wait::wait_for_mount;
+pub use watch::{
+    watch, WatchEnd, WatchOptions, LABEL_ENV, MAX_QUEUED, SESSION_ENV, TOOL_ENV, WAITED_ENV,
+};
 
 /// The environment variable that names the mount (and that `xdev run`
 /// exports to its command).

@@ -34,6 +34,13 @@ pub struct PreviewRequest {
     pub deadline: Option<Duration>,
     /// The full request, shown as pretty JSON in `pending/<id>/detail`.
     pub detail: Option<Value>,
+    /// What the preview would change, shown in `pending/<id>/diff`
+    /// (at most [`MAX_DIFF_BYTES`](crate::stage_protocol::MAX_DIFF_BYTES)
+    /// as a JSON string).
+    pub diff: Option<String>,
+    /// The agent's working directory (an absolute path), shown in
+    /// `pending/<id>/cwd`.
+    pub cwd: Option<String>,
     /// The agent session the preview answers (kept in the journal).
     pub session_id: Option<String>,
     /// The agent's tool call the preview answers (kept in the journal).
@@ -53,6 +60,8 @@ impl PreviewRequest {
                 .deadline
                 .map(|deadline| u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX)),
             detail: self.detail.clone(),
+            diff: self.diff.clone(),
+            cwd: self.cwd.clone(),
             session_id: self.session_id.clone(),
             tool_use_id: self.tool_use_id.clone(),
             agent: self.agent,
@@ -267,7 +276,7 @@ impl StagedPreview {
 /// The result line `{"ok":..,"text":..}` plus newline, the text shortened
 /// (keeping its end) so that the line fits in one message of the mount.
 fn report_line(ok: bool, text: &str) -> String {
-    const MARK: &str = "[…]\n";
+    const MARK: &str = texts::STAGE_RESULT_CUT;
     let encode = |text: &str| {
         ProducerReport {
             ok,
@@ -446,7 +455,14 @@ mod tests {
         let big = format!("head{}tail", "x".repeat(100_000));
         let line = report_line(true, &big);
         assert!(line.len() <= MAX_MESSAGE && line.len() > MAX_MESSAGE - 8);
-        assert!(line.starts_with("{\"ok\":true,\"text\":\"[…]\\nxxx"));
+        let text = serde_json::from_str::<serde_json::Value>(&line).expect("JSON")["text"]
+            .as_str()
+            .expect("text")
+            .to_string();
+        let kept = text
+            .strip_prefix(texts::STAGE_RESULT_CUT)
+            .expect("says that it is cut");
+        assert!(kept.starts_with("xxx") && kept.ends_with("xtail"));
         assert!(line.ends_with("xtail\"}\n"));
     }
 

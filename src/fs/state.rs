@@ -123,10 +123,13 @@ impl XdevFs {
     }
 
     /// Whether a node of the table exists right now: a pending item's files
-    /// while it is pending, and its `detail` only when it carries one.
+    /// while it is pending, and its `detail` and `diff` only when it
+    /// carries one.
     pub(super) fn exists(&self, node: &Node) -> bool {
         match node {
             Node::Item(id, ItemFile::Detail) => self.session.has_detail(id),
+            Node::Item(id, ItemFile::Diff) => self.session.has_diff(id),
+            Node::Item(id, ItemFile::Cwd) => self.session.cwd(id).is_some(),
             Node::Item(id, _) => self.session.is_pending(id),
             _ => true,
         }
@@ -151,6 +154,12 @@ impl XdevFs {
             // Pretty JSON, many lines by design: JSON escapes every control
             // character inside its strings, so nothing in it can forge a line.
             Node::Item(id, ItemFile::Detail) => self.session.detail(id),
+            // Many lines by design too, made printable when staged.
+            Node::Item(id, ItemFile::Diff) => self.session.diff(id),
+            Node::Item(id, ItemFile::Cwd) => self
+                .session
+                .cwd(id)
+                .map(|cwd| format!("{}\n", one_line(&cwd))),
             Node::AgentSession(session, SessionFile::Status) => {
                 Some(render_session_status(&self.session, session))
             }

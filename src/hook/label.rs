@@ -10,8 +10,9 @@ use serde_json::Value;
 use super::plan_file::plan_heading;
 use super::HookInput;
 use crate::client::PreviewRequest;
-use crate::safe_text::{is_unprintable, path_safe_source_tool, MAX_LABEL_BYTES};
-use crate::stage_protocol::{detail_fits, StagerAgent};
+use crate::preview_diff::preview_diff;
+use crate::safe_text::{control_pictures, path_safe_source_tool, MAX_LABEL_BYTES};
+use crate::stage_protocol::{cwd_fits, detail_fits, StagerAgent};
 use crate::texts;
 
 /// The preview's label: the tool and what it would do, in one line a
@@ -32,25 +33,10 @@ fn label_beside(input: &HookInput, whole_detail: bool) -> String {
     } else {
         format!("{}: {summary}", input.tool_name)
     };
-    fit_label(&printable_line(text.trim()), whole_detail)
-}
-
-/// `text` as one line of printable text without escapes of its own: each
-/// control character as its Unicode control picture (a newline `␊`, a tab
-/// `␉`, ESC `␛`, DEL `␡`), any other unprintable character (a line
-/// separator, a bidirectional override) as `�`. The mount's line-oriented
-/// files escape a label again where they must (a backslash as `\\`), so a
-/// backslash escape made here would show doubled there: a heredoc would
-/// read `\\n` in `status`.
-fn printable_line(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + u32::from(c)).unwrap_or('\u{fffd}'),
-            '\u{7f}' => '\u{2421}',
-            c if is_unprintable(c) => '\u{fffd}',
-            c => c,
-        })
-        .collect()
+    // Control pictures, not backslash escapes: the mount's line-oriented
+    // files escape a label again where they must, so an escape made here
+    // would show doubled there (a heredoc would read `\\n` in `status`).
+    fit_label(&control_pictures(text.trim()), whole_detail)
 }
 
 /// What the call would do, for the common tools of both agents; for any
@@ -171,8 +157,10 @@ fn cut_strings(value: &Value, keep: usize) -> Value {
 }
 
 /// The stage request for a tool call: label, source tool (the tool's name
-/// made path-safe), the deadline, the tool input as detail and the agent
-/// call it answers.
+/// made path-safe), the deadline, the tool input as detail, for a file
+/// tool's call the diff of what it would change (against the files as
+/// they are now, see [`crate::preview_diff`]), and the agent call it
+/// answers.
 pub fn preview_request(input: &HookInput, deadline: Duration) -> PreviewRequest {
     let whole_detail = detail_fits(&input.tool_input);
     let detail = if whole_detail {
@@ -185,6 +173,19 @@ pub fn preview_request(input: &HookInput, deadline: Duration) -> PreviewRequest 
         source_tool: Some(path_safe_source_tool(&input.tool_name).into_owned()),
         deadline: Some(deadline),
         detail: Some(detail),
+        diff: preview_diff(
+            &input.tool_name,
+            &input.tool_input,
+            input.cwd.as_deref(),
+            whole_detail,
+        ),
+        // What the decider and the review read relative paths against.
+        cwd: input
+            .cwd
+            .as_deref()
+            .and_then(Path::to_str)
+            .filter(|cwd| cwd_fits(cwd))
+            .map(str::to_string),
         session_id: input.session_id.clone(),
         tool_use_id: input.tool_use_id.clone(),
         // The agent is the process that ran the hook: the mount refuses

@@ -3,13 +3,13 @@
 //! plan for the desk through a scratch file.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::HookInput;
 use crate::client::ClientError;
-use crate::error::{describe, errno_name};
+use crate::safe_file::{read_text, FileProblem};
 use crate::session::plan::PlanTitle;
 use crate::texts;
 
@@ -110,18 +110,16 @@ impl std::fmt::Display for PlanFileProblem {
     }
 }
 
-impl PlanFileProblem {
-    fn from_io(error: &io::Error) -> PlanFileProblem {
-        match error.raw_os_error() {
-            // What O_NOFOLLOW answers for a link.
-            Some(libc::ELOOP) => PlanFileProblem::Symlink,
-            Some(libc::EACCES | libc::EPERM) => PlanFileProblem::PermissionDenied,
-            Some(libc::ENOENT) => PlanFileProblem::Missing,
-            Some(errno) => PlanFileProblem::Unreadable(texts::plan_file_unreadable(
-                &errno_name(errno),
-                &describe(error),
-            )),
-            None => PlanFileProblem::Unreadable(describe(error)),
+impl From<FileProblem> for PlanFileProblem {
+    fn from(problem: FileProblem) -> PlanFileProblem {
+        match problem {
+            FileProblem::Symlink => PlanFileProblem::Symlink,
+            FileProblem::NotRegular(kind) => PlanFileProblem::NotRegular(kind),
+            FileProblem::TooLarge { size, .. } => PlanFileProblem::TooLarge(size),
+            FileProblem::PermissionDenied => PlanFileProblem::PermissionDenied,
+            FileProblem::Missing => PlanFileProblem::Missing,
+            FileProblem::NotUtf8 => PlanFileProblem::NotUtf8,
+            FileProblem::Unreadable(why) => PlanFileProblem::Unreadable(why),
         }
     }
 }
@@ -144,51 +142,10 @@ impl std::fmt::Display for PlanFileRefused {
 
 impl std::error::Error for PlanFileRefused {}
 
-/// What a file is, when it is not a regular file.
-fn irregular_kind(kind: std::fs::FileType) -> Option<PlanFileProblem> {
-    if kind.is_file() {
-        return None;
-    }
-    if kind.is_symlink() {
-        return Some(PlanFileProblem::Symlink);
-    }
-    Some(PlanFileProblem::NotRegular(texts::file_kind(kind)))
-}
-
 /// Reads a plan file an event names, only when it is a regular file of at
-/// most [`MAX_PLAN_FILE_BYTES`] of UTF-8.
+/// most [`MAX_PLAN_FILE_BYTES`] of UTF-8 (see [`crate::safe_file`]).
 fn read_plan_file(path: &Path) -> Result<String, PlanFileProblem> {
-    let problem = |error: io::Error| PlanFileProblem::from_io(&error);
-    // Looked at before it is opened, since opening a device can act (a
-    // tape rewinds, a terminal becomes the controlling one).
-    let seen = std::fs::symlink_metadata(path).map_err(problem)?;
-    if let Some(refused) = irregular_kind(seen.file_type()) {
-        return Err(refused);
-    }
-    // The path may have been swapped since: never follow a link, never
-    // wait (a FIFO put there would block the open until a writer came),
-    // never take a terminal; then check again what was opened.
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .map_err(problem)?;
-    let opened = file.metadata().map_err(problem)?;
-    if let Some(refused) = irregular_kind(opened.file_type()) {
-        return Err(refused);
-    }
-    if opened.len() > MAX_PLAN_FILE_BYTES {
-        return Err(PlanFileProblem::TooLarge(Some(opened.len())));
-    }
-    // Bounded even if the file grows after the size was taken.
-    let mut bytes = Vec::new();
-    file.take(MAX_PLAN_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(problem)?;
-    if bytes.len() as u64 > MAX_PLAN_FILE_BYTES {
-        return Err(PlanFileProblem::TooLarge(None));
-    }
-    let text = String::from_utf8(bytes).map_err(|_| PlanFileProblem::NotUtf8)?;
+    let text = read_text(path, MAX_PLAN_FILE_BYTES)?;
     if text.trim().is_empty() {
         return Err(PlanFileProblem::Empty);
     }

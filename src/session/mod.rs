@@ -33,7 +33,7 @@ use std::time::SystemTime;
 use parking_lot::{Mutex, RwLock};
 
 use crate::error::Error;
-use crate::safe_text::path_safe_source_tool;
+use crate::safe_text::{path_safe_source_tool, printable_lines};
 use abort::{AbortSignal, AbortWaiter};
 use directives::{Directive, DirectiveId, DirectiveQueue, QueueInvoker, ToolChoice, TurnEnd};
 use events::Subscribers;
@@ -348,7 +348,16 @@ impl Session {
         outside: Outside,
     ) -> String {
         let source_tool = safe_source_tool(source_tool.into());
-        let StageOptions { id, detail, origin } = options;
+        let StageOptions {
+            id,
+            detail,
+            diff,
+            cwd,
+            origin,
+        } = options;
+        // Shown in a many-line file: nothing in it may forge a line or
+        // move a terminal's cursor.
+        let diff = diff.map(|diff| printable_lines(&diff).into_owned());
         let id = id.unwrap_or_else(|| next_preview_id(&source_tool));
         let preview = Arc::new(Preview {
             id: Arc::from(id.as_str()),
@@ -357,7 +366,7 @@ impl Session {
             apply,
             reject,
             take_back: outside.take_back,
-            extras: PreviewExtras::of(detail, origin, outside.agent),
+            extras: PreviewExtras::of(detail, diff, cwd, origin, outside.agent),
         });
         let mut state = self.shared.state.lock();
         state.pending.register(Arc::clone(&preview));
@@ -518,6 +527,32 @@ impl Session {
         let state = self.shared.state.lock();
         let preview = state.pending.get(id)?;
         preview.extras.as_ref()?.detail.clone()
+    }
+
+    /// The `diff` text of the preview staged under this id (waiting or in
+    /// progress), when it carries one.
+    pub fn diff(&self, id: &str) -> Option<String> {
+        let state = self.shared.state.lock();
+        let preview = state.pending.get(id)?;
+        preview.extras.as_ref()?.diff.clone()
+    }
+
+    /// The agent's working directory the preview staged under this id
+    /// (waiting or in progress) was staged with, if any.
+    pub fn cwd(&self, id: &str) -> Option<String> {
+        let state = self.shared.state.lock();
+        let preview = state.pending.get(id)?;
+        preview.extras.as_ref()?.cwd.clone()
+    }
+
+    /// Whether the preview staged under this id carries a `diff`.
+    pub fn has_diff(&self, id: &str) -> bool {
+        let state = self.shared.state.lock();
+        state
+            .pending
+            .get(id)
+            .and_then(|preview| preview.extras.as_ref())
+            .is_some_and(|extras| extras.diff.is_some())
     }
 
     /// The agent process whose own processes may not decide the preview

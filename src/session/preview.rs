@@ -100,6 +100,16 @@ pub struct StageOptions {
     /// The full request the preview stands for, as the text of its
     /// `pending/<id>/detail` file (pretty JSON).
     pub detail: Option<String>,
+    /// What the preview would change, as the text of its
+    /// `pending/<id>/diff` file: a unified diff against the file as it is
+    /// (or one line saying why there is none). Shown as given, but with
+    /// every unprintable character other than a newline or a tab made
+    /// visible (see [`printable_lines`](crate::safe_text::printable_lines)).
+    pub diff: Option<String>,
+    /// The working directory of the agent whose call it is (an absolute
+    /// path), as `pending/<id>/cwd` and `status.json` show it: what
+    /// relative paths in the call are relative to.
+    pub cwd: Option<String>,
     /// The agent call it answers: its session id puts the preview under
     /// `sessions/<session-id>/`, and the journal names both ids in the
     /// preview's records.
@@ -121,11 +131,14 @@ pub(crate) struct AgentProcess {
     pub(crate) name: String,
 }
 
-/// What a staged preview carries beside its label: its detail, the agent
-/// call it answers, and the agent process its decisions may not come from.
+/// What a staged preview carries beside its label: its detail and diff,
+/// the agent call it answers, and the agent process its decisions may not
+/// come from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct PreviewExtras {
     pub(crate) detail: Option<String>,
+    pub(crate) diff: Option<String>,
+    pub(crate) cwd: Option<String>,
     pub(crate) origin: Option<Origin>,
     pub(crate) agent: Option<AgentProcess>,
 }
@@ -135,14 +148,21 @@ impl PreviewExtras {
     /// nothing (no preview pays for an empty allocation).
     pub(crate) fn of(
         detail: Option<String>,
+        diff: Option<String>,
+        cwd: Option<String>,
         origin: Option<Origin>,
         agent: Option<AgentProcess>,
     ) -> Option<Arc<Self>> {
-        let empty =
-            detail.is_none() && origin.as_ref().is_none_or(Origin::is_empty) && agent.is_none();
+        let empty = detail.is_none()
+            && diff.is_none()
+            && cwd.is_none()
+            && origin.as_ref().is_none_or(Origin::is_empty)
+            && agent.is_none();
         (!empty).then(|| {
             Arc::new(PreviewExtras {
                 detail,
+                diff,
+                cwd,
                 origin,
                 agent,
             })
@@ -212,6 +232,10 @@ pub struct PreviewInfo {
     pub label: String,
     /// The tool that staged it.
     pub source_tool: String,
+    /// The working directory of the agent whose call it is, when its
+    /// stager named one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
 }
 
 impl From<&Preview> for PreviewInfo {
@@ -220,6 +244,10 @@ impl From<&Preview> for PreviewInfo {
             id: preview.id.to_string(),
             label: preview.label.clone(),
             source_tool: preview.source_tool.clone(),
+            cwd: preview
+                .extras
+                .as_ref()
+                .and_then(|extras| extras.cwd.clone()),
         }
     }
 }

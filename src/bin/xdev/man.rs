@@ -91,11 +91,27 @@ fn environment(out: &mut dyn Write) -> io::Result<()> {
     let variables = [
         (
             client::MOUNT_ENV,
-            "The mount a client command uses when --mount is not given (else /xdev); `xdev run` sets it for its command, and `xdev stage` for CMD and CMD2.",
+            "The mount a client command uses when --mount is not given (else /xdev); `xdev run` sets it for its command, `xdev stage` for CMD and CMD2, and `xdev watch` for its CMD.",
         ),
         (
             client::ID_ENV,
-            "Set by `xdev stage` for CMD and CMD2: the preview's id.",
+            "Set by `xdev stage` for CMD and CMD2, and by `xdev watch` for its CMD: the preview's id.",
+        ),
+        (
+            client::LABEL_ENV,
+            "Set by `xdev watch` for its CMD: the preview's label, on one line.",
+        ),
+        (
+            client::SESSION_ENV,
+            "Set by `xdev watch` for its CMD: the preview's agent session id (empty for none).",
+        ),
+        (
+            client::TOOL_ENV,
+            "Set by `xdev watch` for its CMD: the tool that staged the preview.",
+        ),
+        (
+            client::WAITED_ENV,
+            "Set by `xdev watch --after D` for its second run of CMD: D, how long the preview has waited.",
         ),
         (
             client::REASON_ENV,

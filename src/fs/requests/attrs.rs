@@ -30,7 +30,14 @@ impl XdevFs {
         let size = match node {
             Node::Text(file) if uid != self.owner.uid => self.renders.others_len(*file),
             Node::Text(_)
-            | Node::Item(_, ItemFile::Label | ItemFile::Source | ItemFile::Detail)
+            | Node::Item(
+                _,
+                ItemFile::Label
+                | ItemFile::Source
+                | ItemFile::Detail
+                | ItemFile::Diff
+                | ItemFile::Cwd,
+            )
             | Node::AgentSession(_, SessionFile::Status) => {
                 self.text(node).map_or(0, |text| text.len() as u64)
             }

@@ -1,5 +1,5 @@
 //! What a lookup finds, and what a forget lets go: a decided item's files
-//! are gone, an item's `detail` exists only when it carries one, and a
+//! are gone, an item's `detail` or `diff` exists only when it carries one, and a
 //! draft exists only for its own uid. Each name that finds nothing says
 //! why.
 
@@ -20,14 +20,20 @@ pub(crate) struct Entry {
     pub(crate) entry_ttl: std::time::Duration,
 }
 
-/// Whether `name` in `dir` is an item's `detail` that does not exist.
-/// Asked before the table counts a lookup the kernel would never forget.
-fn is_missing_detail(dir: &Node, name: &str, has_detail: impl FnOnce(&str) -> bool) -> bool {
+/// Whether `name` in `dir` is an item's optional file (`detail`, `diff`)
+/// that does not exist, by `has(id, name)`. Asked before the table counts
+/// a lookup the kernel would never forget.
+fn is_missing_optional(dir: &Node, name: &str, has: impl FnOnce(&str, &str) -> bool) -> bool {
     match dir {
-        Node::Item(id, ItemFile::Dir | ItemFile::Scoped) => name == "detail" && !has_detail(id),
+        Node::Item(id, ItemFile::Dir | ItemFile::Scoped) => {
+            OPTIONAL_ITEM_FILES.contains(&name) && !has(id, name)
+        }
         _ => false,
     }
 }
+
+/// The files of an item's directory that only some previews carry.
+const OPTIONAL_ITEM_FILES: [&str; 3] = ["detail", "diff", "cwd"];
 
 /// An inode that no longer exists: a decided item's, a removed draft's.
 pub(crate) const INODE_GONE: Refusal = refuse!(ENOENT, "the inode is gone");
@@ -69,10 +75,15 @@ impl XdevFs {
         if matches!(dir, Node::Root | Node::AgentSession(_, SessionFile::Dir)) {
             self.busy.looked_up(tid);
         }
-        if is_missing_detail(&dir, name, |id| self.session.has_detail(id)) {
+        let has = |id: &str, name: &str| match name {
+            "detail" => self.session.has_detail(id),
+            "diff" => self.session.has_diff(id),
+            _ => self.session.cwd(id).is_some(),
+        };
+        if is_missing_optional(&dir, name, has) {
             return Err(refuse!(
                 ENOENT,
-                "a preview without a detail has no detail file"
+                "a preview without a detail, diff or cwd has no such file"
             ));
         }
         // Under `sessions/<session-id>/pending/`, only that session's
@@ -115,11 +126,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_items_detail_is_missing_only_when_it_carries_none() {
+    fn an_items_detail_or_diff_is_missing_only_when_it_carries_none() {
         let dir = Node::Item(Arc::from("p1"), ItemFile::Dir);
-        assert!(is_missing_detail(&dir, "detail", |_| false));
-        assert!(!is_missing_detail(&dir, "detail", |_| true));
-        assert!(!is_missing_detail(&dir, "label", |_| false));
-        assert!(!is_missing_detail(&Node::Root, "detail", |_| false));
+        for optional in OPTIONAL_ITEM_FILES {
+            assert!(is_missing_optional(&dir, optional, |_, _| false));
+            assert!(!is_missing_optional(&dir, optional, |_, _| true));
+            assert!(!is_missing_optional(&Node::Root, optional, |_, _| false));
+        }
+        assert!(!is_missing_optional(&dir, "label", |_, _| false));
     }
 }

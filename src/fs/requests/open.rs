@@ -260,6 +260,7 @@ mod tests {
             Node::Log,
             Node::Events,
             Node::Item(Arc::from("p1"), ItemFile::Detail),
+            Node::Item(Arc::from("p1"), ItemFile::Diff),
         ];
         for node in read_only {
             assert_eq!(decide(&node, true, false), Err(Errno::EACCES));

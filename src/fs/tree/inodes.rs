@@ -728,7 +728,7 @@ mod tests {
         assert_eq!(inodes.len(), fresh);
 
         inodes.entries(&Node::PendingDir, || vec![id.to_string()]);
-        assert_eq!(inodes.len(), fresh + 7, "listed: its seven inodes");
+        assert_eq!(inodes.len(), fresh + 9, "listed: its nine inodes");
         inodes.entries(&Node::PendingDir, none);
         assert_eq!(
             inodes.len(),

@@ -7,8 +7,8 @@
 //!       status status.json last reminder read-only status
 //!       log events                       journal, and its live stream
 //!       stage                            external producers stage here
-//!       pending/<id>/{label,source,resolve,reject,detail}
-//!                                        (detail only when the preview has one)
+//!       pending/<id>/{label,source,resolve,reject,detail,diff,cwd}
+//!                                        (detail, diff, cwd only when the preview has one)
 //!       sessions/<session-id>/{resolve,reject,status,pending/<id>/}
 //!                                        one agent session's previews alone
 //!       plan/{ctl,status}                only with a plan desk
@@ -37,6 +37,10 @@ pub(crate) enum ItemFile {
     Reject,
     /// The full request, for previews that carry one.
     Detail,
+    /// What the preview would change, for previews that carry a diff.
+    Diff,
+    /// The agent's working directory, for previews that carry one.
+    Cwd,
     /// The item's directory as its agent session's `pending/` lists it:
     /// the same files, but a directory inode of its own, since the kernel
     /// lets a directory have one name only.
@@ -67,14 +71,17 @@ pub(super) const SESSION_FILES: [(&str, SessionFile); 4] = [
 ];
 
 /// An item's files in listing order, each at its offset from the item's
-/// directory inode. `detail` exists only for previews that carry one (see
-/// `XdevFs::node`), so it comes last and its absence shifts nothing.
-pub(super) const ITEM_FILES: [(&str, ItemFile); 5] = [
+/// directory inode. `detail`, `diff` and `cwd` exist only for previews
+/// that carry one (see `XdevFs::node`), so they come last and their absence
+/// shifts nothing.
+pub(super) const ITEM_FILES: [(&str, ItemFile); 7] = [
     ("label", ItemFile::Label),
     ("source", ItemFile::Source),
     ("resolve", ItemFile::Resolve),
     ("reject", ItemFile::Reject),
     ("detail", ItemFile::Detail),
+    ("diff", ItemFile::Diff),
+    ("cwd", ItemFile::Cwd),
 ];
 
 /// What an inode is.

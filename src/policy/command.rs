@@ -1,0 +1,671 @@
+//! A shell command's parts: every simple command it would run, after
+//! unwrapping lists, pipelines, groups, substitutions, `sh -c`, `eval`
+//! and the wrappers that run another command (`env`, `timeout`, `xargs`,
+//! `find -exec`, ...); every redirection's target, as a write; and what
+//! cannot be resolved without running the command (an expansion in
+//! command position, an alias, a function, a construct too deep or too
+//! large), which the policy asks about.
+//!
+//! The shell grammar is the parser crate's; what is ours is the walk over
+//! its tree, here: the parts a person must agree to before the command is
+//! allowed.
+
+use crate::stage_protocol::MAX_DETAIL_BYTES;
+
+/// The longest command the policy reads: a stager's detail holds no more
+/// (a longer one was cut, and the part not seen cannot be judged).
+pub(crate) const MAX_COMMAND_BYTES: usize = MAX_DETAIL_BYTES;
+
+/// How deep `sh -c` and `eval` nest before the rest is asked about.
+pub(crate) const MAX_SCRIPT_DEPTH: usize = 8;
+
+/// How many parts one command may have before the rest is asked about.
+pub(crate) const MAX_PARTS: usize = 512;
+
+/// One part of a shell command.
+// Until the shell parser is wired in, nothing makes writes.
+#[allow(dead_code)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ShellPart {
+    /// A simple command, its words as the program receives them (quotes
+    /// removed; a word with an expansion is kept as written).
+    Command {
+        /// The words.
+        words: Vec<String>,
+        /// The command as a person reads it.
+        text: String,
+    },
+    /// A redirection that writes the file it names (as written: `~/x`,
+    /// a relative path, ...).
+    Write {
+        /// The target.
+        target: String,
+        /// The redirection as written.
+        text: String,
+    },
+    /// A part that needs no rule (a write to `/dev/null`).
+    Fine {
+        /// The part as written.
+        text: String,
+        /// Why it needs none.
+        why: &'static str,
+    },
+    /// What cannot be resolved without running the command.
+    Unresolved {
+        /// The part as written.
+        text: String,
+        /// Why.
+        why: String,
+    },
+}
+
+/// A word of a simple command as the walk sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Word {
+    /// The word with quotes removed (as written, if it expands).
+    pub(crate) text: String,
+    /// Whether the word is the same whatever the environment (no
+    /// parameter, command, arithmetic or glob expansion).
+    pub(crate) literal: bool,
+}
+
+impl Word {
+    /// A literal word (an argv element).
+    pub(crate) fn literal(text: impl Into<String>) -> Word {
+        Word {
+            text: text.into(),
+            literal: true,
+        }
+    }
+}
+
+/// The parts of a command line.
+pub(crate) fn parts(command: &str) -> Vec<ShellPart> {
+    let mut walk = Walk::default();
+    walk.script(command, 0);
+    walk.finish()
+}
+
+/// The parts of a command given as argv (Codex's `["bash", "-lc", ...]`).
+pub(crate) fn argv_parts(argv: &[String]) -> Vec<ShellPart> {
+    let mut walk = Walk::default();
+    let words: Vec<Word> = argv.iter().map(Word::literal).collect();
+    walk.command(&words, 0);
+    walk.finish()
+}
+
+/// The walk's state: the parts found so far.
+#[derive(Debug, Default)]
+pub(crate) struct Walk {
+    parts: Vec<ShellPart>,
+}
+
+impl Walk {
+    fn finish(mut self) -> Vec<ShellPart> {
+        if self.parts.len() > MAX_PARTS {
+            self.parts.truncate(MAX_PARTS);
+            self.unresolved("…", format!("more than {MAX_PARTS} parts"));
+        }
+        self.parts
+    }
+
+    pub(crate) fn push(&mut self, part: ShellPart) {
+        if self.parts.len() <= MAX_PARTS {
+            self.parts.push(part);
+        }
+    }
+
+    pub(crate) fn unresolved(&mut self, text: &str, why: impl Into<String>) {
+        self.push(ShellPart::Unresolved {
+            text: text.to_string(),
+            why: why.into(),
+        });
+    }
+
+    /// A script (a command line, a `sh -c` string, an `eval`'s words).
+    pub(crate) fn script(&mut self, script: &str, depth: usize) {
+        if script.len() > MAX_COMMAND_BYTES {
+            let text = format!("{} bytes of shell", script.len());
+            self.unresolved(
+                &text,
+                format!("longer than the {MAX_COMMAND_BYTES} bytes the policy reads"),
+            );
+            return;
+        }
+        if depth > MAX_SCRIPT_DEPTH {
+            self.unresolved(script, "nested `sh -c`/`eval` too deep");
+            return;
+        }
+        parse_script(self, script, depth);
+    }
+
+    /// A redirection that writes `target`.
+    #[allow(dead_code)]
+    pub(crate) fn write(&mut self, target: &Word, text: &str) {
+        if !target.literal {
+            self.unresolved(text, "a redirection's target expands");
+        } else if target.text == "/dev/null" {
+            self.push(ShellPart::Fine {
+                text: text.to_string(),
+                why: "writes /dev/null, which keeps nothing",
+            });
+        } else {
+            self.push(ShellPart::Write {
+                target: target.text.clone(),
+                text: text.to_string(),
+            });
+        }
+    }
+
+    /// An assignment before a command (or alone): a name that changes
+    /// what later commands run is asked about.
+    pub(crate) fn assignment(&mut self, name: &str, text: &str) {
+        if changes_what_runs(name) {
+            self.unresolved(
+                text,
+                format!("sets {name}, which changes what a command runs"),
+            );
+        }
+    }
+
+    /// A simple command's words (assignments and redirections already
+    /// taken out), unwrapping the wrappers that run another command.
+    pub(crate) fn command(&mut self, words: &[Word], depth: usize) {
+        let Some(program) = words.first() else {
+            return;
+        };
+        let text = join(words);
+        if !program.literal {
+            self.unresolved(&text, "the command's name expands");
+            return;
+        }
+        let name = program.text.rsplit('/').next().unwrap_or(&program.text);
+        let args = &words[1..];
+        match name {
+            "env" => self.env(words, &text, depth),
+            "timeout" => self.wrapped(
+                words,
+                &text,
+                skip_options(args, TIMEOUT).map(|i| i + 1),
+                depth,
+            ),
+            "nice" => self.wrapped(words, &text, skip_options(args, NICE), depth),
+            "stdbuf" => self.wrapped(words, &text, skip_options(args, STDBUF), depth),
+            "ionice" => self.wrapped(words, &text, skip_options(args, IONICE), depth),
+            "time" => self.wrapped(words, &text, skip_options(args, TIME), depth),
+            "nohup" | "setsid" | "builtin" => {
+                self.wrapped(words, &text, skip_options(args, NONE), depth)
+            }
+            "exec" => self.wrapped(words, &text, skip_options(args, EXEC), depth),
+            "command" => self.command_builtin(words, &text, depth),
+            "sudo" | "doas" => self.privileged(words, &text, depth),
+            "xargs" => self.xargs(words, &text, depth),
+            "find" => self.find(words, &text, depth),
+            "sh" | "bash" | "dash" | "zsh" | "ksh" | "mksh" | "ash" | "busybox" => {
+                self.shell(words, &text, depth)
+            }
+            "eval" => self.eval(args, &text, depth),
+            "alias" | "unalias" | "trap" | "enable" | "shopt" | "set" | "hash" => {
+                if args.is_empty() && !matches!(name, "trap" | "set") {
+                    self.simple(words, text);
+                } else {
+                    self.unresolved(&text, format!("`{name}` changes what later commands run"));
+                }
+            }
+            "git" => self.git(words, text),
+            _ => self.simple(words, text),
+        }
+    }
+
+    fn simple(&mut self, words: &[Word], text: String) {
+        self.push(ShellPart::Command {
+            words: words.iter().map(|word| word.text.clone()).collect(),
+            text,
+        });
+    }
+
+    /// A wrapper that runs the command at `inner` (its own options
+    /// skipped) and does nothing a rule must see: only that command is a
+    /// part. With no command, the wrapper alone is one.
+    fn wrapped(&mut self, words: &[Word], text: &str, inner: Option<usize>, depth: usize) {
+        match inner.map(|skipped| 1 + skipped) {
+            Some(start) if start < words.len() => self.command(&words[start..], depth),
+            Some(_) => self.simple(words, text.to_string()),
+            None => self.unresolved(
+                text,
+                format!(
+                    "`{}`'s options are not ones the policy knows",
+                    words[0].text
+                ),
+            ),
+        }
+    }
+
+    fn env(&mut self, words: &[Word], text: &str, depth: usize) {
+        let mut i = 1;
+        while let Some(word) = words.get(i) {
+            let arg = word.text.as_str();
+            if !word.literal {
+                self.unresolved(text, "an `env` argument expands");
+                return;
+            }
+            if arg == "-S"
+                || arg.starts_with("--split-string")
+                || (arg.starts_with("-S") && !arg.starts_with("--"))
+            {
+                self.unresolved(text, "`env -S` splits a string into a command");
+                return;
+            }
+            if matches!(arg, "-u" | "--unset" | "-C" | "--chdir") {
+                i += 2;
+            } else if arg == "--" {
+                i += 1;
+                break;
+            } else if arg.starts_with('-') {
+                i += 1;
+            } else if let Some((name, _)) = arg.split_once('=') {
+                self.assignment(name, text);
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        if i < words.len() {
+            self.command(&words[i..], depth);
+        } else {
+            self.simple(words, text.to_string());
+        }
+    }
+
+    fn command_builtin(&mut self, words: &[Word], text: &str, depth: usize) {
+        // `command -v x` and `-V` only say what x is.
+        if words
+            .get(1)
+            .is_some_and(|w| w.text.starts_with("-v") || w.text.starts_with("-V"))
+        {
+            self.simple(words, text.to_string());
+            return;
+        }
+        self.wrapped(words, text, skip_options(&words[1..], COMMAND), depth);
+    }
+
+    /// `sudo`/`doas`: the whole is a part (it changes who runs the
+    /// command), and so is the command it runs.
+    fn privileged(&mut self, words: &[Word], text: &str, depth: usize) {
+        self.simple(words, text.to_string());
+        let spec = if words[0].text.ends_with("doas") {
+            DOAS
+        } else {
+            SUDO
+        };
+        match skip_options(&words[1..], spec) {
+            Some(skipped) if 1 + skipped < words.len() => {
+                self.command(&words[1 + skipped..], depth)
+            }
+            Some(_) => {}
+            None => self.unresolved(
+                text,
+                format!(
+                    "`{}`'s options are not ones the policy knows",
+                    words[0].text
+                ),
+            ),
+        }
+    }
+
+    /// `xargs cmd`: the whole is a part and so is `cmd` (with the words
+    /// xargs adds from its input unknown: patterns ending in ` *` still
+    /// match it).
+    fn xargs(&mut self, words: &[Word], text: &str, depth: usize) {
+        self.simple(words, text.to_string());
+        match skip_options(&words[1..], XARGS) {
+            Some(skipped) if 1 + skipped < words.len() => {
+                self.command(&words[1 + skipped..], depth)
+            }
+            Some(_) => {}
+            None => self.unresolved(text, "`xargs`'s options are not ones the policy knows"),
+        }
+    }
+
+    /// `find ... -exec cmd {} ;`: the whole is a part, and so is each
+    /// command it executes.
+    fn find(&mut self, words: &[Word], text: &str, depth: usize) {
+        self.simple(words, text.to_string());
+        let mut i = 1;
+        while i < words.len() {
+            if matches!(
+                words[i].text.as_str(),
+                "-exec" | "-execdir" | "-ok" | "-okdir"
+            ) {
+                let start = i + 1;
+                let mut end = start;
+                while end < words.len() && !matches!(words[end].text.as_str(), ";" | "+") {
+                    end += 1;
+                }
+                self.command(&words[start..end], depth);
+                i = end;
+            }
+            i += 1;
+        }
+    }
+
+    /// `sh -c 'script'` is the script's parts; a shell reading a file or
+    /// its input is a part of its own.
+    fn shell(&mut self, words: &[Word], text: &str, depth: usize) {
+        let mut i = 1;
+        let mut script_follows = false;
+        while let Some(word) = words.get(i) {
+            let arg = word.text.as_str();
+            if !word.literal {
+                self.unresolved(text, "a shell's argument expands");
+                return;
+            }
+            if arg == "--" || !(arg.starts_with('-') || arg.starts_with('+')) || arg == "-" {
+                break;
+            }
+            if matches!(arg, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
+                i += 2;
+                continue;
+            }
+            if !arg.starts_with("--") && arg[1..].contains('c') {
+                script_follows = true;
+            }
+            i += 1;
+        }
+        if !script_follows {
+            self.simple(words, text.to_string());
+            return;
+        }
+        match words.get(i) {
+            Some(script) if script.literal => self.script(&script.text, depth + 1),
+            Some(_) => self.unresolved(text, "the script of `sh -c` expands"),
+            None => self.unresolved(text, "`sh -c` without its script"),
+        }
+    }
+
+    fn eval(&mut self, args: &[Word], text: &str, depth: usize) {
+        if args.iter().any(|word| !word.literal) {
+            self.unresolved(text, "what `eval` runs expands");
+            return;
+        }
+        let script: Vec<&str> = args.iter().map(|word| word.text.as_str()).collect();
+        self.script(&script.join(" "), depth + 1);
+    }
+
+    /// `git -c name=value` and `--config-env` can make git run anything
+    /// (`core.pager`, `alias.x=!sh`, `core.sshCommand`): asked about.
+    fn git(&mut self, words: &[Word], text: String) {
+        let sets_config = words[1..]
+            .iter()
+            .take_while(|word| word.text.starts_with('-') || word.text.contains('='))
+            .any(|word| {
+                word.text == "-c"
+                    || word.text.starts_with("--config-env")
+                    || word.text.starts_with("-c")
+            });
+        if sets_config {
+            self.unresolved(&text, "`git -c` sets configuration that can run commands");
+        }
+        self.simple(words, text);
+    }
+}
+
+/// Whether assigning `name` changes what a command runs or loads.
+fn changes_what_runs(name: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "PATH",
+        "BASH_ENV",
+        "ENV",
+        "IFS",
+        "PROMPT_COMMAND",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "PS4",
+        "PAGER",
+        "EDITOR",
+        "VISUAL",
+        "MANPAGER",
+        "LESSOPEN",
+        "PYTHONPATH",
+        "PYTHONSTARTUP",
+        "NODE_OPTIONS",
+        "PERL5OPT",
+        "RUBYOPT",
+        "HOME",
+    ];
+    NAMES.contains(&name)
+        || ["LD_", "DYLD_", "GIT_", "BASH_FUNC_"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+}
+
+fn join(words: &[Word]) -> String {
+    let texts: Vec<&str> = words.iter().map(|word| word.text.as_str()).collect();
+    texts.join(" ")
+}
+
+/// A wrapper's options: the ones that take a value (as their own next
+/// word unless attached), and whether any other word starting with `-`
+/// is a flag (`true`) or unknown (`false`).
+#[derive(Debug, Clone, Copy)]
+struct Options {
+    with_value: &'static [&'static str],
+    other_flags: bool,
+}
+
+const NONE: Options = Options {
+    with_value: &[],
+    other_flags: true,
+};
+const TIMEOUT: Options = Options {
+    with_value: &["-s", "--signal", "-k", "--kill-after"],
+    other_flags: true,
+};
+const NICE: Options = Options {
+    with_value: &["-n", "--adjustment"],
+    other_flags: true,
+};
+const STDBUF: Options = Options {
+    with_value: &["-i", "-o", "-e", "--input", "--output", "--error"],
+    other_flags: false,
+};
+const IONICE: Options = Options {
+    with_value: &["-c", "-n", "--class", "--classdata"],
+    other_flags: true,
+};
+const TIME: Options = Options {
+    with_value: &["-f", "--format", "-o", "--output"],
+    other_flags: true,
+};
+const EXEC: Options = Options {
+    with_value: &["-a"],
+    other_flags: true,
+};
+const COMMAND: Options = Options {
+    with_value: &[],
+    other_flags: true,
+};
+const SUDO: Options = Options {
+    with_value: &[
+        "-u",
+        "--user",
+        "-g",
+        "--group",
+        "-C",
+        "--close-from",
+        "-D",
+        "--chdir",
+        "-h",
+        "--host",
+        "-p",
+        "--prompt",
+        "-r",
+        "--role",
+        "-t",
+        "--type",
+        "-T",
+        "--command-timeout",
+        "-U",
+        "--other-user",
+    ],
+    other_flags: true,
+};
+const DOAS: Options = Options {
+    with_value: &["-u", "-C"],
+    other_flags: true,
+};
+const XARGS: Options = Options {
+    with_value: &[
+        "-a",
+        "--arg-file",
+        "-E",
+        "-e",
+        "-I",
+        "-i",
+        "-L",
+        "-l",
+        "-n",
+        "--max-args",
+        "-P",
+        "--max-procs",
+        "-s",
+        "--max-chars",
+        "-d",
+        "--delimiter",
+        "--process-slot-var",
+    ],
+    other_flags: true,
+};
+
+/// How many of `args` belong to the wrapper (its options, and `--`),
+/// or `None` when an option is one the wrapper is not known to take.
+fn skip_options(args: &[Word], spec: Options) -> Option<usize> {
+    let mut i = 0;
+    while let Some(word) = args.get(i) {
+        let arg = word.text.as_str();
+        if arg == "--" {
+            return Some(i + 1);
+        }
+        if !arg.starts_with('-') || arg == "-" {
+            break;
+        }
+        if !word.literal {
+            return None;
+        }
+        if spec.with_value.contains(&arg) {
+            i += 2;
+            continue;
+        }
+        let attached = spec.with_value.iter().any(|option| {
+            arg.starts_with(&format!("{option}="))
+                || (option.len() == 2
+                    && arg.len() > 2
+                    && arg.starts_with(option)
+                    && !arg.starts_with("--"))
+        });
+        // `nice -5`: an adjustment written as a flag.
+        let number = arg[1..].chars().all(|c| c.is_ascii_digit());
+        if !(attached || spec.other_flags || number) {
+            return None;
+        }
+        i += 1;
+    }
+    Some(i.min(args.len()))
+}
+
+/// Parses a script and walks it: the stand-in until the shell parser is
+/// wired in judges a command without shell syntax word by word, and asks
+/// about anything else.
+fn parse_script(walk: &mut Walk, script: &str, depth: usize) {
+    let plain = |c: char| {
+        c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                '_' | '-' | '.' | '/' | ':' | '=' | '@' | '%' | '+' | ',' | '^' | ' ' | '\t'
+            )
+    };
+    if !script.chars().all(plain) {
+        walk.unresolved(script, "shell syntax the policy does not resolve yet");
+        return;
+    }
+    let words: Vec<Word> = script.split_whitespace().map(Word::literal).collect();
+    let Some(start) = words.iter().position(|word| !word.text.contains('=')) else {
+        for word in &words {
+            if let Some((name, _)) = word.text.split_once('=') {
+                walk.assignment(name, script);
+            }
+        }
+        return;
+    };
+    for word in &words[..start] {
+        if let Some((name, _)) = word.text.split_once('=') {
+            walk.assignment(name, script);
+        }
+    }
+    walk.command(&words[start..], depth);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commands(command: &str) -> Vec<String> {
+        parts(command)
+            .into_iter()
+            .map(|part| match part {
+                ShellPart::Command { words, .. } => words.join(" "),
+                ShellPart::Write { target, .. } => format!("write {target}"),
+                ShellPart::Fine { text, .. } => format!("fine {text}"),
+                ShellPart::Unresolved { why, .. } => format!("? {why}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn wrappers_unwrap() {
+        assert_eq!(commands("timeout 5 rm -rf /"), ["rm -rf /"]);
+        assert_eq!(commands("timeout -s KILL 5 rm x"), ["rm x"]);
+        assert_eq!(commands("nice -n 5 rm x"), ["rm x"]);
+        assert_eq!(commands("env X=1 rm x"), ["rm x"]);
+        assert_eq!(commands("stdbuf -o0 rm x"), ["rm x"]);
+        assert_eq!(commands("nohup rm x"), ["rm x"]);
+        assert_eq!(commands("command rm x"), ["rm x"]);
+        assert_eq!(commands("exec rm x"), ["rm x"]);
+        assert_eq!(commands("time rm x"), ["rm x"]);
+        assert_eq!(commands("xargs -0 rm"), ["xargs -0 rm", "rm"]);
+        assert_eq!(commands("sudo -u root rm x"), ["sudo -u root rm x", "rm x"]);
+        assert_eq!(commands("env"), ["env"]);
+        assert_eq!(commands("nice"), ["nice"]);
+    }
+
+    #[test]
+    fn risky_assignments_are_asked() {
+        assert_eq!(commands("PATH=/tmp ls").len(), 2);
+        assert_eq!(commands("X=1 ls"), ["ls"]);
+    }
+
+    #[test]
+    fn argv_runs_the_shell_script() {
+        let argv = ["bash", "-lc", "cargo test"].map(String::from);
+        assert!(
+            matches!(&argv_parts(&argv)[..], [ShellPart::Command { words, .. }] if words.join(" ") == "cargo test")
+        );
+        let argv = ["bash", "-lc", "rm -rf /"].map(String::from);
+        assert!(
+            matches!(&argv_parts(&argv)[..], [ShellPart::Command { words, .. }] if words[0] == "rm")
+        );
+    }
+
+    #[test]
+    fn too_large_and_too_deep_are_unresolved() {
+        let big = format!("echo {}", "a".repeat(MAX_COMMAND_BYTES));
+        assert!(matches!(&parts(&big)[..], [ShellPart::Unresolved { .. }]));
+        let mut deep = "ls".to_string();
+        for _ in 0..(MAX_SCRIPT_DEPTH + 2) {
+            deep = format!("eval {deep}");
+        }
+        assert!(parts(&deep)
+            .iter()
+            .any(|part| matches!(part, ShellPart::Unresolved { .. })));
+    }
+}
