@@ -112,6 +112,9 @@ pub fn start(dir: &Path, options: &DaemonOptions) -> Result<Daemon, ClientError>
     };
     let mount_options = MountOptions {
         plan: desk.clone(),
+        policy: policy
+            .clone()
+            .map(|state| state as Arc<dyn crate::mount::PolicyControl>),
         ..options.mount.clone()
     };
     let mount = mount(&session, dir, mount_options)?;

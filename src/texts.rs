@@ -776,6 +776,37 @@ pub fn status_journal(health: &str) -> String {
     format!("journal: {health}\n")
 }
 
+/// `status`'s policy line: the rules in force (see `policy_summary`).
+pub fn status_policy(summary: &str) -> String {
+    format!("policy: {}\n", one_line(summary))
+}
+
+/// The one-line summary of a mount's policy, for `status`.
+pub fn policy_summary(path: &Path, mode: &str, rules: usize, error: Option<&str>) -> String {
+    let mut text = format!("{mode}, {rules} rules from {}", path.display());
+    if let Some(error) = error {
+        text.push_str(&format!(
+            "; the last reload failed and the rules loaded before stay in force: {error}"
+        ));
+    }
+    text
+}
+
+/// The usage line of the mount's `policy` file, after its description.
+pub fn policy_ctl_usage(dir: &str) -> String {
+    format!("Write `reload` to {dir}/policy to load the rules file again.")
+}
+
+/// A write to `policy` that is not `reload`.
+pub fn policy_ctl_unknown(dir: &str) -> String {
+    format!("Unknown policy command. {}", policy_ctl_usage(dir))
+}
+
+/// A reload through the `policy` file succeeded.
+pub fn policy_reloaded(rules: usize) -> String {
+    format!("policy reloaded: {rules} rules in force")
+}
+
 // Journal texts: what `log`, `events` and the status files say of the
 // journal itself.
 
@@ -1017,6 +1048,7 @@ pub const MOUNT_FILES: &[(&str, &str)] = &[
     ("plan/", "plan review, only with --plan-dir"),
     ("plan/ctl", "write enter, exit, approve [feedback] or refine <feedback>"),
     ("plan/status", "the plan desk's state as one JSON line"),
+    ("policy", "the rules that decide previews as they are staged, only with --policy; write reload to load them again"),
 ];
 
 /// `xdev hook` could not read its input (`error`); it prints nothing.

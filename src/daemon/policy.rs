@@ -28,6 +28,7 @@ use serde_json::Value;
 use crate::client::ClientError;
 use crate::dispatch::{Dispatch, DispatchHooks};
 use crate::journal::{Decider, Journal, Record};
+use crate::mount::PolicyControl;
 use crate::policy::{Call, Effect, Evaluation, Policy};
 use crate::session::events::{EventKind, EventStream};
 use crate::session::request::{Action, ResolveRequest};
@@ -159,7 +160,7 @@ impl PolicyState {
 
     /// What the mount's `policy` file shows: the file, the mode, the rule
     /// count, when they were loaded, and the last load's error if any.
-    pub fn describe(&self) -> String {
+    pub fn description(&self) -> String {
         let loaded = self.loaded.read();
         let at = humantime::format_rfc3339_seconds(loaded.at).to_string();
         texts::policy_description(
@@ -169,6 +170,26 @@ impl PolicyState {
             &at,
             loaded.error.as_deref(),
         )
+    }
+}
+
+impl PolicyControl for PolicyState {
+    fn describe(&self) -> String {
+        self.description()
+    }
+
+    fn summary(&self) -> String {
+        let loaded = self.loaded.read();
+        texts::policy_summary(
+            &self.path,
+            self.mode.name(),
+            loaded.policy.rule_count(),
+            loaded.error.as_deref(),
+        )
+    }
+
+    fn reload(&self) -> Result<String, String> {
+        PolicyState::reload(self).map(texts::policy_reloaded)
     }
 }
 
@@ -315,7 +336,7 @@ impl Judge {
         let Some(preview) = self.session.preview(id) else {
             return;
         };
-        let call = call_of(tool, self.session.detail(id));
+        let call = call_of(tool, self.session.detail(id), self.session.cwd(id));
         let evaluation = self.state.policy().evaluate(&call);
         tracing::debug!(id, tool, effect = ?evaluation.effect, rule = ?evaluation.rule, why = %evaluation.why, "policy");
         let rule = evaluation.rule.clone().unwrap_or_default();
@@ -427,7 +448,7 @@ fn effect_name(effect: Effect) -> &'static str {
 /// The call a preview asks for: its source tool, and its detail as the
 /// tool's input (a detail that is no JSON is its text; none is `null`,
 /// which the policy asks about, as it does a cut one).
-fn call_of(tool: &str, detail: Option<String>) -> Call {
+fn call_of(tool: &str, detail: Option<String>, cwd: Option<String>) -> Call {
     let input = match detail {
         Some(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
         None => Value::Null,
@@ -435,7 +456,7 @@ fn call_of(tool: &str, detail: Option<String>) -> Call {
     Call {
         tool: tool.to_string(),
         input,
-        cwd: None,
+        cwd: cwd.map(PathBuf::from),
     }
 }
 
@@ -513,10 +534,15 @@ mod tests {
 
     #[test]
     fn a_previews_detail_is_the_calls_input() {
-        let call = call_of("Bash", Some(r#"{"command": "ls"}"#.into()));
+        let call = call_of(
+            "Bash",
+            Some(r#"{"command": "ls"}"#.into()),
+            Some("/src".into()),
+        );
         assert_eq!(call.tool, "Bash");
         assert_eq!(call.input, serde_json::json!({"command": "ls"}));
-        assert_eq!(call_of("x", Some("plain".into())).input, "plain");
-        assert_eq!(call_of("x", None).input, Value::Null);
+        assert_eq!(call.cwd.as_deref(), Some(Path::new("/src")));
+        assert_eq!(call_of("x", Some("plain".into()), None).input, "plain");
+        assert_eq!(call_of("x", None, None).input, Value::Null);
     }
 }
