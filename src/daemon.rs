@@ -12,6 +12,7 @@ use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
@@ -25,6 +26,9 @@ use crate::session::Session;
 use crate::texts;
 
 pub mod notify;
+pub mod policy;
+
+pub use policy::{PolicyMode, PolicyOptions, PolicyState};
 
 /// Plan review for a daemon's mount.
 #[derive(Debug, Clone)]
@@ -50,6 +54,9 @@ pub struct DaemonOptions {
     pub mount: MountOptions,
     /// Plan review, when a plan directory is given.
     pub plan: Option<PlanOptions>,
+    /// The policy that decides previews as they are staged, when given
+    /// (see [`policy`]).
+    pub policy: Option<PolicyOptions>,
 }
 
 /// A mount made by [`start`], with its session and plan desk.
@@ -61,6 +68,11 @@ pub struct Daemon {
     pub desk: Option<PlanDesk>,
     /// The mount (unmounted when dropped).
     pub mount: Mount,
+    /// The policy, when mounted with one: its rules and what their last
+    /// load said.
+    pub policy: Option<Arc<PolicyState>>,
+    /// Judges the previews by the policy until dropped.
+    _decider: Option<policy::PolicyDecider>,
 }
 
 /// Mounts a fresh session at `dir` with `options` and waits until the mount
@@ -69,7 +81,12 @@ pub fn start(dir: &Path, options: &DaemonOptions) -> Result<Daemon, ClientError>
     if options.mount.plan.is_some() {
         tracing::warn!("DaemonOptions::mount.plan is not read: the daemon makes its own plan desk from DaemonOptions::plan");
     }
+    // A rules file that cannot be used stops the daemon before it mounts.
+    let policy = options.policy.as_ref().map(PolicyState::load).transpose()?;
     let session = Session::new();
+    // Subscribed before the mount exists: no preview staged through it is
+    // missed.
+    let events = policy.as_ref().map(|_| session.subscribe());
     let desk = match &options.plan {
         Some(plan) => {
             let plan_dir = std::path::absolute(&plan.plan_dir)
@@ -95,16 +112,30 @@ pub fn start(dir: &Path, options: &DaemonOptions) -> Result<Daemon, ClientError>
     };
     let mount_options = MountOptions {
         plan: desk.clone(),
+        policy: policy
+            .clone()
+            .map(|state| state as Arc<dyn crate::mount::PolicyControl>),
         ..options.mount.clone()
     };
     let mount = mount(&session, dir, mount_options)?;
     // The mount answers once a lookup through it does.
     std::fs::metadata(dir.join("status"))
         .map_err(|err| ClientError::io(texts::mount_does_not_answer(dir), err))?;
+    let decider = match (&policy, events) {
+        (Some(state), Some(events)) => Some(policy::PolicyDecider::start(
+            session.clone(),
+            mount.journal().clone(),
+            Arc::clone(state),
+            events,
+        )?),
+        _ => None,
+    };
     Ok(Daemon {
         session,
         desk,
         mount,
+        policy,
+        _decider: decider,
     })
 }
 

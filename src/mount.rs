@@ -73,6 +73,24 @@ pub struct MountOptions {
     /// mount to another user: [`mount()`] refuses otherwise
     /// ([`MountError::Owner`]).
     pub owner: Option<MountOwner>,
+    /// The rules that decide previews as they are staged, behind the root's
+    /// `policy` file (none: no such file). Whoever keeps the rules decides
+    /// (the `xdev` daemon's policy is one); the mount only shows them and
+    /// passes a write of `reload` on.
+    pub policy: Option<Arc<dyn PolicyControl>>,
+}
+
+/// What the mount's `policy` file asks of whoever keeps the rules: a
+/// description to read (the file, the mode, the rule count, why the last
+/// load failed), one line for `status`, and a reload on request.
+pub trait PolicyControl: Send + Sync + std::fmt::Debug {
+    /// What reading `policy` shows: a few `key: value` lines.
+    fn describe(&self) -> String;
+    /// One line for `status`: the rules in force, and a failed reload.
+    fn summary(&self) -> String;
+    /// Loads the rules file again: what to tell the writer, `Ok` once the
+    /// new rules are in force, `Err` (the rules in force stay) with why.
+    fn reload(&self) -> Result<String, String>;
 }
 
 impl Default for MountOptions {
@@ -86,6 +104,7 @@ impl Default for MountOptions {
             create_dir: false,
             share_journal: false,
             owner: None,
+            policy: None,
         }
     }
 }
@@ -100,6 +119,7 @@ impl std::fmt::Debug for MountOptions {
             .field("create_dir", &self.create_dir)
             .field("share_journal", &self.share_journal)
             .field("owner", &self.owner)
+            .field("policy", &self.policy)
             .finish()
     }
 }
@@ -172,6 +192,7 @@ pub fn mount(
         session.clone(),
         journal.clone(),
         options.plan.clone(),
+        options.policy.clone(),
         runtime.handle().clone(),
         owner_for_fs(&options, owner),
     );

@@ -776,6 +776,37 @@ pub fn status_journal(health: &str) -> String {
     format!("journal: {health}\n")
 }
 
+/// `status`'s policy line: the rules in force (see `policy_summary`).
+pub fn status_policy(summary: &str) -> String {
+    format!("policy: {}\n", one_line(summary))
+}
+
+/// The one-line summary of a mount's policy, for `status`.
+pub fn policy_summary(path: &Path, mode: &str, rules: usize, error: Option<&str>) -> String {
+    let mut text = format!("{mode}, {rules} rules from {}", path.display());
+    if let Some(error) = error {
+        text.push_str(&format!(
+            "; the last reload failed and the rules loaded before stay in force: {error}"
+        ));
+    }
+    text
+}
+
+/// The usage line of the mount's `policy` file, after its description.
+pub fn policy_ctl_usage(dir: &str) -> String {
+    format!("Write `reload` to {dir}/policy to load the rules file again.")
+}
+
+/// A write to `policy` that is not `reload`.
+pub fn policy_ctl_unknown(dir: &str) -> String {
+    format!("Unknown policy command. {}", policy_ctl_usage(dir))
+}
+
+/// A reload through the `policy` file succeeded.
+pub fn policy_reloaded(rules: usize) -> String {
+    format!("policy reloaded: {rules} rules in force")
+}
+
 // Journal texts: what `log`, `events` and the status files say of the
 // journal itself.
 
@@ -1017,6 +1048,7 @@ pub const MOUNT_FILES: &[(&str, &str)] = &[
     ("plan/", "plan review, only with --plan-dir"),
     ("plan/ctl", "write enter, exit, approve [feedback] or refine <feedback>"),
     ("plan/status", "the plan desk's state as one JSON line"),
+    ("policy", "the rules that decide previews as they are staged, only with --policy; write reload to load them again"),
 ];
 
 /// `xdev hook` could not read its input (`error`); it prints nothing.
@@ -1039,6 +1071,68 @@ pub const CANNOT_CREATE_TEMPORARY_MOUNT_POINT: &str = "cannot create a temporary
 /// The plan directory given could not be made absolute.
 pub fn cannot_use_plan_dir(path: &Path) -> String {
     format!("cannot use plan directory {}", path.display())
+}
+
+/// `--policy FILE` could not be made absolute.
+pub fn cannot_use_policy(path: &Path) -> String {
+    format!("cannot use the policy file {}", path.display())
+}
+
+/// The policy file `path` (or its directory) cannot be looked at.
+pub fn policy_unusable(path: &Path, why: &str) -> String {
+    format!("cannot use the policy file {}: {why}", path.display())
+}
+
+/// The policy file `path` is refused because `checked` (the file or its
+/// directory) could be changed by another user (`why`).
+pub fn policy_unsafe(path: &Path, checked: &Path, why: &str) -> String {
+    let what = if checked == path {
+        "it".to_string()
+    } else {
+        format!("its directory {}", checked.display())
+    };
+    format!(
+        "refusing the policy file {}: {what} {why}, so another user could change the rules; \
+         keep the file and its directory owned by you (or root) and writable by no one else \
+         (chmod go-w)",
+        path.display()
+    )
+}
+
+/// Why a policy file is unsafe: another user owns it.
+pub fn policy_owned_by(uid: u32) -> String {
+    format!("belongs to uid {uid}")
+}
+
+/// Why a policy file is unsafe: its group or everyone may write it.
+pub fn policy_writable_by_others(mode: u32) -> String {
+    format!("is writable by its group or everyone (mode {mode:04o})")
+}
+
+/// The reason of a decision the policy made by `rule`.
+pub fn policy_reason(rule: &str) -> String {
+    format!("policy: {rule}")
+}
+
+/// What the mount's `policy` file shows.
+pub fn policy_description(
+    path: &Path,
+    mode: &str,
+    rules: usize,
+    loaded_at: &str,
+    error: Option<&str>,
+) -> String {
+    let mut text = format!(
+        "file: {}\nmode: {mode}\nrules: {rules}\nloaded: {loaded_at}\n",
+        one_line(&path.display().to_string())
+    );
+    if let Some(error) = error {
+        text.push_str(&format!(
+            "last load failed: {}\n(the rules loaded before stay in force)\n",
+            one_line(error)
+        ));
+    }
+    text
 }
 
 /// The mount at `dir` was made but a lookup through it failed.

@@ -136,6 +136,20 @@ struct ServeArgs {
     /// `cargo bench --bench mount` before changing it.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     threads: Option<u16>,
+    /// Decide each preview by the rules in FILE (Claude Code's
+    /// `permissions` allow/ask/deny) as it is staged, whoever stages it:
+    /// an allow resolves it with the reason `policy: RULE`, a deny rejects
+    /// it with the rule's reason, an ask leaves it for a person. FILE (and
+    /// its directory) must be writable by no user but you and root. It is
+    /// reloaded when it changes and on a write of `reload` to the mount's `policy` file; a file that
+    /// fails to load keeps the rules in force (`status` says why).
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// `enforce` decides as --policy says; `shadow` only journals what it
+    /// would decide (a `policy` record) and decides nothing [default:
+    /// enforce].
+    #[arg(long, value_enum, value_name = "MODE", requires = "policy")]
+    policy_mode: Option<xdev::daemon::PolicyMode>,
 }
 
 impl From<ServeArgs> for DaemonOptions {
@@ -160,6 +174,10 @@ impl From<ServeArgs> for DaemonOptions {
                 handler: args.plan_handler.unwrap_or_default(),
                 execute_with: args.execute_with,
                 plan_mode: args.plan_mode,
+            }),
+            policy: args.policy.map(|file| xdev::daemon::PolicyOptions {
+                file,
+                mode: args.policy_mode.unwrap_or_default(),
             }),
         }
     }

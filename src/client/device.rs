@@ -208,6 +208,10 @@ pub enum ClientError {
         /// The mount point.
         dir: String,
     },
+    /// The daemon's policy file (`--policy`) is refused or does not load;
+    /// the text names the file and says why.
+    #[error("{0}")]
+    Policy(String),
     /// The command to run could not be started.
     #[error("{}", texts::cannot_run(.program, &describe(.source)))]
     Spawn {
@@ -280,6 +284,7 @@ impl ClientError {
             | ClientError::Mount(_)
             | ClientError::NotAMount { .. }
             | ClientError::PlanDir { .. }
+            | ClientError::Policy(_)
             | ClientError::DaemonExited { .. }
             | ClientError::ServedByAnother { .. }
             | ClientError::NotMountedInTime { .. }

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use fuser::INodeNo;
 
 use crate::journal::Journal;
+use crate::mount::PolicyControl;
 use crate::plan_desk::PlanDesk;
 use crate::safe_text::one_line;
 use crate::session::events::EventKind;
@@ -25,6 +26,7 @@ use super::kernel::pollers::Pollers;
 use super::tree::inodes::Inodes;
 use super::tree::node::{ItemFile, Node, Owner, SessionFile};
 use super::tree::status::{render_session_status, LastResult, Renders};
+use super::tree::target::Controls;
 
 /// The core of a mount: its state, and (in the files of `requests` and
 /// `answers`) every decision about it.
@@ -33,6 +35,7 @@ pub(crate) struct XdevFs {
     pub(super) session: Session,
     pub(super) journal: Journal,
     pub(super) plan: Option<PlanDesk>,
+    pub(super) policy: Option<Arc<dyn PolicyControl>>,
     pub(super) runtime: tokio::runtime::Handle,
     pub(super) handles: Handles,
     pub(super) inodes: Arc<Inodes>,
@@ -48,20 +51,23 @@ pub(crate) struct XdevFs {
 
 impl XdevFs {
     /// A fresh mount of `session`'s devices: nothing open, nothing looked
-    /// up. `plan/` exists only with a plan desk.
+    /// up. `plan/` exists only with a plan desk, `policy` only with a
+    /// policy.
     pub(crate) fn new(
         session: Session,
         journal: Journal,
         plan: Option<PlanDesk>,
+        policy: Option<Arc<dyn PolicyControl>>,
         runtime: tokio::runtime::Handle,
         owner: Owner,
     ) -> Self {
         let fs = XdevFs {
             control: Arc::new(Control::new(&runtime)),
-            inodes: Arc::new(Inodes::new(plan.is_some())),
+            inodes: Arc::new(Inodes::new(plan.is_some(), policy.is_some())),
             session,
             journal,
             plan,
+            policy,
             runtime,
             handles: Handles::default(),
             last: LastResult::default(),
@@ -75,6 +81,14 @@ impl XdevFs {
         };
         fs.forget_decided_items();
         fs
+    }
+
+    /// The mount's own control files' back ends, for a message to one.
+    pub(super) fn controls(&self) -> Controls<'_> {
+        Controls {
+            plan: self.plan.as_ref(),
+            policy: self.policy.as_deref(),
+        }
     }
 
     /// The handle the mount's owner keeps to cancel blocked writers.
@@ -139,9 +153,13 @@ impl XdevFs {
     /// and what its size is.
     pub(super) fn text(&self, node: &Node) -> Option<String> {
         match node {
-            Node::Text(file) => {
-                Some(file.render(&self.session, &self.last, self.plan.as_ref(), &self.journal))
-            }
+            Node::Text(file) => Some(file.render(
+                &self.session,
+                &self.last,
+                self.plan.as_ref(),
+                self.policy.as_deref(),
+                &self.journal,
+            )),
             // One line each, escaped: these are line-oriented files.
             Node::Item(id, ItemFile::Label) => self
                 .session

@@ -42,6 +42,7 @@ impl Mount {
             Session::new(),
             journal,
             None,
+            None,
             runtime.handle().clone(),
             owner,
         );

@@ -373,6 +373,7 @@ impl Losses {
             origin: None,
             who: None,
             plan: None,
+            decider: None,
         })
     }
 }

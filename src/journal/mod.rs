@@ -60,6 +60,27 @@ pub struct Record {
     /// plan path, outcome): what a review UI watching `events` needs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan: Option<PlanApprovalDetails>,
+    /// What decided, when no person's write did (the daemon's policy);
+    /// absent otherwise.
+    #[serde(flatten)]
+    pub decider: Option<Decider>,
+}
+
+/// What made a decision that no person wrote: the daemon's policy
+/// (`"decider": "policy"`), with the rule that decided, or in shadow mode
+/// what it would have decided.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Decider {
+    /// Who decided: `policy`.
+    pub decider: String,
+    /// The rule that decided, as the rules file writes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// In shadow mode, what the policy would have decided (`allow`,
+    /// `deny` or `ask`); nothing was decided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub would_decide: Option<String>,
 }
 
 /// A decision's record borrowed from its [`Decision`]: serialised exactly as
@@ -84,10 +105,18 @@ struct DecisionLine<'a> {
     who: Option<&'a Who>,
     #[serde(skip_serializing_if = "Option::is_none")]
     plan: Option<&'a PlanApprovalDetails>,
+    #[serde(flatten)]
+    decider: Option<&'a Decider>,
 }
 
 impl<'a> DecisionLine<'a> {
-    fn new(device: &'a str, reason: &'a str, decision: &'a Decision, who: Option<&'a Who>) -> Self {
+    fn new(
+        device: &'a str,
+        reason: &'a str,
+        decision: &'a Decision,
+        who: Option<&'a Who>,
+        decider: Option<&'a Decider>,
+    ) -> Self {
         let details = decision.details();
         DecisionLine {
             time: now(),
@@ -108,6 +137,7 @@ impl<'a> DecisionLine<'a> {
             origin: details.and_then(|details| details.origin.as_ref()),
             who,
             plan: decision.plan(),
+            decider,
         }
     }
 }
@@ -144,12 +174,13 @@ impl Record {
             origin: None,
             who,
             plan: None,
+            decider: None,
         }
     }
 
     /// The record of a decision written to `device` by `who`.
     pub fn decision(device: &str, reason: &str, decision: &Decision, who: Option<Who>) -> Record {
-        let line = DecisionLine::new(device, reason, decision, who.as_ref());
+        let line = DecisionLine::new(device, reason, decision, who.as_ref(), None);
         Record {
             time: line.time,
             event: device.to_string(),
@@ -164,6 +195,7 @@ impl Record {
             origin: line.origin.cloned(),
             who,
             plan: decision.plan().cloned(),
+            decider: None,
         }
     }
 
@@ -204,6 +236,7 @@ impl Record {
             origin: None,
             who,
             plan: None,
+            decider: None,
         }
     }
 
@@ -225,6 +258,7 @@ impl Record {
             origin: details.origin.clone(),
             who,
             plan: None,
+            decider: None,
         }
     }
 
@@ -278,6 +312,7 @@ impl Record {
             origin: event.origin.clone(),
             who,
             plan: event.plan.clone(),
+            decider: None,
         })
     }
 }
@@ -431,7 +466,29 @@ impl Journal {
         decision: &Decision,
         who: Option<&Who>,
     ) -> Commit {
-        self.append_line(to_line(&DecisionLine::new(device, reason, decision, who)))
+        self.append_line(to_line(&DecisionLine::new(
+            device, reason, decision, who, None,
+        )))
+    }
+
+    /// Appends the record of a decision `decider` made (the daemon's
+    /// policy) as if written to `device` by `who`: the record
+    /// [`Journal::append_decision`] makes, with the decider's fields.
+    pub fn append_decision_by(
+        &self,
+        device: &str,
+        reason: &str,
+        decision: &Decision,
+        who: Option<&Who>,
+        decider: &Decider,
+    ) -> Commit {
+        self.append_line(to_line(&DecisionLine::new(
+            device,
+            reason,
+            decision,
+            who,
+            Some(decider),
+        )))
     }
 
     fn append_line(&self, line: Vec<u8>) -> Commit {
@@ -724,6 +781,36 @@ mod tests {
         }
         assert_eq!(value["outcome"], "ok");
         assert_eq!(value["pid"], std::process::id());
+    }
+
+    #[test]
+    fn a_policys_decision_names_the_decider_and_the_rule_and_others_do_not() {
+        let decision = Decision::answered(Ok(ToolResult::ok("done")), None, None);
+        let journal = Journal::new(None).expect("journal");
+        let decider = Decider {
+            decider: "policy".into(),
+            rule: Some("Bash(cargo test *)".into()),
+            would_decide: None,
+        };
+        journal
+            .append_decision_by("pending/p/resolve", "policy: x", &decision, None, &decider)
+            .wait()
+            .expect("append");
+        journal
+            .append_decision("resolve", "why", &decision, None)
+            .wait()
+            .expect("append");
+        let text = String::from_utf8(journal.bytes()).expect("utf-8");
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("json"))
+            .collect();
+        assert_eq!(lines[0]["decider"], "policy");
+        assert_eq!(lines[0]["rule"], "Bash(cargo test *)");
+        assert!(lines[0].get("wouldDecide").is_none());
+        for key in ["decider", "rule", "wouldDecide"] {
+            assert!(lines[1].get(key).is_none(), "{key} in a person's record");
+        }
     }
 
     #[test]

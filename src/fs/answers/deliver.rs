@@ -87,7 +87,7 @@ impl XdevFs {
             })),
         };
         let decision = target
-            .dispatch(&self.session, self.plan.as_ref(), text, hooks)
+            .dispatch(&self.session, self.controls(), text, hooks)
             .await;
         // From here only the record is awaited: a mount stopping now lets
         // the writer wait for this outcome rather than call it unknown.

@@ -126,8 +126,9 @@ impl XdevFs {
     /// device's usage line or result), if that is where they come from.
     fn read_handle(&self, fh: FileHandle, offset: u64, size: u32) -> Option<Vec<u8>> {
         let dir = self.session.mount_dir();
-        self.handles
-            .read(fh, offset, size, |target| target.usage(&dir))
+        self.handles.read(fh, offset, size, |target| {
+            target.usage(&dir, self.policy.as_deref())
+        })
     }
 
     /// The content of a read-only text node right now, shared with other

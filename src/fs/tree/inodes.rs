@@ -249,9 +249,10 @@ impl Block {
 
 impl Inodes {
     /// The table of a mount. The `plan` directory and its files get
-    /// inodes only `with_plan` (a mount with a plan desk): without one, no
-    /// lookup, listing or open can lead to them.
-    pub(crate) fn new(with_plan: bool) -> Self {
+    /// inodes only `with_plan` (a mount with a plan desk), the `policy`
+    /// file only `with_policy`: without them, no lookup, listing or open
+    /// can lead to them.
+    pub(crate) fn new(with_plan: bool, with_policy: bool) -> Self {
         let mut table = Table {
             by_ino: [(INodeNo::ROOT.0, Node::Root)].into_iter().collect(),
             named: HashMap::default(),
@@ -262,7 +263,9 @@ impl Inodes {
             next: INodeNo::ROOT.0 + 1,
         };
         for (name, node) in ROOT_ENTRIES {
-            if with_plan || node != Node::PlanDir {
+            let hidden =
+                (node == Node::PlanDir && !with_plan) || (node == Node::PolicyCtl && !with_policy);
+            if !hidden {
                 table.name(name.to_string(), node);
             }
         }
@@ -645,7 +648,7 @@ mod tests {
 
     #[test]
     fn root_names_and_inodes_agree() {
-        let inodes = Inodes::new(false);
+        let inodes = Inodes::new(false, false);
         let entries = inodes.entries(&Node::Root, none);
         assert_eq!(entries.len(), 12, "no plan directory without a plan desk");
         for (ino, name, node) in entries {
@@ -658,7 +661,10 @@ mod tests {
         assert_eq!(inodes.node(INodeNo::ROOT), Some(Node::Root));
         assert_eq!(inodes.lookup(&Node::Root, "plan", |_| false, free), None);
         assert_eq!(inodes.lookup(&Node::Root, "nope", |_| false, free), None);
-        assert_eq!(Inodes::new(true).entries(&Node::Root, none).len(), 13);
+        assert_eq!(
+            Inodes::new(true, false).entries(&Node::Root, none).len(),
+            13
+        );
     }
 
     #[test]
@@ -669,9 +675,9 @@ mod tests {
                 Node::PlanDir | Node::PlanCtl | Node::Text(TextFile::PlanStatus)
             )
         };
-        let without = Inodes::new(false);
+        let without = Inodes::new(false, false);
         assert!(!without.table.lock().by_ino.values().any(is_plan));
-        let with = Inodes::new(true);
+        let with = Inodes::new(true, false);
         assert_eq!(
             with.table
                 .lock()
@@ -685,7 +691,7 @@ mod tests {
 
     #[test]
     fn a_busy_device_is_looked_up_as_a_fresh_inode_and_the_old_one_stays_known() {
-        let inodes = Inodes::new(false);
+        let inodes = Inodes::new(false, false);
         let (old, _, node) = renewed(&inodes, &Node::Root, "resolve");
         assert_eq!(
             inodes.node(old),
@@ -697,7 +703,7 @@ mod tests {
 
     #[test]
     fn forgotten_old_device_inodes_and_decided_items_leave_the_table() {
-        let inodes = Inodes::new(false);
+        let inodes = Inodes::new(false, false);
         let fresh = inodes.len();
         let (old, new, _) = renewed(&inodes, &Node::Root, "resolve");
         assert_eq!(inodes.len(), fresh + 1);
@@ -739,7 +745,7 @@ mod tests {
 
     #[test]
     fn a_busy_session_device_is_renewed_and_its_session_leaves_once_forgotten() {
-        let inodes = Inodes::new(false);
+        let inodes = Inodes::new(false, false);
         let fresh = inodes.len();
         let (dir, session) = inodes
             .lookup(&Node::SessionsDir, "s-a", |_| false, free)
@@ -787,7 +793,7 @@ mod tests {
 
     #[test]
     fn items_exist_while_pending_and_keep_their_numbers() {
-        let inodes = Inodes::new(false);
+        let inodes = Inodes::new(false, false);
         let pending = |id: &str| id == "pending-action:t:1";
         let (dir, node) = inodes
             .lookup(&Node::PendingDir, "pending-action:t:1", pending, free)
@@ -812,7 +818,7 @@ mod tests {
 
     #[test]
     fn ids_that_are_no_file_name_are_not_listed() {
-        let inodes = Inodes::new(false);
+        let inodes = Inodes::new(false, false);
         let ids = [
             "pending-action:t:1",
             "a/b",

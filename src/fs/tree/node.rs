@@ -12,6 +12,7 @@
 //!       sessions/<session-id>/{resolve,reject,status,pending/<id>/}
 //!                                        one agent session's previews alone
 //!       plan/{ctl,status}                only with a plan desk
+//!       policy                           only with a policy
 //! ```
 //!
 //! The names each directory holds are listed here too, in listing order;
@@ -100,6 +101,9 @@ pub(crate) enum Node {
     AgentSession(Arc<str>, SessionFile),
     PlanDir,
     PlanCtl,
+    /// `policy`: reads describe the rules in force, a write of `reload`
+    /// loads them again.
+    PolicyCtl,
     /// A writer's scratch file (see [`crate::fs::handles::drafts`]); what
     /// it holds lives there, not in the inode table.
     Draft,
@@ -108,8 +112,9 @@ pub(crate) enum Node {
 /// The name of the file external producers stage through.
 pub(crate) const STAGE_FILE: &str = "stage";
 
-/// The root's entries, in listing order. `plan` only exists with a plan desk.
-pub(super) const ROOT_ENTRIES: [(&str, Node); 13] = [
+/// The root's entries, in listing order. `plan` only exists with a plan
+/// desk, `policy` only with a policy.
+pub(super) const ROOT_ENTRIES: [(&str, Node); 14] = [
     ("resolve", Node::Device(Device::Resolve)),
     ("reject", Node::Device(Device::Reject)),
     ("propose", Node::Device(Device::Propose)),
@@ -123,6 +128,7 @@ pub(super) const ROOT_ENTRIES: [(&str, Node); 13] = [
     ("pending", Node::PendingDir),
     ("sessions", Node::SessionsDir),
     ("plan", Node::PlanDir),
+    ("policy", Node::PolicyCtl),
 ];
 
 /// The plan directory's entries.
@@ -179,6 +185,7 @@ impl Node {
                 device: Device::Reject,
             }),
             Node::PlanCtl => Some(Target::PlanCtl),
+            Node::PolicyCtl => Some(Target::PolicyCtl),
             _ => None,
         }
     }

@@ -17,6 +17,7 @@ use serde_json::json;
 
 use crate::dispatch::DeviceResult;
 use crate::journal::Journal;
+use crate::mount::PolicyControl;
 use crate::plan_desk::{PlanDesk, PlanUnderReview};
 use crate::session::preview::PreviewInfo;
 use crate::session::Session;
@@ -130,14 +131,16 @@ impl TextFile {
         session: &Session,
         last: &LastResult,
         plan: Option<&PlanDesk>,
+        policy: Option<&dyn PolicyControl>,
         journal: &Journal,
     ) -> String {
         let journal = journal.file_health();
         let under_review = || plan.and_then(PlanDesk::under_review);
+        let policy = policy.map(PolicyControl::summary);
         match self {
-            TextFile::Status => render_status(session, last.get(), under_review(), journal),
+            TextFile::Status => render_status(session, last.get(), under_review(), journal, policy),
             TextFile::StatusJson => {
-                render_status_json(session, last.get(), under_review(), journal)
+                render_status_json(session, last.get(), under_review(), journal, policy)
             }
             TextFile::Last => last
                 .get()
@@ -161,6 +164,7 @@ fn render_status(
     last: Option<DeviceResult>,
     under_review: Option<PlanUnderReview>,
     journal: Option<String>,
+    policy: Option<String>,
 ) -> String {
     let mut out = texts::status_pending(session.pending_count());
     let in_progress = session.in_progress_count();
@@ -198,6 +202,9 @@ fn render_status(
     if let Some(journal) = journal {
         out.push_str(&texts::status_journal(&journal));
     }
+    if let Some(policy) = policy {
+        out.push_str(&texts::status_policy(&policy));
+    }
     out
 }
 
@@ -206,6 +213,7 @@ fn render_status_json(
     last: Option<DeviceResult>,
     under_review: Option<PlanUnderReview>,
     journal: Option<String>,
+    policy: Option<String>,
 ) -> String {
     let stack = session.pending();
     let value = json!({
@@ -220,6 +228,7 @@ fn render_status_json(
         "stack": stack,
         "sessions": session.pending_sessions(),
         "journal": journal,
+        "policy": policy,
     });
     format!("{value}\n")
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::device::Device;
 use crate::dispatch::{Decision, Dispatch, DispatchHooks};
 use crate::error::Error;
+use crate::mount::PolicyControl;
 use crate::plan_command::PlanCommand;
 use crate::plan_desk::PlanDesk;
 use crate::session::answer::ToolResult;
@@ -25,6 +26,8 @@ pub(crate) enum Target {
     Item { id: Arc<str>, action: Action },
     /// `plan/ctl`.
     PlanCtl,
+    /// `policy`.
+    PolicyCtl,
 }
 
 impl Target {
@@ -35,6 +38,7 @@ impl Target {
             Target::Session { session, device } => format!("sessions/{session}/{}", device.name()),
             Target::Item { id, action } => format!("pending/{id}/{}", action_file(*action)),
             Target::PlanCtl => "plan/ctl".to_string(),
+            Target::PolicyCtl => "policy".to_string(),
         }
     }
 
@@ -62,8 +66,9 @@ impl Target {
         )
     }
 
-    /// The usage line read before writing.
-    pub(crate) fn usage(&self, dir: &str) -> String {
+    /// What a read before writing gets: the usage line, after the
+    /// description of the rules in force for `policy`.
+    pub(crate) fn usage(&self, dir: &str, policy: Option<&dyn PolicyControl>) -> String {
         match self {
             Target::Device(device) => device.usage(dir),
             Target::Session { session, device } => {
@@ -81,6 +86,10 @@ impl Target {
                 texts::item_usage(dir, &self.name(), verb, id)
             }
             Target::PlanCtl => texts::plan_ctl_usage(dir),
+            Target::PolicyCtl => {
+                let described = policy.map(PolicyControl::describe).unwrap_or_default();
+                format!("{described}{}", texts::policy_ctl_usage(dir))
+            }
         }
     }
 
@@ -89,7 +98,7 @@ impl Target {
     pub(crate) async fn dispatch(
         &self,
         session: &Session,
-        plan: Option<&PlanDesk>,
+        controls: Controls<'_>,
         text: &str,
         hooks: DispatchHooks,
     ) -> Decision {
@@ -112,15 +121,48 @@ impl Target {
                 // (see `Inodes::new`), and only its node makes this target;
                 // should that ever change, the writer is told, not hung up
                 // on by a panicking request thread.
-                let Some(desk) = plan else {
+                let Some(desk) = controls.plan else {
                     let error = Error::NotInPlanMode(texts::NO_PLAN_DESK.into());
                     return Decision::failed(error, None, None);
                 };
                 return plan_control(desk, text);
             }
+            // Likewise, `policy` has an inode only on a mount with a policy.
+            Target::PolicyCtl => {
+                let dir = session.mount_dir();
+                return match controls.policy {
+                    Some(policy) => policy_control(policy, text, &dir),
+                    None => Decision::failed(
+                        Error::InvalidRequest(texts::policy_ctl_unknown(&dir)),
+                        None,
+                        None,
+                    ),
+                };
+            }
         };
         dispatch.hooks(hooks).run(session).await
     }
+}
+
+/// What a message to a mount's own control files may reach: the plan desk
+/// and the policy, where the mount has them.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Controls<'a> {
+    pub(crate) plan: Option<&'a PlanDesk>,
+    pub(crate) policy: Option<&'a dyn PolicyControl>,
+}
+
+/// Runs one `policy` command: `reload`, whose outcome is the write's (a
+/// file that fails to load is `EINVAL` with why; the rules in force stay).
+fn policy_control(policy: &dyn PolicyControl, text: &str, dir: &str) -> Decision {
+    let answer = match text.trim() {
+        "reload" => policy
+            .reload()
+            .map(ToolResult::ok)
+            .map_err(Error::InvalidRequest),
+        _ => Err(Error::InvalidRequest(texts::policy_ctl_unknown(dir))),
+    };
+    Decision::answered(answer, None, None)
 }
 
 /// The file of an item that takes this action.
@@ -161,7 +203,7 @@ mod tests {
             action: Action::Apply,
         };
         assert_eq!(
-            resolve.usage("/xdev"),
+            resolve.usage("/xdev", None),
             "Write a one-sentence reason as plain text to /xdev/pending/p1/resolve to APPLY p1 (head or not)."
         );
         let reject = Target::Item {
@@ -169,11 +211,11 @@ mod tests {
             action: Action::Discard,
         };
         assert_eq!(
-            reject.usage("/xdev"),
+            reject.usage("/xdev", None),
             "Write a one-sentence reason as plain text to /xdev/pending/p1/reject to DISCARD p1 (head or not)."
         );
         assert_eq!(
-            Target::PlanCtl.usage("/xdev"),
+            Target::PlanCtl.usage("/xdev", None),
             "Write one command to /xdev/plan/ctl: enter | exit | approve [feedback] | refine <feedback>."
         );
     }
