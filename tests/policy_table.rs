@@ -52,7 +52,11 @@ const ROWS: &[(&str, Effect, Option<&str>)] = &[
     ("ls | grep foo | wc -l", Allow, None),
     ("(cargo test)", Allow, None),
     ("{ cargo test; ls; }", Allow, None),
-    ("if cargo test; then echo ok; else echo bad; fi", Allow, None),
+    (
+        "if cargo test; then echo ok; else echo bad; fi",
+        Allow,
+        None,
+    ),
     ("for f in a b; do echo $f; done", Allow, None),
     ("while true; do ls; done", Allow, None),
     ("case x in a) ls;; *) echo no;; esac", Allow, None),
@@ -109,7 +113,11 @@ const ROWS: &[(&str, Effect, Option<&str>)] = &[
     ("ls $(echo -la)", Allow, None),
     ("echo \"${X}\"", Allow, None),
     ("git status && git log --oneline | head", Allow, None),
-    ("cargo build --release 2>&1 | tee /tmp/build.log", Allow, None),
+    (
+        "cargo build --release 2>&1 | tee /tmp/build.log",
+        Allow,
+        None,
+    ),
     ("cargo test > build/log && cargo build", Allow, None),
     ("echo x > /tmp/link-to-etc", Allow, None),
     ("ls | tee", Allow, None),
@@ -234,7 +242,11 @@ const ROWS: &[(&str, Effect, Option<&str>)] = &[
     // ---- git, other rules
     ("git -c core.pager='sh -c \"rm -rf /\"' log", Ask, None),
     ("git -c alias.x='!sh' x", Ask, None),
-    ("git push --force origin main", Deny, Some("Bash(git push --force *)")),
+    (
+        "git push --force origin main",
+        Deny,
+        Some("Bash(git push --force *)"),
+    ),
     ("git push -f origin", Deny, Some("Bash(git push --force *)")),
     ("git push origin", Ask, Some("Bash(git push *)")),
     ("git clean -fdx", Ask, None),
@@ -344,7 +356,10 @@ fn a_thousand_nested_subshells_ask() {
     let deep = format!("{}ls{}", "( ".repeat(1000), " )".repeat(1000));
     assert_eq!(policy.evaluate(&Call::bash(&deep)).effect, Ask);
     let deep_substitutions = format!("{}ls{}", "$(echo ".repeat(1000), ")".repeat(1000));
-    assert_eq!(policy.evaluate(&Call::bash(&deep_substitutions)).effect, Ask);
+    assert_eq!(
+        policy.evaluate(&Call::bash(&deep_substitutions)).effect,
+        Ask
+    );
     let deep_rm = format!("{}rm -rf /{}", "( ".repeat(1000), " )".repeat(1000));
     assert_ne!(policy.evaluate(&Call::bash(&deep_rm)).effect, Allow);
 }

@@ -156,7 +156,10 @@ impl Walk {
         if !(target.literal || target.home) {
             self.unresolved(text, "a redirection's target expands");
         } else if relative && self.moved {
-            self.unresolved(text, "a relative path after `cd`, whose directory is not known");
+            self.unresolved(
+                text,
+                "a relative path after `cd`, whose directory is not known",
+            );
         } else if KEEPS_NOTHING.contains(&target.text.as_str()) {
             self.push(ShellPart::Fine {
                 text: text.to_string(),
@@ -209,6 +212,9 @@ impl Walk {
             "nohup" | "setsid" | "builtin" => {
                 self.wrapped(words, &text, skip_options(args, NONE), depth)
             }
+            // `exec > log` alone only redirects the shell's own output:
+            // the redirection is judged, and nothing else runs.
+            "exec" if args.is_empty() => {}
             "exec" => self.wrapped(words, &text, skip_options(args, EXEC), depth),
             "command" => self.command_builtin(words, &text, depth),
             "sudo" | "doas" => self.privileged(words, &text, depth),
@@ -234,7 +240,9 @@ impl Walk {
                 self.moved = true;
                 self.simple(words, text);
             }
-            "export" | "declare" | "typeset" | "local" | "readonly" => self.declaration(args, &text),
+            "export" | "declare" | "typeset" | "local" | "readonly" => {
+                self.declaration(args, &text)
+            }
             "set" => {}
             _ => self.simple(words, text),
         }
@@ -417,9 +425,14 @@ impl Walk {
 
     /// `watch cmd args`: runs `sh -c` of its words joined.
     fn watch(&mut self, words: &[Word], text: &str, depth: usize) {
-        const WATCH: Options = Options { with_value: &["-n", "--interval", "-d", "-q", "--equexit"], other_flags: true };
+        const WATCH: Options = Options {
+            with_value: &["-n", "--interval", "-d", "-q", "--equexit"],
+            other_flags: true,
+        };
         match skip_options(&words[1..], WATCH) {
-            Some(skipped) if 1 + skipped < words.len() => self.eval(&words[1 + skipped..], text, depth),
+            Some(skipped) if 1 + skipped < words.len() => {
+                self.eval(&words[1 + skipped..], text, depth)
+            }
             Some(_) => self.simple(words, text.to_string()),
             None => self.unresolved(text, "`watch`'s options are not ones the policy knows"),
         }
@@ -607,6 +620,16 @@ const XARGS: Options = Options {
     other_flags: true,
 };
 
+/// Whether bash would expand braces in `text`: a `{` followed by a `,` or
+/// `..` before its `}` (`{a,b}`, `{1..3}`); `{}` and `{x}` stay as written.
+fn expands_braces(text: &str) -> bool {
+    text.match_indices('{').any(|(start, _)| {
+        let rest = &text[start + 1..];
+        let inside = rest.split('}').next().unwrap_or(rest);
+        rest.contains('}') && (inside.contains(',') || inside.contains(".."))
+    })
+}
+
 /// How many of `args` belong to the wrapper (its options, and `--`),
 /// or `None` when an option is one the wrapper is not known to take.
 fn skip_options(args: &[Word], spec: Options) -> Option<usize> {
@@ -646,7 +669,10 @@ fn skip_options(args: &[Word], spec: Options) -> Option<usize> {
 /// Parses a script with the shell parser and walks its tree.
 fn parse_script(walk: &mut Walk, script: &str, depth: usize) {
     if nesting(script) > MAX_NESTING {
-        walk.unresolved(script, format!("nested more than {MAX_NESTING} levels deep"));
+        walk.unresolved(
+            script,
+            format!("nested more than {MAX_NESTING} levels deep"),
+        );
         return;
     }
     match parse_program(script) {
@@ -706,7 +732,9 @@ impl Walk {
             self.pipeline(&and_or.first, depth);
             for next in &and_or.additional {
                 match next {
-                    ast::AndOr::And(pipeline) | ast::AndOr::Or(pipeline) => self.pipeline(pipeline, depth),
+                    ast::AndOr::And(pipeline) | ast::AndOr::Or(pipeline) => {
+                        self.pipeline(pipeline, depth)
+                    }
                 }
             }
         }
@@ -730,7 +758,10 @@ impl Walk {
                 }
             }
             ast::Command::Function(function) => {
-                self.unresolved(&function.source, format!("defines the function `{}`", function.fname));
+                self.unresolved(
+                    &function.source,
+                    format!("defines the function `{}`", function.fname),
+                );
                 let ast::FunctionBody(body, redirects) = &function.body;
                 self.compound(body, depth);
                 if let Some(redirects) = redirects {
@@ -748,14 +779,16 @@ impl Walk {
         match compound {
             C::Arithmetic(arithmetic) => self.arithmetic(&arithmetic.expr.value, depth),
             C::ArithmeticForClause(clause) => {
-                for expr in [&clause.initializer, &clause.condition, &clause.updater].into_iter().flatten() {
+                for expr in [&clause.initializer, &clause.condition, &clause.updater]
+                    .into_iter()
+                    .flatten()
+                {
                     self.arithmetic(&expr.value, depth);
                 }
                 self.compound_list(&clause.body.0, depth);
             }
-            C::BraceGroup(ast::BraceGroupCommand(list)) | C::Subshell(ast::SubshellCommand(list)) => {
-                self.compound_list(list, depth)
-            }
+            C::BraceGroup(ast::BraceGroupCommand(list))
+            | C::Subshell(ast::SubshellCommand(list)) => self.compound_list(list, depth),
             C::ForClause(clause) => {
                 for value in clause.values.iter().flatten() {
                     self.word(&value.value, depth);
@@ -822,7 +855,9 @@ impl Walk {
         let items = simple.prefix.iter().flat_map(|prefix| prefix.0.iter());
         for item in items {
             match item {
-                Item::AssignmentWord(assignment, word) => self.assign(assignment, &word.value, depth),
+                Item::AssignmentWord(assignment, word) => {
+                    self.assign(assignment, &word.value, depth)
+                }
                 other => self.item(other, &mut words, depth),
             }
         }
@@ -863,7 +898,8 @@ impl Walk {
 
     fn assign(&mut self, assignment: &ast::Assignment, text: &str, depth: usize) {
         let name = match &assignment.name {
-            ast::AssignmentName::VariableName(name) | ast::AssignmentName::ArrayElementName(name, _) => name,
+            ast::AssignmentName::VariableName(name)
+            | ast::AssignmentName::ArrayElementName(name, _) => name,
         };
         self.assignment(name, text);
         self.assignment_value(&assignment.value, depth);
@@ -889,7 +925,10 @@ impl Walk {
         use ast::{IoFileRedirectKind as Kind, IoFileRedirectTarget as Target, IoRedirect as R};
         match redirect {
             R::File(_, kind, target) => {
-                let writes = matches!(kind, Kind::Write | Kind::Append | Kind::Clobber | Kind::ReadAndWrite);
+                let writes = matches!(
+                    kind,
+                    Kind::Write | Kind::Append | Kind::Clobber | Kind::ReadAndWrite
+                );
                 match target {
                     Target::Filename(word) => {
                         let target = self.word(&word.value, depth);
@@ -906,7 +945,9 @@ impl Walk {
                             self.write(&target, &format!("{redirect}"));
                         }
                     }
-                    Target::ProcessSubstitution(_, ast::SubshellCommand(list)) => self.compound_list(list, depth),
+                    Target::ProcessSubstitution(_, ast::SubshellCommand(list)) => {
+                        self.compound_list(list, depth)
+                    }
                 }
             }
             R::HereDocument(_, doc) => {
@@ -942,7 +983,11 @@ impl Walk {
             None => {
                 word.text = raw.to_string();
                 word.literal = false;
-                if raw.contains("$(") || raw.contains('`') || raw.contains("<(") || raw.contains(">(") {
+                if raw.contains("$(")
+                    || raw.contains('`')
+                    || raw.contains("<(")
+                    || raw.contains(">(")
+                {
                     self.unresolved(raw, "a word the parser cannot read runs a command");
                 }
             }
@@ -962,7 +1007,7 @@ impl Walk {
         let source = raw.get(piece.start_index..piece.end_index).unwrap_or(raw);
         match &piece.piece {
             WordPiece::Text(text) => {
-                if !quoted && text.contains(['*', '?', '[', '{', '(']) {
+                if !quoted && (text.contains(['*', '?', '[', '(']) || expands_braces(text)) {
                     word.literal = false;
                 }
                 word.text.push_str(text);
@@ -972,7 +1017,8 @@ impl Walk {
                 word.literal &= !text.contains('\\');
                 word.text.push_str(text);
             }
-            WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
+            WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) => {
                 for piece in inner {
                     self.piece(raw, piece, false, true, word, depth);
                 }
@@ -999,7 +1045,8 @@ impl Walk {
                     self.word(nested, depth);
                 }
             }
-            WordPiece::CommandSubstitution(script) | WordPiece::BackquotedCommandSubstitution(script) => {
+            WordPiece::CommandSubstitution(script)
+            | WordPiece::BackquotedCommandSubstitution(script) => {
                 word.literal = false;
                 word.home = false;
                 word.text.push_str(source);
@@ -1021,7 +1068,10 @@ impl Walk {
 }
 
 fn writes_or_dups_output(kind: &ast::IoFileRedirectKind) -> bool {
-    !matches!(kind, ast::IoFileRedirectKind::Read | ast::IoFileRedirectKind::DuplicateInput)
+    !matches!(
+        kind,
+        ast::IoFileRedirectKind::Read | ast::IoFileRedirectKind::DuplicateInput
+    )
 }
 
 /// The words inside a parameter expansion (`${X:-word}` and the like),
@@ -1029,10 +1079,22 @@ fn writes_or_dups_output(kind: &ast::IoFileRedirectKind) -> bool {
 fn parameter_words(expression: &ParameterExpr) -> Vec<&str> {
     use ParameterExpr as P;
     let found: Vec<Option<&String>> = match expression {
-        P::UseDefaultValues { default_value: value, .. }
-        | P::AssignDefaultValues { default_value: value, .. }
-        | P::IndicateErrorIfNullOrUnset { error_message: value, .. }
-        | P::UseAlternativeValue { alternative_value: value, .. }
+        P::UseDefaultValues {
+            default_value: value,
+            ..
+        }
+        | P::AssignDefaultValues {
+            default_value: value,
+            ..
+        }
+        | P::IndicateErrorIfNullOrUnset {
+            error_message: value,
+            ..
+        }
+        | P::UseAlternativeValue {
+            alternative_value: value,
+            ..
+        }
         | P::RemoveSmallestSuffixPattern { pattern: value, .. }
         | P::RemoveLargestSuffixPattern { pattern: value, .. }
         | P::RemoveSmallestPrefixPattern { pattern: value, .. }
@@ -1041,8 +1103,15 @@ fn parameter_words(expression: &ParameterExpr) -> Vec<&str> {
         | P::UppercasePattern { pattern: value, .. }
         | P::LowercaseFirstChar { pattern: value, .. }
         | P::LowercasePattern { pattern: value, .. } => vec![value.as_ref()],
-        P::ReplaceSubstring { pattern, replacement, .. } => vec![Some(pattern), replacement.as_ref()],
-        P::Substring { offset, length, .. } => vec![Some(&offset.value), length.as_ref().map(|length| &length.value)],
+        P::ReplaceSubstring {
+            pattern,
+            replacement,
+            ..
+        } => vec![Some(pattern), replacement.as_ref()],
+        P::Substring { offset, length, .. } => vec![
+            Some(&offset.value),
+            length.as_ref().map(|length| &length.value),
+        ],
         _ => Vec::new(),
     };
     found.into_iter().flatten().map(String::as_str).collect()
