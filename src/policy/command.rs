@@ -10,6 +10,9 @@
 //! its tree, here: the parts a person must agree to before the command is
 //! allowed.
 
+use brush_parser::word::{self, ParameterExpr, WordPiece, WordPieceWithSource};
+use brush_parser::{ast, Parser, ParserOptions, SourceInfo};
+
 use crate::stage_protocol::MAX_DETAIL_BYTES;
 
 /// The longest command the policy reads: a stager's detail holds no more
@@ -23,8 +26,6 @@ pub(crate) const MAX_SCRIPT_DEPTH: usize = 8;
 pub(crate) const MAX_PARTS: usize = 512;
 
 /// One part of a shell command.
-// Until the shell parser is wired in, nothing makes writes.
-#[allow(dead_code)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ShellPart {
     /// A simple command, its words as the program receives them (quotes
@@ -67,6 +68,9 @@ pub(crate) struct Word {
     /// Whether the word is the same whatever the environment (no
     /// parameter, command, arithmetic or glob expansion).
     pub(crate) literal: bool,
+    /// Whether its only expansion is a leading `~` or `~/` (the home
+    /// directory, which a path rule can judge).
+    pub(crate) home: bool,
 }
 
 impl Word {
@@ -75,6 +79,7 @@ impl Word {
         Word {
             text: text.into(),
             literal: true,
+            home: false,
         }
     }
 }
@@ -98,7 +103,13 @@ pub(crate) fn argv_parts(argv: &[String]) -> Vec<ShellPart> {
 #[derive(Debug, Default)]
 pub(crate) struct Walk {
     parts: Vec<ShellPart>,
+    /// A `cd` (or `pushd`, `popd`) ran before: relative paths no longer
+    /// name what they name in the call's cwd.
+    moved: bool,
 }
+
+/// Files a write to keeps nothing a rule must judge.
+const KEEPS_NOTHING: [&str; 4] = ["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"];
 
 impl Walk {
     fn finish(mut self) -> Vec<ShellPart> {
@@ -140,14 +151,19 @@ impl Walk {
     }
 
     /// A redirection that writes `target`.
-    #[allow(dead_code)]
     pub(crate) fn write(&mut self, target: &Word, text: &str) {
-        if !target.literal {
+        let relative = !target.text.starts_with('/') && !target.home;
+        if !(target.literal || target.home) {
             self.unresolved(text, "a redirection's target expands");
-        } else if target.text == "/dev/null" {
+        } else if relative && self.moved {
+            self.unresolved(
+                text,
+                "a relative path after `cd`, whose directory is not known",
+            );
+        } else if KEEPS_NOTHING.contains(&target.text.as_str()) {
             self.push(ShellPart::Fine {
                 text: text.to_string(),
-                why: "writes /dev/null, which keeps nothing",
+                why: "writes a device that keeps nothing",
             });
         } else {
             self.push(ShellPart::Write {
@@ -196,6 +212,9 @@ impl Walk {
             "nohup" | "setsid" | "builtin" => {
                 self.wrapped(words, &text, skip_options(args, NONE), depth)
             }
+            // `exec > log` alone only redirects the shell's own output:
+            // the redirection is judged, and nothing else runs.
+            "exec" if args.is_empty() => {}
             "exec" => self.wrapped(words, &text, skip_options(args, EXEC), depth),
             "command" => self.command_builtin(words, &text, depth),
             "sudo" | "doas" => self.privileged(words, &text, depth),
@@ -205,14 +224,26 @@ impl Walk {
                 self.shell(words, &text, depth)
             }
             "eval" => self.eval(args, &text, depth),
-            "alias" | "unalias" | "trap" | "enable" | "shopt" | "set" | "hash" => {
-                if args.is_empty() && !matches!(name, "trap" | "set") {
+            "alias" | "unalias" | "enable" => {
+                if args.is_empty() {
                     self.simple(words, text);
                 } else {
                     self.unresolved(&text, format!("`{name}` changes what later commands run"));
                 }
             }
             "git" => self.git(words, text),
+            "coproc" => self.wrapped(words, &text, Some(0), depth),
+            "watch" => self.watch(words, &text, depth),
+            "trap" => self.trap(args, &text, depth),
+            "tee" => self.tee(words, text),
+            "cd" | "pushd" | "popd" => {
+                self.moved = true;
+                self.simple(words, text);
+            }
+            "export" | "declare" | "typeset" | "local" | "readonly" => {
+                self.declaration(args, &text)
+            }
+            "set" => {}
             _ => self.simple(words, text),
         }
     }
@@ -392,6 +423,58 @@ impl Walk {
         self.script(&script.join(" "), depth + 1);
     }
 
+    /// `watch cmd args`: runs `sh -c` of its words joined.
+    fn watch(&mut self, words: &[Word], text: &str, depth: usize) {
+        const WATCH: Options = Options {
+            with_value: &["-n", "--interval", "-d", "-q", "--equexit"],
+            other_flags: true,
+        };
+        match skip_options(&words[1..], WATCH) {
+            Some(skipped) if 1 + skipped < words.len() => {
+                self.eval(&words[1 + skipped..], text, depth)
+            }
+            Some(_) => self.simple(words, text.to_string()),
+            None => self.unresolved(text, "`watch`'s options are not ones the policy knows"),
+        }
+    }
+
+    /// `trap 'script' SIGNALS`: the script runs later, so it is judged now.
+    fn trap(&mut self, args: &[Word], text: &str, depth: usize) {
+        match args.first() {
+            None => {}
+            Some(first) if first.text == "-" || first.text.starts_with('-') => {}
+            Some(first) if first.literal => self.script(&first.text, depth + 1),
+            Some(_) => self.unresolved(text, "what `trap` runs expands"),
+        }
+    }
+
+    /// `tee FILE...`: a command, and a write of each file.
+    fn tee(&mut self, words: &[Word], text: String) {
+        let files: Vec<Word> = words[1..]
+            .iter()
+            .filter(|word| !word.text.starts_with('-') || word.text == "-")
+            .cloned()
+            .collect();
+        self.simple(words, text.clone());
+        for file in &files {
+            self.write(file, &format!("tee {}", file.text));
+        }
+    }
+
+    /// `export NAME=value`, `declare`, `local`...: assignments (a name
+    /// that changes what runs is asked about); `-f` (functions) too.
+    fn declaration(&mut self, args: &[Word], text: &str) {
+        for word in args {
+            if word.text.starts_with('-') && word.text.contains('f') {
+                self.unresolved(text, "declares functions");
+            } else if let Some((name, _)) = word.text.split_once('=') {
+                self.assignment(name.trim_end_matches('+'), text);
+            } else if !word.literal {
+                self.unresolved(text, "a declaration's name expands");
+            }
+        }
+    }
+
     /// `git -c name=value` and `--config-env` can make git run anything
     /// (`core.pager`, `alias.x=!sh`, `core.sshCommand`): asked about.
     fn git(&mut self, words: &[Word], text: String) {
@@ -537,6 +620,16 @@ const XARGS: Options = Options {
     other_flags: true,
 };
 
+/// Whether bash would expand braces in `text`: a `{` followed by a `,` or
+/// `..` before its `}` (`{a,b}`, `{1..3}`); `{}` and `{x}` stay as written.
+fn expands_braces(text: &str) -> bool {
+    text.match_indices('{').any(|(start, _)| {
+        let rest = &text[start + 1..];
+        let inside = rest.split('}').next().unwrap_or(rest);
+        rest.contains('}') && (inside.contains(',') || inside.contains(".."))
+    })
+}
+
 /// How many of `args` belong to the wrapper (its options, and `--`),
 /// or `None` when an option is one the wrapper is not known to take.
 fn skip_options(args: &[Word], spec: Options) -> Option<usize> {
@@ -573,36 +666,455 @@ fn skip_options(args: &[Word], spec: Options) -> Option<usize> {
     Some(i.min(args.len()))
 }
 
-/// Parses a script and walks it: the stand-in until the shell parser is
-/// wired in judges a command without shell syntax word by word, and asks
-/// about anything else.
+/// Parses a script with the shell parser and walks its tree.
 fn parse_script(walk: &mut Walk, script: &str, depth: usize) {
-    let plain = |c: char| {
-        c.is_ascii_alphanumeric()
-            || matches!(
-                c,
-                '_' | '-' | '.' | '/' | ':' | '=' | '@' | '%' | '+' | ',' | '^' | ' ' | '\t'
-            )
-    };
-    if !script.chars().all(plain) {
-        walk.unresolved(script, "shell syntax the policy does not resolve yet");
+    if nesting(script) > MAX_NESTING {
+        walk.unresolved(
+            script,
+            format!("nested more than {MAX_NESTING} levels deep"),
+        );
         return;
     }
-    let words: Vec<Word> = script.split_whitespace().map(Word::literal).collect();
-    let Some(start) = words.iter().position(|word| !word.text.contains('=')) else {
-        for word in &words {
-            if let Some((name, _)) = word.text.split_once('=') {
-                walk.assignment(name, script);
+    match parse_program(script) {
+        Some(program) => {
+            for list in &program.complete_commands {
+                walk.compound_list(list, depth);
             }
         }
-        return;
-    };
-    for word in &words[..start] {
-        if let Some((name, _)) = word.text.split_once('=') {
-            walk.assignment(name, script);
+        None => walk.unresolved(script, "not shell syntax the parser reads"),
+    }
+}
+
+/// How deep groups may nest (the parser recurses; so does the walk).
+pub(crate) const MAX_NESTING: usize = 64;
+
+/// An upper bound of how deep `script` nests: every bracket counts,
+/// quoted or not, so a script this finds shallow is.
+fn nesting(script: &str) -> usize {
+    let (mut depth, mut deepest, mut backquotes) = (0usize, 0usize, 0usize);
+    for c in script.chars() {
+        match c {
+            '(' | '{' | '[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            ')' | '}' | ']' => depth = depth.saturating_sub(1),
+            '`' => backquotes += 1,
+            _ => {}
         }
     }
-    walk.command(&words[start..], depth);
+    deepest + backquotes / 2
+}
+
+fn parse_program(script: &str) -> Option<ast::Program> {
+    let options = ParserOptions::default();
+    let source = SourceInfo::default();
+    // The parser is not ours: a panic in it is a command it cannot read.
+    std::panic::catch_unwind(|| {
+        let mut parser = Parser::new(std::io::Cursor::new(script.as_bytes()), &options, &source);
+        parser.parse_program().ok()
+    })
+    .ok()
+    .flatten()
+}
+
+fn parse_word(raw: &str) -> Option<Vec<WordPieceWithSource>> {
+    let options = ParserOptions::default();
+    std::panic::catch_unwind(|| word::parse(raw, &options).ok())
+        .ok()
+        .flatten()
+}
+
+/// The walk over the parser's tree.
+impl Walk {
+    fn compound_list(&mut self, list: &ast::CompoundList, depth: usize) {
+        for ast::CompoundListItem(and_or, _) in &list.0 {
+            self.pipeline(&and_or.first, depth);
+            for next in &and_or.additional {
+                match next {
+                    ast::AndOr::And(pipeline) | ast::AndOr::Or(pipeline) => {
+                        self.pipeline(pipeline, depth)
+                    }
+                }
+            }
+        }
+    }
+
+    fn pipeline(&mut self, pipeline: &ast::Pipeline, depth: usize) {
+        for command in &pipeline.seq {
+            self.ast_command(command, depth);
+        }
+    }
+
+    fn ast_command(&mut self, command: &ast::Command, depth: usize) {
+        match command {
+            ast::Command::Simple(simple) => self.simple_command(simple, depth),
+            ast::Command::Compound(compound, redirects) => {
+                self.compound(compound, depth);
+                if let Some(redirects) = redirects {
+                    for redirect in &redirects.0 {
+                        self.redirect(redirect, depth);
+                    }
+                }
+            }
+            ast::Command::Function(function) => {
+                self.unresolved(
+                    &function.source,
+                    format!("defines the function `{}`", function.fname),
+                );
+                let ast::FunctionBody(body, redirects) = &function.body;
+                self.compound(body, depth);
+                if let Some(redirects) = redirects {
+                    for redirect in &redirects.0 {
+                        self.redirect(redirect, depth);
+                    }
+                }
+            }
+            ast::Command::ExtendedTest(test) => self.extended_test(test, depth),
+        }
+    }
+
+    fn compound(&mut self, compound: &ast::CompoundCommand, depth: usize) {
+        use ast::CompoundCommand as C;
+        match compound {
+            C::Arithmetic(arithmetic) => self.arithmetic(&arithmetic.expr.value, depth),
+            C::ArithmeticForClause(clause) => {
+                for expr in [&clause.initializer, &clause.condition, &clause.updater]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.arithmetic(&expr.value, depth);
+                }
+                self.compound_list(&clause.body.0, depth);
+            }
+            C::BraceGroup(ast::BraceGroupCommand(list))
+            | C::Subshell(ast::SubshellCommand(list)) => self.compound_list(list, depth),
+            C::ForClause(clause) => {
+                for value in clause.values.iter().flatten() {
+                    self.word(&value.value, depth);
+                }
+                self.compound_list(&clause.body.0, depth);
+            }
+            C::CaseClause(clause) => {
+                self.word(&clause.value.value, depth);
+                for item in &clause.cases {
+                    for pattern in &item.patterns {
+                        self.word(&pattern.value, depth);
+                    }
+                    if let Some(list) = &item.cmd {
+                        self.compound_list(list, depth);
+                    }
+                }
+            }
+            C::IfClause(clause) => {
+                self.compound_list(&clause.condition, depth);
+                self.compound_list(&clause.then, depth);
+                for other in clause.elses.iter().flatten() {
+                    if let Some(condition) = &other.condition {
+                        self.compound_list(condition, depth);
+                    }
+                    self.compound_list(&other.body, depth);
+                }
+            }
+            C::WhileClause(ast::WhileOrUntilClauseCommand(condition, body))
+            | C::UntilClause(ast::WhileOrUntilClauseCommand(condition, body)) => {
+                self.compound_list(condition, depth);
+                self.compound_list(&body.0, depth);
+            }
+        }
+    }
+
+    fn extended_test(&mut self, test: &ast::ExtendedTestExpr, depth: usize) {
+        use ast::ExtendedTestExpr as T;
+        match test {
+            T::And(left, right) | T::Or(left, right) => {
+                self.extended_test(left, depth);
+                self.extended_test(right, depth);
+            }
+            T::Not(inner) | T::Parenthesized(inner) => self.extended_test(inner, depth),
+            T::UnaryTest(_, word) => {
+                self.word(&word.value, depth);
+            }
+            T::BinaryTest(_, left, right) => {
+                self.word(&left.value, depth);
+                self.word(&right.value, depth);
+            }
+        }
+    }
+
+    /// An arithmetic expression runs the substitutions it holds.
+    fn arithmetic(&mut self, expression: &str, depth: usize) {
+        if expression.contains('$') || expression.contains('`') {
+            self.word(expression, depth);
+        }
+    }
+
+    fn simple_command(&mut self, simple: &ast::SimpleCommand, depth: usize) {
+        use ast::CommandPrefixOrSuffixItem as Item;
+        let mut words = Vec::new();
+        let items = simple.prefix.iter().flat_map(|prefix| prefix.0.iter());
+        for item in items {
+            match item {
+                Item::AssignmentWord(assignment, word) => {
+                    self.assign(assignment, &word.value, depth)
+                }
+                other => self.item(other, &mut words, depth),
+            }
+        }
+        if let Some(name) = &simple.word_or_name {
+            let word = self.word(&name.value, depth);
+            words.push(word);
+        }
+        for item in simple.suffix.iter().flat_map(|suffix| suffix.0.iter()) {
+            self.item(item, &mut words, depth);
+        }
+        self.command(&words, depth);
+    }
+
+    fn item(&mut self, item: &ast::CommandPrefixOrSuffixItem, words: &mut Vec<Word>, depth: usize) {
+        use ast::CommandPrefixOrSuffixItem as Item;
+        match item {
+            Item::IoRedirect(redirect) => self.redirect(redirect, depth),
+            Item::Word(word) => {
+                let word = self.word(&word.value, depth);
+                words.push(word);
+            }
+            Item::AssignmentWord(assignment, word) => {
+                self.assignment_value(&assignment.value, depth);
+                let mut word = self.word(&word.value, depth);
+                word.literal &= matches!(assignment.value, ast::AssignmentValue::Scalar(_));
+                words.push(word);
+            }
+            Item::ProcessSubstitution(_, ast::SubshellCommand(list)) => {
+                self.compound_list(list, depth);
+                words.push(Word {
+                    text: "<(…)".into(),
+                    literal: false,
+                    home: false,
+                });
+            }
+        }
+    }
+
+    fn assign(&mut self, assignment: &ast::Assignment, text: &str, depth: usize) {
+        let name = match &assignment.name {
+            ast::AssignmentName::VariableName(name)
+            | ast::AssignmentName::ArrayElementName(name, _) => name,
+        };
+        self.assignment(name, text);
+        self.assignment_value(&assignment.value, depth);
+    }
+
+    fn assignment_value(&mut self, value: &ast::AssignmentValue, depth: usize) {
+        match value {
+            ast::AssignmentValue::Scalar(word) => {
+                self.word(&word.value, depth);
+            }
+            ast::AssignmentValue::Array(items) => {
+                for (key, word) in items {
+                    if let Some(key) = key {
+                        self.word(&key.value, depth);
+                    }
+                    self.word(&word.value, depth);
+                }
+            }
+        }
+    }
+
+    fn redirect(&mut self, redirect: &ast::IoRedirect, depth: usize) {
+        use ast::{IoFileRedirectKind as Kind, IoFileRedirectTarget as Target, IoRedirect as R};
+        match redirect {
+            R::File(_, kind, target) => {
+                let writes = matches!(
+                    kind,
+                    Kind::Write | Kind::Append | Kind::Clobber | Kind::ReadAndWrite
+                );
+                match target {
+                    Target::Filename(word) => {
+                        let target = self.word(&word.value, depth);
+                        if writes {
+                            self.write(&target, &format!("{redirect}"));
+                        }
+                    }
+                    Target::Fd(_) => {}
+                    Target::Duplicate(word) => {
+                        let target = self.word(&word.value, depth);
+                        let fd = target.text.chars().all(|c| c.is_ascii_digit() || c == '-');
+                        if !(target.literal && fd) && writes_or_dups_output(kind) {
+                            // `>& file` writes the file (stdout and stderr).
+                            self.write(&target, &format!("{redirect}"));
+                        }
+                    }
+                    Target::ProcessSubstitution(_, ast::SubshellCommand(list)) => {
+                        self.compound_list(list, depth)
+                    }
+                }
+            }
+            R::HereDocument(_, doc) => {
+                if doc.requires_expansion {
+                    self.word(&doc.doc.value, depth);
+                }
+            }
+            R::HereString(_, word) => {
+                self.word(&word.value, depth);
+            }
+            R::OutputAndError(word, _) => {
+                let target = self.word(&word.value, depth);
+                self.write(&target, &format!("{redirect}"));
+            }
+        }
+    }
+
+    /// A word as the program would receive it, walking what it runs
+    /// (command and process substitutions, in parameter defaults and
+    /// arithmetic too).
+    fn word(&mut self, raw: &str, depth: usize) -> Word {
+        let mut word = Word {
+            text: String::new(),
+            literal: true,
+            home: false,
+        };
+        match parse_word(raw) {
+            Some(pieces) => {
+                for (at, piece) in pieces.iter().enumerate() {
+                    self.piece(raw, piece, at == 0, false, &mut word, depth);
+                }
+            }
+            None => {
+                word.text = raw.to_string();
+                word.literal = false;
+                if raw.contains("$(")
+                    || raw.contains('`')
+                    || raw.contains("<(")
+                    || raw.contains(">(")
+                {
+                    self.unresolved(raw, "a word the parser cannot read runs a command");
+                }
+            }
+        }
+        word
+    }
+
+    fn piece(
+        &mut self,
+        raw: &str,
+        piece: &WordPieceWithSource,
+        first: bool,
+        quoted: bool,
+        word: &mut Word,
+        depth: usize,
+    ) {
+        let source = raw.get(piece.start_index..piece.end_index).unwrap_or(raw);
+        match &piece.piece {
+            WordPiece::Text(text) => {
+                if !quoted && (text.contains(['*', '?', '[', '(']) || expands_braces(text)) {
+                    word.literal = false;
+                }
+                word.text.push_str(text);
+            }
+            WordPiece::SingleQuotedText(text) => word.text.push_str(text),
+            WordPiece::AnsiCQuotedText(text) => {
+                word.literal &= !text.contains('\\');
+                word.text.push_str(text);
+            }
+            WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                for piece in inner {
+                    self.piece(raw, piece, false, true, word, depth);
+                }
+            }
+            WordPiece::TildePrefix(user) => {
+                word.home = first && user.is_empty();
+                word.literal = false;
+                word.text.push('~');
+                word.text.push_str(user);
+            }
+            WordPiece::EscapeSequence(escaped) => {
+                let mut chars = escaped.chars();
+                if chars.next() == Some('\\') {
+                    word.text.extend(chars.filter(|c| *c != '\n'));
+                } else {
+                    word.text.push_str(escaped);
+                }
+            }
+            WordPiece::ParameterExpansion(expression) => {
+                word.literal = false;
+                word.home = false;
+                word.text.push_str(source);
+                for nested in parameter_words(expression) {
+                    self.word(nested, depth);
+                }
+            }
+            WordPiece::CommandSubstitution(script)
+            | WordPiece::BackquotedCommandSubstitution(script) => {
+                word.literal = false;
+                word.home = false;
+                word.text.push_str(source);
+                self.substitution(script, depth);
+            }
+            WordPiece::ArithmeticExpression(expression) => {
+                word.literal = false;
+                word.home = false;
+                word.text.push_str(source);
+                self.arithmetic(&expression.value, depth);
+            }
+        }
+    }
+
+    /// `$(script)`: its parts, one level deeper.
+    fn substitution(&mut self, script: &str, depth: usize) {
+        self.script(script, depth + 1);
+    }
+}
+
+fn writes_or_dups_output(kind: &ast::IoFileRedirectKind) -> bool {
+    !matches!(
+        kind,
+        ast::IoFileRedirectKind::Read | ast::IoFileRedirectKind::DuplicateInput
+    )
+}
+
+/// The words inside a parameter expansion (`${X:-word}` and the like),
+/// which may run commands of their own.
+fn parameter_words(expression: &ParameterExpr) -> Vec<&str> {
+    use ParameterExpr as P;
+    let found: Vec<Option<&String>> = match expression {
+        P::UseDefaultValues {
+            default_value: value,
+            ..
+        }
+        | P::AssignDefaultValues {
+            default_value: value,
+            ..
+        }
+        | P::IndicateErrorIfNullOrUnset {
+            error_message: value,
+            ..
+        }
+        | P::UseAlternativeValue {
+            alternative_value: value,
+            ..
+        }
+        | P::RemoveSmallestSuffixPattern { pattern: value, .. }
+        | P::RemoveLargestSuffixPattern { pattern: value, .. }
+        | P::RemoveSmallestPrefixPattern { pattern: value, .. }
+        | P::RemoveLargestPrefixPattern { pattern: value, .. }
+        | P::UppercaseFirstChar { pattern: value, .. }
+        | P::UppercasePattern { pattern: value, .. }
+        | P::LowercaseFirstChar { pattern: value, .. }
+        | P::LowercasePattern { pattern: value, .. } => vec![value.as_ref()],
+        P::ReplaceSubstring {
+            pattern,
+            replacement,
+            ..
+        } => vec![Some(pattern), replacement.as_ref()],
+        P::Substring { offset, length, .. } => vec![
+            Some(&offset.value),
+            length.as_ref().map(|length| &length.value),
+        ],
+        _ => Vec::new(),
+    };
+    found.into_iter().flatten().map(String::as_str).collect()
 }
 
 #[cfg(test)]

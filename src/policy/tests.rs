@@ -65,10 +65,14 @@ fn reasons_reach_the_evaluation() {
 }
 
 #[test]
-fn shell_syntax_asks_until_resolved() {
-    let policy = policy(json!({ "allow": ["Bash"] }));
-    assert_eq!(effect(&policy, &Call::bash("ls -la")), Effect::Allow);
-    assert_eq!(effect(&policy, &Call::bash("ls $(rm -rf /)")), Effect::Ask);
+fn a_substitution_is_judged_by_its_parts_and_a_variable_command_asks() {
+    let ls_only = policy(json!({ "allow": ["Bash(ls *)"] }));
+    assert_eq!(effect(&ls_only, &Call::bash("ls -la")), Effect::Allow);
+    assert_eq!(effect(&ls_only, &Call::bash("ls $(rm -rf /)")), Effect::Ask);
+    let no_rm = policy(json!({ "allow": ["Bash"], "deny": ["Bash(rm *)"] }));
+    assert_eq!(effect(&no_rm, &Call::bash("ls $(rm -rf /)")), Effect::Deny);
+    let anything = policy(json!({ "allow": ["Bash"] }));
+    assert_eq!(effect(&anything, &Call::bash("$CMD x")), Effect::Ask);
     let denied = policy_with_deny_all();
     assert_eq!(effect(&denied, &Call::bash("ls $(rm -rf /)")), Effect::Deny);
 }
