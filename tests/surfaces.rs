@@ -207,11 +207,13 @@ fn a_stager_whose_stdin_is_on_this_mount_stages_with_one_request_thread() {
         ..MountOptions::default()
     });
     let script = r#"
-import json, os, sys
+import json, os
 fd = os.open(os.environ['D'] + '/stage', os.O_RDWR)
 os.write(fd, json.dumps({'label': 'from a hook', 'sourceTool': 'py', 'agent': 'parent'}).encode() + b'\n')
 print(os.read(fd, 4096).decode(), end='', flush=True)
-sys.stdin.read()
+# Wait for a decision that never comes: a stager that left would withdraw
+# its preview, and the check below could miss the moment it was pending.
+os.read(fd, 4096)
 "#;
     let status = std::fs::File::open(fx.path("status")).expect("open status");
     let mut stager = KillOnDrop(
