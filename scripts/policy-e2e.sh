@@ -122,7 +122,7 @@ person() {
 
 # run_agent AGENT: one agent's run in $W/AGENT; its checks in check.out.
 run_agent() {
-    local agent=$1 rd=$W/$1 hook_command allowed keep asked
+    local agent=$1 rd=$W/$1 hook_command allowed keep asked daemon
     mkdir -p "$rd/marks" "$rd/project/.claude" "$rd/home" || die "cannot create $rd"
     allowed=$rd/marks/ALLOWED keep=$rd/marks/KEEP asked=$rd/marks/ASKED
     : >"$keep"
