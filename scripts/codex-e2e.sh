@@ -85,7 +85,7 @@ failed=0
 summary=
 for run in $runs; do
     RD=$W/$run
-    mkdir -p "$RD/marks" "$RD/project" "$RD/home" "$RD/codex-home" || die "cannot create $RD"
+    mkdir -p "$RD/marks" "$RD/project" "$RD/home" || die "cannot create $RD"
     MARK1=$RD/marks/MARK1
     MARK2=$RD/marks/MARK2
     bypass=--dangerously-bypass-hook-trust trust=''
@@ -98,32 +98,7 @@ for run in $runs; do
     trust) bypass='' trust=saved ;;
     untrusted) bypass='' ;;
     esac
-    cat >"$RD/codex-home/config.toml" <<EOF
-model = "gpt-e2e-scripted"
-model_provider = "e2e"
-approval_policy = "$approval"
-sandbox_mode = "$sandbox"
-check_for_update_on_startup = false
-
-[analytics]
-enabled = false
-
-[model_providers.e2e]
-name = "xdev e2e scripted server"
-base_url = "http://127.0.0.1:9/v1"
-wire_api = "responses"
-env_key = "XDEV_E2E_API_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-EOF
-    "$PYTHON" - "$RD/codex-home/hooks.json" "$event" "$hook_command" <<'PY' || die "cannot write hooks.json"
-import json, sys
-path, event, command = sys.argv[1:4]
-hooks = {"hooks": {event: [{"matcher": "Bash", "hooks": [{"type": "command", "command": command, "timeout": 600}]}]}}
-with open(path, "w") as f:
-    json.dump(hooks, f, indent=2)
-    f.write("\n")
-PY
+    e2e_codex_home "$RD/codex-home" "$event" "$approval" "$sandbox" "$hook_command"
     # What the TUI's hook review saves, written by hand (see the header).
     if [ "$trust" = saved ]; then
         "$PYTHON" "$E2E/codex_trust.py" "$RD/codex-home/hooks.json" >>"$RD/codex-home/config.toml" ||

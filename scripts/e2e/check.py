@@ -546,6 +546,19 @@ def codex_run():
     return events, session
 
 
+def function_outputs(requests):
+    """call_id -> (the 1-based number of the first request of Codex's main loop, the
+    requests offering exec_command, that carried it, its function_call_output's text)."""
+    main_loop = [r for r in requests if isinstance(r.get("body"), dict)
+                 and any(t.get("name") == "exec_command" for t in r["body"].get("tools") or [])]
+    outputs = {}
+    for index, r in enumerate(main_loop):
+        for item in r["body"].get("input") or []:
+            if isinstance(item, dict) and item.get("type") == "function_call_output":
+                outputs.setdefault(item.get("call_id"), (index + 1, text_of(item.get("output"))))
+    return outputs
+
+
 def check_codex(argv):
     """codex-e2e.sh: one Codex run, the first shell call resolved, the second rejected."""
     global work
@@ -576,14 +589,7 @@ def check_codex(argv):
         check(decisions[0]["mark1_before"] == "absent",
               "MARK1 did not exist while its preview was pending (the hook held the command)")
 
-    requests = read_jsonl("requests.jsonl")
-    main_loop = [r for r in requests if isinstance(r.get("body"), dict)
-                 and any(t.get("name") == "exec_command" for t in r["body"].get("tools") or [])]
-    outputs = {}
-    for index, r in enumerate(main_loop):
-        for item in r["body"].get("input") or []:
-            if isinstance(item, dict) and item.get("type") == "function_call_output":
-                outputs.setdefault(item.get("call_id"), (index + 1, text_of(item.get("output"))))
+    outputs = function_outputs(read_jsonl("requests.jsonl"))
     first = outputs.get("call_e2e_step1")
     second = outputs.get("call_e2e_step2")
     if check(first is not None, "the model received the first call's function_call_output"):

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs inside the private network namespace of scripts/claude-code-e2e.sh,
 # scripts/claude-code-write-e2e.sh, scripts/claude-code-plan-e2e.sh,
-# scripts/claude-code-self-approve-e2e.sh and scripts/codex-e2e.sh
-# (`unshare --net`): brings up lo, starts the scripted model server on
-# 127.0.0.1, and runs Claude Code (or Codex) against it.
+# scripts/claude-code-self-approve-e2e.sh, scripts/codex-e2e.sh and
+# scripts/policy-e2e.sh (`unshare --net`): brings up lo, starts the scripted
+# model server on 127.0.0.1, and runs Claude Code (or Codex) against it.
 # Everything comes from the environment the outer script exports (E2E_*):
 #   E2E_SCRIPT   bash (default): Bash calls `touch $E2E_MARK1`, `touch $E2E_MARK2`,
 #                under --permission-mode default;
@@ -26,6 +26,8 @@
 #                asking to leave the sandbox when E2E_ESCALATE is set; extra
 #                `codex exec` arguments in E2E_CODEX_ARGS (one line each). Its
 #                JSONL events go to codex.jsonl, its exit status to codex.rc.
+#   E2E_COMMANDS bash, codex: the scripted shell commands instead of the two
+#                touches, one a line (scripts/policy-e2e.sh)
 #   E2E_STRACE   if set, Claude Code runs under strace -f, which writes there
 #   E2E_PATH     the agent's PATH (default /usr/local/bin:/usr/bin:/bin), for a
 #                hook command found on PATH (the plugin's `xdev`)
@@ -52,10 +54,19 @@ ip link set lo up || { echo "in_netns: cannot bring up lo" >&2; exit 90; }
 # What the agent can reach: one line per link, and the routes.
 { ip -o link show | awk -F': ' '{print "link " $2}'; ip route show table all | sed 's/^/route /'; } >"$W/netns.txt"
 
+# The shell commands the model asks for (bash, codex): E2E_COMMANDS, else
+# the two touches.
+commands=()
+if [ -n "${E2E_COMMANDS:-}" ]; then
+    mapfile -t lines <<<"$E2E_COMMANDS"
+    for line in "${lines[@]}"; do commands+=(--command "$line"); done
+elif [ "${E2E_SCRIPT:-bash}" = bash ] || [ "${E2E_SCRIPT:-}" = codex ]; then
+    commands=(--command "touch $E2E_MARK1" --command "touch $E2E_MARK2")
+fi
 stream_json=0
 case "${E2E_SCRIPT:-bash}" in
 bash)
-    script_args=(--command "touch $E2E_MARK1" --command "touch $E2E_MARK2")
+    script_args=("${commands[@]}")
     claude_args=(--permission-mode default)
     ;;
 write)
@@ -77,7 +88,7 @@ self-approve)
         --allowedTools "$E2E_MCP_TOOL")
     ;;
 codex)
-    script_args=(--api responses --command "touch $E2E_MARK1" --command "touch $E2E_MARK2")
+    script_args=(--api responses "${commands[@]}")
     [ -n "${E2E_ESCALATE:-}" ] && script_args+=(--escalate)
     ;;
 plan)

@@ -1,10 +1,10 @@
 # shellcheck shell=bash
 # Shared by scripts/claude-code-e2e.sh, scripts/claude-code-write-e2e.sh,
 # scripts/claude-code-plan-e2e.sh, scripts/claude-code-plugin-e2e.sh,
-# scripts/claude-code-self-approve-e2e.sh and scripts/codex-e2e.sh (sourced
-# first). It sets what both use; the caller sets E2E_NAME (what say
-# and die print first) and W (the work directory, empty until there is one)
-# before calling the functions.
+# scripts/claude-code-self-approve-e2e.sh, scripts/codex-e2e.sh and
+# scripts/policy-e2e.sh (sourced first). It sets what they all use; the
+# caller sets E2E_NAME (what say and die print first) and W (the work
+# directory, empty until there is one) before calling the functions.
 
 # The pinned Claude Code, and where things are.
 CLAUDE_CODE_VERSION=2.1.332
@@ -119,6 +119,42 @@ $(tail -n 20 "$log")"
     CODEX=$(e2e_codex_bin) || die "after npm install, no Codex $CODEX_VERSION binary runs from $CACHE (see $log)"
 }
 
+# e2e_codex_home DIR EVENT APPROVAL SANDBOX COMMAND: makes DIR a fresh
+# CODEX_HOME: config.toml points the provider `e2e` (wire_api "responses",
+# key from XDEV_E2E_API_KEY) at the scripted server (in_netns.sh gives the
+# port) with approval_policy APPROVAL and sandbox_mode SANDBOX, and
+# hooks.json runs COMMAND on the hook EVENT (matcher Bash, timeout 600 s).
+e2e_codex_home() {
+    mkdir -p "$1" || die "cannot create $1"
+    "$PYTHON" - "$@" <<'PY' || die "cannot write the Codex home $1"
+import json, os, sys
+home, event, approval, sandbox, command = sys.argv[1:6]
+config = f"""model = "gpt-e2e-scripted"
+model_provider = "e2e"
+approval_policy = "{approval}"
+sandbox_mode = "{sandbox}"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[model_providers.e2e]
+name = "xdev e2e scripted server"
+base_url = "http://127.0.0.1:9/v1"
+wire_api = "responses"
+env_key = "XDEV_E2E_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+"""
+with open(os.path.join(home, "config.toml"), "w") as f:
+    f.write(config)
+hooks = {"hooks": {event: [{"matcher": "Bash", "hooks": [{"type": "command", "command": command, "timeout": 600}]}]}}
+with open(os.path.join(home, "hooks.json"), "w") as f:
+    json.dump(hooks, f, indent=2)
+    f.write("\n")
+PY
+}
+
 # e2e_xdev: builds xdev when $XDEV_BIN is missing.
 e2e_xdev() {
     if [ ! -x "$XDEV_BIN" ]; then
@@ -128,12 +164,13 @@ e2e_xdev() {
     fi
 }
 
-# e2e_mount MNT LOGPREFIX: serves a fresh mount at MNT in the background
-# (stdout and stderr to LOGPREFIX.out and .err), sets xdev_pid, and waits for
-# it to report its mount.
+# e2e_mount MNT LOGPREFIX [OPTION...]: serves a fresh mount at MNT in the
+# background (`xdev mount MNT OPTION...`, stdout and stderr to LOGPREFIX.out
+# and .err), sets xdev_pid, and waits for it to report its mount.
 e2e_mount() {
     local mnt=$1 logs=$2
-    "$XDEV_BIN" mount "$mnt" >"$logs.out" 2>"$logs.err" </dev/null &
+    shift 2
+    "$XDEV_BIN" mount "$mnt" "$@" >"$logs.out" 2>"$logs.err" </dev/null &
     xdev_pid=$!
     for _ in $(seq 100); do
         grep -q '^xdev: mounted' "$logs.out" 2>/dev/null && return 0

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A scripted stand-in for the Anthropic Messages API, for scripts/claude-code-e2e.sh,
 scripts/claude-code-write-e2e.sh, scripts/claude-code-plan-e2e.sh and
-scripts/claude-code-self-approve-e2e.sh.
+scripts/claude-code-self-approve-e2e.sh (and scripts/policy-e2e.sh).
 
 It listens on 127.0.0.1 and plays a fixed script, chosen with --script, to any
 request that offers the model the agent's tools (the agent's main loop):
@@ -47,7 +47,8 @@ content_block_start, content_block_delta, content_block_stop,
 message_delta, message_stop) and plain JSON replies are served, as the
 request asks.
 
-With --api responses (for scripts/codex-e2e.sh) it speaks the OpenAI
+With --api responses (for scripts/codex-e2e.sh and scripts/policy-e2e.sh's
+Codex run) it speaks the OpenAI
 Responses API instead, as Codex does with `wire_api = "responses"`:
 `POST /v1/responses` plays --script bash against the request's `input`
 items, counting `function_call_output` items as tool results: each step is
@@ -74,7 +75,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 FINAL_TEXT = {
-    "bash": "Both commands were handled: the first ran, the second was refused.",
+    "bash": "The scripted commands were handled.",
     "self-approve": "The command ran once someone decided it.",
     "write": "The reason was written to the device.",
     "plan": "The approved plan was carried out.",
