@@ -85,6 +85,7 @@ scenarios! {
     s44_one_daemon_per_mount_point => "44-one-daemon-per-mount-point.sh",
     s45_an_agent_cannot_approve_its_own_call => "45-an-agent-cannot-approve-its-own-call.sh",
     s46_policy_decides => "46-policy-decides.sh",
+    s47_codex_under_policy => "47-codex-under-policy.sh",
     s48_review_in_tmux => "48-review-in-tmux.sh",
 }
 
