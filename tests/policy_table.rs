@@ -376,6 +376,24 @@ const ROWS: &[(&str, Effect, Option<&str>)] = &[
     ("bash -c 'cp x /etc/x'", Deny, ETC),
     ("echo $(touch /etc/x)", Deny, ETC),
     ("cd /etc && touch passwd", Ask, None),
+    // ---- configuration that makes an allowed command run another
+    (
+        "cargo test --config 'target.x86_64-unknown-linux-gnu.runner=\"sh -c x\"'",
+        Ask,
+        None,
+    ),
+    ("cargo --config build.rustc-wrapper=/tmp/w test", Ask, None),
+    ("cargo test --config=/tmp/evil.toml", Ask, None),
+    ("cargo test -- --config x", Allow, None),
+    ("RUSTC_WRAPPER=/tmp/w cargo test", Ask, None),
+    ("RUSTFLAGS='-C linker=/tmp/l' cargo build", Ask, None),
+    (
+        "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=/tmp/r cargo test",
+        Ask,
+        None,
+    ),
+    ("CARGO_HOME=/tmp/h cargo test", Ask, None),
+    ("CARGO_TERM_COLOR=always cargo test", Allow, None),
     // ---- what cannot be resolved
     ("$VAR", Ask, None),
     ("${X} -rf /", Ask, None),

@@ -249,6 +249,7 @@ impl Walk {
                 }
             }
             "git" => self.git(words, text),
+            "cargo" => self.cargo(words, text),
             "coproc" => self.wrapped(words, &text, Some(0), depth),
             "watch" => self.watch(words, &text, depth),
             "trap" => self.trap(args, &text, depth),
@@ -566,6 +567,23 @@ impl Walk {
         self.git_writes(words, &text);
     }
 
+    /// `cargo --config KEY=VALUE` (or a config file) can make cargo run
+    /// anything (`target.<triple>.runner`, `build.rustc-wrapper`, an
+    /// alias): asked about, wherever it stands before `--`.
+    fn cargo(&mut self, words: &[Word], text: String) {
+        let sets_config = words[1..]
+            .iter()
+            .take_while(|word| word.text != "--")
+            .any(|word| word.text == "--config" || word.text.starts_with("--config="));
+        if sets_config {
+            self.unresolved(
+                &text,
+                "`cargo --config` sets configuration that can run commands",
+            );
+        }
+        self.simple(words, text);
+    }
+
     /// `git diff --output=F` and the like: the subcommand's writes. After
     /// `git -C DIR`, a relative path is relative to DIR, which is not the
     /// call's cwd.
@@ -692,8 +710,27 @@ fn changes_what_runs(name: &str) -> bool {
         "PERL5OPT",
         "RUBYOPT",
         "HOME",
+        // What cargo runs: the compiler, its wrappers, linker flags.
+        "RUSTC",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "RUSTDOC",
+        "RUSTFLAGS",
+        "RUSTDOCFLAGS",
     ];
+    // Cargo's configuration by environment (`CARGO_TARGET_<triple>_RUNNER`,
+    // `CARGO_BUILD_RUSTC_WRAPPER`, `CARGO_HOME`, ...) but its display and
+    // job settings, which run nothing.
+    const CARGO_HARMLESS: &[&str] = &[
+        "CARGO_TERM_",
+        "CARGO_INCREMENTAL",
+        "CARGO_BUILD_JOBS",
+        "CARGO_LOG",
+    ];
+    let cargo_config =
+        name.starts_with("CARGO_") && !CARGO_HARMLESS.iter().any(|prefix| name.starts_with(prefix));
     NAMES.contains(&name)
+        || cargo_config
         || ["LD_", "DYLD_", "GIT_", "BASH_FUNC_"]
             .iter()
             .any(|prefix| name.starts_with(prefix))
