@@ -10,7 +10,8 @@
 #     daemon decides as the preview is staged (no resolver); skipped when
 #     the binary has no `--policy`.
 #
-# Usage: scripts/bench-hook.sh [resolver|policy|all]   (env: RUNS=30)
+# Usage: scripts/bench-hook.sh [resolver|policy|all]   (env: RUNS=30,
+#        XDEV_BIN=path to time that binary instead of building one)
 # Prints each part's medians and the ratio; see docs/performance.md.
 set -euo pipefail
 
@@ -26,7 +27,7 @@ resolver | policy | all) ;;
     ;;
 esac
 
-bin=$(scripts/build-xdev.sh --release --quiet)
+bin=${XDEV_BIN:-$(scripts/build-xdev.sh --release --quiet)}
 event="$root/examples/hooks/cargo-test.json"
 allow='{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"bench"}}'
 

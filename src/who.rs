@@ -43,8 +43,7 @@ impl Who {
 
 /// The process (thread group) thread `tid` belongs to.
 fn thread_group(tid: u32) -> u32 {
-    std::fs::read_to_string(format!("/proc/{tid}/status"))
-        .ok()
+    read_proc(&format!("/proc/{tid}/status"))
         .and_then(|status| {
             status
                 .lines()
@@ -190,8 +189,19 @@ struct Stat {
 
 /// The parent and start time of process `pid`, while it exists.
 fn stat(pid: u32) -> Option<Stat> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let text = read_proc(&format!("/proc/{pid}/stat"))?;
     parse_stat(&text)
+}
+
+/// A `/proc` file's text. Its size shows as 0, so a read sized by it
+/// starts at 32 bytes and doubles (eight reads for a `status`); a 4 KiB
+/// buffer takes it in one read and the end in a second. Every staging
+/// reads several of these (the stager and its ancestors).
+fn read_proc(path: &str) -> Option<String> {
+    use std::io::Read;
+    let mut text = String::with_capacity(4096);
+    File::open(path).ok()?.read_to_string(&mut text).ok()?;
+    Some(text)
 }
 
 /// Reads a `/proc/<pid>/stat` line: the name in parentheses may hold

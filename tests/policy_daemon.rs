@@ -293,9 +293,56 @@ fn a_compound_command_with_one_part_unknown_waits_for_a_person() {
     assert!(resolve.get("decider").is_none(), "a person's: {resolve}");
 }
 
+/// A reader of the mount's `events`, opened now (it streams what happens
+/// after its open), on a thread of its own: the lines arrive on a channel.
+fn follow_events(mount: &PolicyMount) -> std::sync::mpsc::Receiver<Value> {
+    let events = std::fs::File::open(mount.path("events")).expect("open events");
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(events).lines() {
+            let Ok(line) = line else { return };
+            let record = serde_json::from_str(&line).expect("an events line is JSON");
+            if sender.send(record).is_err() {
+                return;
+            }
+        }
+    });
+    receiver
+}
+
+/// The first line `events` shows that `wanted` accepts, within [`PATIENCE`].
+fn event_where(
+    events: &std::sync::mpsc::Receiver<Value>,
+    wanted: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match events.recv_timeout(left) {
+            Ok(record) if wanted(&record) => return record,
+            Ok(_) => {}
+            Err(error) => panic!("no such line in events within {PATIENCE:?}: {error}"),
+        }
+    }
+}
+
+/// The decision record of `device` for preview `id`, as `events` shows it.
+fn decision_event(events: &std::sync::mpsc::Receiver<Value>, id: &str, device: &str) -> Value {
+    let event = format!("pending/{id}/{device}");
+    event_where(events, |record| {
+        record["id"] == id && record["event"] == event
+    })
+}
+
+/// `xdev stage`'s first line: the id it staged.
+fn staged_id(stdout: &str) -> String {
+    stdout.lines().next().unwrap_or_default().trim().to_string()
+}
+
 #[test]
 fn a_stage_producer_is_decided_by_its_source_tool() {
     let mount = PolicyMount::start(&rules(), &[]);
+    let events = follow_events(&mount);
     let marker = mount.tmp.path().join("deployed");
     let deploy = xdev()
         .args([
@@ -314,9 +361,25 @@ fn a_stage_producer_is_decided_by_its_source_tool() {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn xdev stage");
-    let (code, _) = finish(KillOnDrop(deploy));
+    let (code, stdout) = finish(KillOnDrop(deploy));
     assert_eq!(code, 0, "applied by the policy");
     assert!(marker.exists(), "the producer's command ran");
+    let id = staged_id(&stdout);
+    // The journal records the policy's decision as any decision, with the
+    // decider and the rule; `events` shows the same line to its readers.
+    let resolve = record(&mount.records_of(&id), &format!("pending/{id}/resolve")).clone();
+    assert_eq!(resolve["decider"], "policy", "{resolve}");
+    assert_eq!(resolve["rule"], "xdev-deploy", "{resolve}");
+    assert_eq!(resolve["reason"], "policy: xdev-deploy", "{resolve}");
+    assert_eq!(resolve["outcome"], "ok", "{resolve}");
+    assert_eq!(resolve["sourceTool"], "xdev-deploy", "{resolve}");
+    let shown = decision_event(&events, &id, "resolve");
+    for field in ["decider", "rule", "reason", "outcome", "label"] {
+        assert_eq!(
+            shown[field], resolve[field],
+            "{field}: {shown} against {resolve}"
+        );
+    }
 
     let drop = xdev()
         .args([
@@ -333,8 +396,16 @@ fn a_stage_producer_is_decided_by_its_source_tool() {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn xdev stage");
-    let (code, _) = finish(KillOnDrop(drop));
+    let (code, stdout) = finish(KillOnDrop(drop));
     assert_eq!(code, 3, "discarded by the policy");
+    let id = staged_id(&stdout);
+    let reject = record(&mount.records_of(&id), &format!("pending/{id}/reject")).clone();
+    assert_eq!(reject["decider"], "policy", "{reject}");
+    assert_eq!(reject["rule"], "xdev-drop", "{reject}");
+    assert_eq!(reject["outcome"], "ok", "{reject}");
+    let shown = decision_event(&events, &id, "reject");
+    assert_eq!(shown["decider"], "policy", "{shown}");
+    assert_eq!(shown["rule"], "xdev-drop", "{shown}");
 }
 
 #[test]
@@ -353,7 +424,16 @@ fn shadow_mode_records_what_it_would_decide_and_decides_nothing() {
     let shadow = record(&records, "policy");
     assert_eq!(shadow["wouldDecide"], "allow");
     assert_eq!(shadow["rule"], "Bash(cargo test *)");
+    assert_eq!(shadow["decider"], "policy");
     assert!(mount.path(&format!("pending/{id}")).exists(), "not decided");
+    // Nothing but the staging and what the policy would do is on record:
+    // no decision, by the policy or anyone.
+    let on_record: Vec<Value> = mount
+        .records_of(&id)
+        .iter()
+        .map(|record| record["event"].clone())
+        .collect();
+    assert_eq!(on_record, ["staged", "policy"]);
     assert!(
         mount.read("status").contains("policy: shadow, "),
         "{}",
@@ -362,6 +442,8 @@ fn shadow_mode_records_what_it_would_decide_and_decides_nothing() {
     std::fs::write(mount.path(&format!("pending/{id}/reject")), "not now\n").expect("reject");
     let (_, stdout) = finish(hook);
     assert_eq!(decision_of(&stdout).0, "deny");
+    let reject = record(&mount.records_of(&id), &format!("pending/{id}/reject")).clone();
+    assert!(reject.get("decider").is_none(), "a person's: {reject}");
 }
 
 #[test]

@@ -523,7 +523,7 @@ fn main() -> ExitCode {
     xdev::mount::use_one_heap();
     // Parsed before the log is set up, which depends on the command
     // (nothing logs while parsing).
-    let cli = match Cli::try_parse() {
+    let cli = match plain_hook(std::env::args_os().skip(1)).map_or_else(Cli::try_parse, Ok) {
         Ok(cli) => cli,
         Err(error) => return refuse_command_line(&error),
     };
@@ -538,6 +538,25 @@ fn main() -> ExitCode {
             ExitCode::from(error.exit_code())
         }
     }
+}
+
+/// `xdev hook`'s usual command lines, read without building clap's
+/// command tree (a third of the hook's start-up, and the hook starts once
+/// per tool call); anything else is clap's to read. See
+/// `xdev::hook::plain_hook_args`.
+fn plain_hook(args: impl IntoIterator<Item = OsString>) -> Option<Cli> {
+    let plain = xdev::hook::plain_hook_args(args)?;
+    Some(Cli {
+        command: Command::Hook {
+            agent: plain.agent,
+            deadline: xdev::hook::DEFAULT_DEADLINE,
+            on_timeout: plain.on_timeout,
+            strict: plain.strict,
+            plan_dir: plain.plan_dir,
+            agent_may_decide: plain.agent_may_decide,
+            target: MountArg { mount: plain.mount },
+        },
+    })
 }
 
 /// Sends the log to stderr, filtered by `$XDEV_LOG` (default `warn`).
@@ -913,5 +932,60 @@ fn print_bytes(bytes: &[u8]) -> Result<u8, ClientError> {
             source,
         }),
         Ok(()) => Ok(0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type HookFields = (
+        Option<xdev::hook::Agent>,
+        Duration,
+        xdev::hook::OnTimeout,
+        bool,
+        Option<PathBuf>,
+        bool,
+        Option<PathBuf>,
+    );
+
+    fn hook_fields(cli: Cli) -> HookFields {
+        match cli.command {
+            Command::Hook {
+                agent,
+                deadline,
+                on_timeout,
+                strict,
+                plan_dir,
+                agent_may_decide,
+                target,
+            } => (
+                agent,
+                deadline,
+                on_timeout,
+                strict,
+                plan_dir,
+                agent_may_decide,
+                target.mount,
+            ),
+            _ => panic!("not a hook"),
+        }
+    }
+
+    /// The hook's plain command lines read as clap reads them (the
+    /// default deadline included).
+    #[test]
+    fn a_plain_hook_line_reads_as_clap_reads_it() {
+        for line in [
+            "hook",
+            "hook --mount /x",
+            "hook --mount=/x --agent codex --on-timeout deny --strict --plan-dir /p --agent-may-decide",
+        ] {
+            let words: Vec<OsString> = line.split(' ').map(OsString::from).collect();
+            let plain = plain_hook(words.clone()).expect("a plain line");
+            let by_clap = Cli::try_parse_from(std::iter::once("xdev".into()).chain(words))
+                .unwrap_or_else(|error| panic!("{line}: {error}"));
+            assert_eq!(hook_fields(plain), hook_fields(by_clap), "{line}");
+        }
     }
 }

@@ -45,8 +45,9 @@
 //!   `timeout_sec.unwrap_or(600)` (`engine/discovery.rs`). Only Codex sends
 //!   `turn_id`: that is how the input tells the agent.
 //!
-//! The module's files follow its concerns: `input` reads the agents'
-//! events, `plan_file` reads the plan files they name and writes the plans
+//! The module's files follow its concerns: `args` reads the hook's usual
+//! command lines without the CLI's parser (start-up is most of a hook's
+//! cost), `input` reads the agents' events, `plan_file` reads the plan files they name and writes the plans
 //! the desk files, `label` makes what a person sees of a call, `answer`
 //! what the agent reads back, and `run` the loop that stages, waits and
 //! decides.
@@ -55,12 +56,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 mod answer;
+mod args;
 mod input;
 mod label;
 mod plan_file;
 mod run;
 
 pub use answer::{render, Verdict};
+pub use args::{plain_hook_args, PlainHookArgs};
 pub use input::{HookEvent, HookInput, InputError, MAX_EVENT_BYTES};
 pub use label::{detail, label, preview_request};
 pub use plan_file::{

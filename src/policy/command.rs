@@ -13,6 +13,7 @@
 use brush_parser::word::{self, ParameterExpr, WordPiece, WordPieceWithSource};
 use brush_parser::{ast, Parser, ParserOptions, SourceInfo};
 
+use super::writes::{writer_of, Writer, GIT_WRITERS, WRITERS};
 use crate::stage_protocol::MAX_DETAIL_BYTES;
 
 /// The longest command the policy reads: a stager's detail holds no more
@@ -106,6 +107,17 @@ pub(crate) struct Walk {
     /// A `cd` (or `pushd`, `popd`) ran before: relative paths no longer
     /// name what they name in the call's cwd.
     moved: bool,
+    /// Who adds words to the command being walked (`xargs`, `find -exec`).
+    given: Option<Given>,
+}
+
+/// Who adds words to a command's line that its text does not show.
+#[derive(Debug, Clone)]
+enum Given {
+    /// `xargs`: any words at all (options too).
+    Xargs,
+    /// `find -exec ... {}`: the paths found under these start points.
+    Found(Vec<Word>),
 }
 
 /// Files a write to keeps nothing a rule must judge.
@@ -152,9 +164,14 @@ impl Walk {
 
     /// A redirection that writes `target`.
     pub(crate) fn write(&mut self, target: &Word, text: &str) {
+        self.write_as(target, text, "a redirection's target expands");
+    }
+
+    /// A write of `target`; `expands` says why when its name expands.
+    fn write_as(&mut self, target: &Word, text: &str, expands: &str) {
         let relative = !target.text.starts_with('/') && !target.home;
         if !(target.literal || target.home) {
-            self.unresolved(text, "a redirection's target expands");
+            self.unresolved(text, expands);
         } else if relative && self.moved {
             self.unresolved(
                 text,
@@ -232,10 +249,10 @@ impl Walk {
                 }
             }
             "git" => self.git(words, text),
+            "cargo" => self.cargo(words, text),
             "coproc" => self.wrapped(words, &text, Some(0), depth),
             "watch" => self.watch(words, &text, depth),
             "trap" => self.trap(args, &text, depth),
-            "tee" => self.tee(words, text),
             "cd" | "pushd" | "popd" => {
                 self.moved = true;
                 self.simple(words, text);
@@ -244,8 +261,57 @@ impl Walk {
                 self.declaration(args, &text)
             }
             "set" => {}
-            _ => self.simple(words, text),
+            _ => self.program(name, words, text),
         }
+    }
+
+    /// A program's command, and the files its arguments say it writes.
+    fn program(&mut self, name: &str, words: &[Word], text: String) {
+        self.simple(words, text.clone());
+        if let Some(writer) = writer_of(WRITERS, name) {
+            self.argument_writes(writer, name, &words[1..], &text);
+        }
+    }
+
+    /// The writes of a [`Writer`]'s command line (see `writes`).
+    fn argument_writes(&mut self, writer: &Writer, name: &str, args: &[Word], text: &str) {
+        match self.given.clone() {
+            Some(Given::Xargs) => {
+                self.unresolved(
+                    text,
+                    format!("`xargs` adds words to `{name}`, which could name files it writes"),
+                );
+                return;
+            }
+            Some(Given::Found(starts))
+                if writer.writes_operands() && args.iter().any(|word| word.text.contains("{}")) =>
+            {
+                for start in &starts {
+                    let what = format!("{name} writes what `find` found in {}", start.text);
+                    self.write_as(start, &what, "a start point of `find` expands");
+                }
+            }
+            _ => {}
+        }
+        let written = writer.written(args);
+        if let Some(why) = written.unknown {
+            self.unresolved(text, why);
+            return;
+        }
+        for path in &written.paths {
+            if matches!(self.given, Some(Given::Found(_))) && path.text.contains("{}") {
+                continue;
+            }
+            let what = format!("{name} writes {}", path.text);
+            self.write_as(path, &what, "the path it writes expands");
+        }
+    }
+
+    /// Walks `inner`, a command another adds words to.
+    fn given_command(&mut self, inner: &[Word], given: Given, depth: usize) {
+        let outer = self.given.replace(given);
+        self.command(inner, depth);
+        self.given = outer;
     }
 
     fn simple(&mut self, words: &[Word], text: String) {
@@ -351,7 +417,7 @@ impl Walk {
         self.simple(words, text.to_string());
         match skip_options(&words[1..], XARGS) {
             Some(skipped) if 1 + skipped < words.len() => {
-                self.command(&words[1 + skipped..], depth)
+                self.given_command(&words[1 + skipped..], Given::Xargs, depth)
             }
             Some(_) => {}
             None => self.unresolved(text, "`xargs`'s options are not ones the policy knows"),
@@ -359,22 +425,43 @@ impl Walk {
     }
 
     /// `find ... -exec cmd {} ;`: the whole is a part, and so is each
-    /// command it executes.
+    /// command it executes; `-delete` writes its start points, `-fprint F`
+    /// and its kind write F. A word of the expression that expands could
+    /// be an action: asked about.
     fn find(&mut self, words: &[Word], text: &str, depth: usize) {
         self.simple(words, text.to_string());
-        let mut i = 1;
+        let (starts, mut i) = find_starts(words);
         while i < words.len() {
-            if matches!(
-                words[i].text.as_str(),
-                "-exec" | "-execdir" | "-ok" | "-okdir"
-            ) {
-                let start = i + 1;
-                let mut end = start;
-                while end < words.len() && !matches!(words[end].text.as_str(), ";" | "+") {
-                    end += 1;
+            let word = &words[i];
+            if !word.literal {
+                self.unresolved(text, "a word of `find`'s expression expands");
+                return;
+            }
+            match word.text.as_str() {
+                "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                    let start = i + 1;
+                    let mut end = start;
+                    while end < words.len() && !matches!(words[end].text.as_str(), ";" | "+") {
+                        end += 1;
+                    }
+                    self.given_command(&words[start..end], Given::Found(starts.clone()), depth);
+                    i = end;
                 }
-                self.command(&words[start..end], depth);
-                i = end;
+                "-delete" => {
+                    for start in &starts {
+                        let what = format!("find -delete in {}", start.text);
+                        self.write_as(start, &what, "a start point of `find` expands");
+                    }
+                }
+                "-fprint" | "-fprint0" | "-fls" | "-fprintf" => {
+                    if let Some(file) = words.get(i + 1) {
+                        let what = format!("find {} {}", word.text, file.text);
+                        self.write_as(file, &what, "the path it writes expands");
+                    }
+                    i += if word.text == "-fprintf" { 2 } else { 1 };
+                }
+                primary if takes_value_in_find(primary) => i += 1,
+                _ => {}
             }
             i += 1;
         }
@@ -448,19 +535,6 @@ impl Walk {
         }
     }
 
-    /// `tee FILE...`: a command, and a write of each file.
-    fn tee(&mut self, words: &[Word], text: String) {
-        let files: Vec<Word> = words[1..]
-            .iter()
-            .filter(|word| !word.text.starts_with('-') || word.text == "-")
-            .cloned()
-            .collect();
-        self.simple(words, text.clone());
-        for file in &files {
-            self.write(file, &format!("tee {}", file.text));
-        }
-    }
-
     /// `export NAME=value`, `declare`, `local`...: assignments (a name
     /// that changes what runs is asked about); `-f` (functions) too.
     fn declaration(&mut self, args: &[Word], text: &str) {
@@ -489,8 +563,129 @@ impl Walk {
         if sets_config {
             self.unresolved(&text, "`git -c` sets configuration that can run commands");
         }
+        self.simple(words, text.clone());
+        self.git_writes(words, &text);
+    }
+
+    /// `cargo --config KEY=VALUE` (or a config file) can make cargo run
+    /// anything (`target.<triple>.runner`, `build.rustc-wrapper`, an
+    /// alias): asked about, wherever it stands before `--`.
+    fn cargo(&mut self, words: &[Word], text: String) {
+        let sets_config = words[1..]
+            .iter()
+            .take_while(|word| word.text != "--")
+            .any(|word| word.text == "--config" || word.text.starts_with("--config="));
+        if sets_config {
+            self.unresolved(
+                &text,
+                "`cargo --config` sets configuration that can run commands",
+            );
+        }
         self.simple(words, text);
     }
+
+    /// `git diff --output=F` and the like: the subcommand's writes. After
+    /// `git -C DIR`, a relative path is relative to DIR, which is not the
+    /// call's cwd.
+    fn git_writes(&mut self, words: &[Word], text: &str) {
+        let mut i = 1;
+        let mut elsewhere = false;
+        while let Some(word) = words.get(i) {
+            match word.text.as_str() {
+                "-C" => {
+                    elsewhere = true;
+                    i += 2;
+                }
+                "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env" => i += 2,
+                option if option.starts_with('-') => i += 1,
+                _ => break,
+            }
+        }
+        let Some(writer) = words
+            .get(i)
+            .and_then(|subcommand| writer_of(GIT_WRITERS, &subcommand.text))
+        else {
+            return;
+        };
+        let moved = self.moved;
+        self.moved |= elsewhere;
+        self.argument_writes(writer, "git", &words[i + 1..], text);
+        self.moved = moved;
+    }
+}
+
+/// `find`'s start points (`.` when it names none) and where its
+/// expression begins, after its leading options (`-H`, `-L`, `-P`, `-D
+/// debug`, `-O3`).
+fn find_starts(words: &[Word]) -> (Vec<Word>, usize) {
+    let mut i = 1;
+    while let Some(word) = words.get(i) {
+        match word.text.as_str() {
+            "-H" | "-L" | "-P" => i += 1,
+            "-D" => i += 2,
+            level if level.starts_with("-O") => i += 1,
+            _ => break,
+        }
+    }
+    let first = i;
+    while let Some(word) = words.get(i) {
+        let arg = word.text.as_str();
+        // A start point that expands could be an action: the expression
+        // judges it.
+        let expression = (arg.starts_with('-') && arg.len() > 1) || matches!(arg, "(" | "!" | ",");
+        if expression || !word.literal {
+            break;
+        }
+        i += 1;
+    }
+    let mut starts = words[first..i].to_vec();
+    if starts.is_empty() {
+        starts.push(Word::literal("."));
+    }
+    (starts, i)
+}
+
+/// Whether a `find` primary takes the next word as its value (so that
+/// word is no action).
+fn takes_value_in_find(primary: &str) -> bool {
+    const WITH_VALUE: &[&str] = &[
+        "-name",
+        "-iname",
+        "-path",
+        "-ipath",
+        "-wholename",
+        "-iwholename",
+        "-regex",
+        "-iregex",
+        "-lname",
+        "-ilname",
+        "-type",
+        "-xtype",
+        "-perm",
+        "-size",
+        "-user",
+        "-group",
+        "-uid",
+        "-gid",
+        "-links",
+        "-inum",
+        "-samefile",
+        "-mtime",
+        "-mmin",
+        "-atime",
+        "-amin",
+        "-ctime",
+        "-cmin",
+        "-used",
+        "-maxdepth",
+        "-mindepth",
+        "-printf",
+        "-fstype",
+        "-context",
+        "-regextype",
+        "-files0-from",
+    ];
+    WITH_VALUE.contains(&primary) || primary.starts_with("-newer") || primary.ends_with("newer")
 }
 
 /// Whether assigning `name` changes what a command runs or loads.
@@ -515,8 +710,27 @@ fn changes_what_runs(name: &str) -> bool {
         "PERL5OPT",
         "RUBYOPT",
         "HOME",
+        // What cargo runs: the compiler, its wrappers, linker flags.
+        "RUSTC",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "RUSTDOC",
+        "RUSTFLAGS",
+        "RUSTDOCFLAGS",
     ];
+    // Cargo's configuration by environment (`CARGO_TARGET_<triple>_RUNNER`,
+    // `CARGO_BUILD_RUSTC_WRAPPER`, `CARGO_HOME`, ...) but its display and
+    // job settings, which run nothing.
+    const CARGO_HARMLESS: &[&str] = &[
+        "CARGO_TERM_",
+        "CARGO_INCREMENTAL",
+        "CARGO_BUILD_JOBS",
+        "CARGO_LOG",
+    ];
+    let cargo_config =
+        name.starts_with("CARGO_") && !CARGO_HARMLESS.iter().any(|prefix| name.starts_with(prefix));
     NAMES.contains(&name)
+        || cargo_config
         || ["LD_", "DYLD_", "GIT_", "BASH_FUNC_"]
             .iter()
             .any(|prefix| name.starts_with(prefix))
@@ -1135,19 +1349,54 @@ mod tests {
 
     #[test]
     fn wrappers_unwrap() {
-        assert_eq!(commands("timeout 5 rm -rf /"), ["rm -rf /"]);
-        assert_eq!(commands("timeout -s KILL 5 rm x"), ["rm x"]);
-        assert_eq!(commands("nice -n 5 rm x"), ["rm x"]);
-        assert_eq!(commands("env X=1 rm x"), ["rm x"]);
-        assert_eq!(commands("stdbuf -o0 rm x"), ["rm x"]);
-        assert_eq!(commands("nohup rm x"), ["rm x"]);
-        assert_eq!(commands("command rm x"), ["rm x"]);
-        assert_eq!(commands("exec rm x"), ["rm x"]);
-        assert_eq!(commands("time rm x"), ["rm x"]);
-        assert_eq!(commands("xargs -0 rm"), ["xargs -0 rm", "rm"]);
-        assert_eq!(commands("sudo -u root rm x"), ["sudo -u root rm x", "rm x"]);
+        assert_eq!(commands("timeout 5 kill -9 1"), ["kill -9 1"]);
+        assert_eq!(commands("timeout -s KILL 5 kill 1"), ["kill 1"]);
+        assert_eq!(commands("nice -n 5 kill 1"), ["kill 1"]);
+        assert_eq!(commands("env X=1 kill 1"), ["kill 1"]);
+        assert_eq!(commands("stdbuf -o0 kill 1"), ["kill 1"]);
+        assert_eq!(commands("nohup kill 1"), ["kill 1"]);
+        assert_eq!(commands("command kill 1"), ["kill 1"]);
+        assert_eq!(commands("exec kill 1"), ["kill 1"]);
+        assert_eq!(commands("time kill 1"), ["kill 1"]);
+        assert_eq!(commands("xargs -0 kill"), ["xargs -0 kill", "kill"]);
+        assert_eq!(
+            commands("sudo -u root kill 1"),
+            ["sudo -u root kill 1", "kill 1"]
+        );
         assert_eq!(commands("env"), ["env"]);
         assert_eq!(commands("nice"), ["nice"]);
+        // A wrapped program still writes what its arguments name.
+        assert_eq!(commands("timeout 5 rm -rf /"), ["rm -rf /", "write /"]);
+    }
+
+    #[test]
+    fn programs_write_what_their_arguments_name() {
+        assert_eq!(commands("sort -o out in"), ["sort -o out in", "write out"]);
+        assert_eq!(commands("cp -r a b"), ["cp -r a b", "write b"]);
+        assert_eq!(
+            commands("find d -delete -fprint f"),
+            ["find d -delete -fprint f", "write d", "write f"]
+        );
+        assert_eq!(
+            commands("find d e -exec touch {} +"),
+            [
+                "find d e -exec touch {} +",
+                "touch {}",
+                "write d",
+                "write e"
+            ]
+        );
+        assert_eq!(
+            commands("git -C x diff --output=/o"),
+            ["git -C x diff --output=/o", "write /o"]
+        );
+        assert_eq!(
+            commands("cd x && touch y")[2],
+            "? a relative path after `cd`, whose directory is not known"
+        );
+        assert!(commands("xargs touch")[2].starts_with("? `xargs` adds words"));
+        assert!(commands("cp --bogus a b")[1].starts_with("? `--bogus`"));
+        assert!(commands("sort $F")[1].starts_with("? the argument `$F` expands"));
     }
 
     #[test]
@@ -1163,9 +1412,11 @@ mod tests {
             matches!(&argv_parts(&argv)[..], [ShellPart::Command { words, .. }] if words.join(" ") == "cargo test")
         );
         let argv = ["bash", "-lc", "rm -rf /"].map(String::from);
-        assert!(
-            matches!(&argv_parts(&argv)[..], [ShellPart::Command { words, .. }] if words[0] == "rm")
-        );
+        assert!(matches!(
+            &argv_parts(&argv)[..],
+            [ShellPart::Command { words, .. }, ShellPart::Write { target, .. }]
+                if words[0] == "rm" && target == "/"
+        ));
     }
 
     #[test]

@@ -36,6 +36,7 @@ mod evaluation;
 mod file;
 mod matching;
 mod rules;
+mod writes;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
