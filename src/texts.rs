@@ -1988,6 +1988,11 @@ pub fn policy_check_input_not_json(tool: &str, error: &str) -> String {
     format!("{tool}'s input is a JSON object (such as '{{\"key\": \"value\"}}'): {error}")
 }
 
+/// `xdev policy check TOOL` without the INPUT the tool is judged by.
+pub fn policy_check_needs_input(tool: &str) -> String {
+    format!("{tool} is judged by its input: give INPUT (a command, a path, a URL, or the input as JSON)")
+}
+
 /// `xdev policy check` given JSON that is not an object.
 pub const POLICY_CHECK_INPUT_NOT_OBJECT: &str = "a tool's input given as JSON is an object";
 
@@ -1996,16 +2001,21 @@ pub fn policy_file_unnamed(path: &Path) -> String {
     format!("{} names no rules file (no `file:` line)", path.display())
 }
 
-/// A part of a call as `xdev policy check` prints it.
-pub fn policy_check_part(effect: &str, text: &str, why: &str) -> String {
-    format!("  {effect:<5}  {text}\n         {why}")
+/// A part of a call as `xdev policy check` prints it: its decision and
+/// text, then the rule that decided it or why none could.
+pub fn policy_check_part(effect: &str, text: &str, rule: Option<&str>, why: &str) -> String {
+    match rule {
+        Some(rule) => format!("  {effect:<5}  {text}\n         rule: {rule}"),
+        None => format!("  {effect:<5}  {text}\n         {why}"),
+    }
 }
 
-/// `xdev policy check`'s first line: the decision and why.
+/// `xdev policy check`'s first lines: the decision, why, and the rule's
+/// reason if it has one.
 pub fn policy_check_decision(effect: &str, why: &str, reason: Option<&str>) -> String {
     match reason {
-        Some(reason) => format!("{effect}: {why}\nreason: {reason}"),
-        None => format!("{effect}: {why}"),
+        Some(reason) => format!("decision: {effect}\nwhy: {why}\nreason: {reason}\nparts:"),
+        None => format!("decision: {effect}\nwhy: {why}\nparts:"),
     }
 }
 

@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::Serialize;
 use serde_json::{Map, Value};
 use thiserror::Error;
 
@@ -269,25 +270,59 @@ impl Import {
     }
 
     /// The file as JSON text: `permissions` with the lists that hold a
-    /// rule, a rule with no reason and no examples as its string.
+    /// rule, a rule with no reason and no examples as its string, a rule
+    /// object's `rule` first.
     fn render(&self) -> String {
-        let mut permissions = Map::new();
-        for effect in [Effect::Allow, Effect::Ask, Effect::Deny] {
-            let entries: Vec<Value> = self
-                .rules
+        let list = |effect: Effect| -> Vec<Entry<'_>> {
+            self.rules
                 .iter()
                 .filter(|made| made.effect == effect)
                 .map(Made::entry)
-                .collect();
-            if !entries.is_empty() {
-                permissions.insert(effect.name().to_string(), Value::Array(entries));
-            }
-        }
-        let file = serde_json::json!({ "permissions": permissions });
-        let mut text = serde_json::to_string_pretty(&file).unwrap_or_else(|_| file.to_string());
+                .collect()
+        };
+        let file = File {
+            permissions: Lists {
+                allow: list(Effect::Allow),
+                ask: list(Effect::Ask),
+                deny: list(Effect::Deny),
+            },
+        };
+        let mut text = serde_json::to_string_pretty(&file).unwrap_or_default();
         text.push('\n');
         text
     }
+}
+
+/// The rules file as written.
+#[derive(Serialize)]
+struct File<'a> {
+    permissions: Lists<'a>,
+}
+
+#[derive(Serialize)]
+struct Lists<'a> {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    allow: Vec<Entry<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    ask: Vec<Entry<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    deny: Vec<Entry<'a>>,
+}
+
+/// A rule alone, or with its reason and examples.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Entry<'a> {
+    Rule(&'a str),
+    Object {
+        rule: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<&'a str>,
+        #[serde(rename = "match", skip_serializing_if = "<[String]>::is_empty")]
+        matches: &'a [String],
+        #[serde(rename = "notMatch", skip_serializing_if = "<[String]>::is_empty")]
+        not_matches: &'a [String],
+    },
 }
 
 impl Made {
@@ -301,22 +336,16 @@ impl Made {
         }
     }
 
-    fn entry(&self) -> Value {
+    fn entry(&self) -> Entry<'_> {
         if self.reason.is_none() && self.matches.is_empty() && self.not_matches.is_empty() {
-            return Value::String(self.rule.clone());
+            return Entry::Rule(&self.rule);
         }
-        let mut entry = Map::new();
-        entry.insert("rule".into(), self.rule.clone().into());
-        if let Some(reason) = &self.reason {
-            entry.insert("reason".into(), reason.clone().into());
+        Entry::Object {
+            rule: &self.rule,
+            reason: self.reason.as_deref(),
+            matches: &self.matches,
+            not_matches: &self.not_matches,
         }
-        if !self.matches.is_empty() {
-            entry.insert("match".into(), self.matches.clone().into());
-        }
-        if !self.not_matches.is_empty() {
-            entry.insert("notMatch".into(), self.not_matches.clone().into());
-        }
-        Value::Object(entry)
     }
 }
 
