@@ -375,3 +375,63 @@ fn reload_writes_the_mounts_policy_file_and_reports_its_result() {
         mount.read("policy")
     );
 }
+
+/// The text of docs/policy.md between `start` and the next `end` after it.
+fn docs_between(start: &str, end: &str) -> String {
+    let page =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/policy.md"))
+            .expect("docs/policy.md");
+    let from = page
+        .find(start)
+        .unwrap_or_else(|| panic!("{start:?} in docs/policy.md"))
+        + start.len();
+    let to = page[from..]
+        .find(end)
+        .unwrap_or_else(|| panic!("{end:?} after {start:?}"));
+    page[from..from + to].to_string()
+}
+
+#[test]
+fn the_docs_rules_file_loads_and_its_examples_pass() {
+    let section = docs_between("## The rules file", "\nClaude Code's own");
+    let json = section
+        .split_once("```json\n")
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .map(|(json, _)| json)
+        .expect("a JSON block");
+    let rules = Rules::new(json);
+    let (code, out, err) = run(xdev().args(["policy", "test"]).arg(rules.path()));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.ends_with("all 6 examples pass\n"), "{out}");
+}
+
+#[test]
+fn the_docs_migrations_print_what_the_docs_show() {
+    for (input_after, input_name, command, output_after, output_end) in [
+        (
+            "$ cat .claude/settings.json\n",
+            "settings.json",
+            "$ xdev policy import .claude",
+            "$ cat .xdev/policy.json\n",
+            "```",
+        ),
+        (
+            "$ cat ~/.codex/rules/default.rules\n",
+            "default.rules",
+            "$ xdev policy import ~/.codex",
+            "$ cat policy.json\n",
+            "$ xdev policy test",
+        ),
+    ] {
+        let dir = tempfile::tempdir().expect("tmp");
+        let file = dir.path().join(input_name);
+        std::fs::write(&file, docs_between(input_after, command)).expect("write");
+        let (code, out, err) = run(xdev().args(["policy", "import"]).arg(&file));
+        assert_eq!(code, 0, "{input_name}: {err}");
+        assert_eq!(
+            out,
+            docs_between(output_after, output_end),
+            "{input_name}: {err}"
+        );
+    }
+}
