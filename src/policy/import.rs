@@ -29,11 +29,12 @@ pub enum ImportFormat {
 }
 
 impl ImportFormat {
-    /// The format a file's name suggests: `.rules` is Codex's, anything
-    /// else Claude Code's.
+    /// The format a file's name suggests: `.rules` (and the older
+    /// `.codexpolicy`, `.execpolicy`) is Codex's, anything else Claude
+    /// Code's.
     pub fn of_path(path: &Path) -> ImportFormat {
         match path.extension().and_then(|extension| extension.to_str()) {
-            Some("rules" | "codexpolicy") => ImportFormat::Codex,
+            Some("rules" | "codexpolicy" | "execpolicy") => ImportFormat::Codex,
             _ => ImportFormat::Claude,
         }
     }

@@ -97,7 +97,8 @@ pub(crate) enum PolicyAction {
     /// read (a Codex file holding anything but prefix_rule calls: its line
     /// is named).
     Import {
-        /// The files' format [default: codex for *.rules, else claude].
+        /// The files' format [default: codex for *.rules, *.codexpolicy
+        /// and *.execpolicy, else claude].
         #[arg(long, value_enum, value_name = "FORMAT")]
         from: Option<ImportFrom>,
         /// The files to import, in order.
