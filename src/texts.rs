@@ -1318,6 +1318,14 @@ pub fn no_mount_to_open(mount: &Path, env: &str, path: &Path) -> String {
     )
 }
 
+/// The `policy` file could not be opened: the mount has no policy.
+pub fn no_policy_to_open(path: &Path) -> String {
+    format!(
+        "this mount has no policy (mount it with --policy FILE); cannot open {}",
+        path.display()
+    )
+}
+
 /// A file of `plan/` could not be opened: the mount has no plan desk.
 pub fn no_plan_desk_to_open(path: &Path) -> String {
     format!(

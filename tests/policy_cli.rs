@@ -435,3 +435,19 @@ fn the_docs_migrations_print_what_the_docs_show() {
         );
     }
 }
+
+#[test]
+fn reload_on_a_mount_without_a_policy_says_so() {
+    let plain = common::Fixture::new();
+    let (code, out, err) = run(xdev().args(["policy", "reload", "--mount"]).arg(&plain.dir));
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        err.starts_with("xdev: ENOENT: this mount has no policy (mount it with --policy FILE)"),
+        "{err}"
+    );
+    // check finds no rules file there either: a usage error.
+    let (code, _, err) = run(xdev()
+        .env("XDEV_DIR", &plain.dir)
+        .args(["policy", "check", "Bash", "ls"]));
+    assert_eq!(code, 2, "{err}");
+}
