@@ -154,6 +154,17 @@ fn a_compound_command_is_judged_part_by_part() {
     // Denied anywhere in the command: denied.
     let (code, out, _) = rules.check(&["Bash", "cargo test && git push --force"]);
     assert_eq!(code, 11, "{out}");
+
+    // Codex's shell sends argv; `bash -lc SCRIPT` is unwrapped.
+    let (code, out, _) = rules.check(&[
+        "shell",
+        r#"{"command": ["bash", "-lc", "cargo test && git push"]}"#,
+    ]);
+    assert_eq!(code, 11, "{out}");
+    assert!(out.contains("  allow  cargo test\n"), "{out}");
+    // A brace group that is not JSON is a command.
+    let (code, out, _) = rules.check(&["Bash", "{ cargo test; }"]);
+    assert_eq!(code, 0, "{out}");
 }
 
 #[test]
