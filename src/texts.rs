@@ -1318,6 +1318,14 @@ pub fn no_mount_to_open(mount: &Path, env: &str, path: &Path) -> String {
     )
 }
 
+/// The `policy` file could not be opened: the mount has no policy.
+pub fn no_policy_to_open(path: &Path) -> String {
+    format!(
+        "this mount has no policy (mount it with --policy FILE); cannot open {}",
+        path.display()
+    )
+}
+
 /// A file of `plan/` could not be opened: the mount has no plan desk.
 pub fn no_plan_desk_to_open(path: &Path) -> String {
     format!(
@@ -1976,6 +1984,192 @@ pub const POLICY_PATCH_NAMES_NOTHING: &str =
 /// A tool input the stager cut.
 pub const POLICY_INPUT_CUT: &str =
     "the tool input was cut to be staged; what was cut cannot be judged";
+
+// ----- xdev policy: check, test, import ---------------------------------
+
+/// `xdev policy check` found no rules file to use.
+pub const POLICY_CHECK_NO_FILE: &str = "no rules file: give --policy FILE, or set XDEV_POLICY, or run it where the mount (--mount, XDEV_DIR) has a policy";
+
+/// `xdev policy check TOOL INPUT` for a tool whose input is JSON, given
+/// something else.
+pub fn policy_check_input_not_json(tool: &str, error: &str) -> String {
+    format!("{tool}'s input is a JSON object (such as '{{\"key\": \"value\"}}'): {error}")
+}
+
+/// `xdev policy check TOOL` without the INPUT the tool is judged by.
+pub fn policy_check_needs_input(tool: &str) -> String {
+    format!("{tool} is judged by its input: give INPUT (a command, a path, a URL, or the input as JSON)")
+}
+
+/// `xdev policy check` given JSON that is not an object.
+pub const POLICY_CHECK_INPUT_NOT_OBJECT: &str = "a tool's input given as JSON is an object";
+
+/// The mount's `policy` file names no rules file.
+pub fn policy_file_unnamed(path: &Path) -> String {
+    format!("{} names no rules file (no `file:` line)", path.display())
+}
+
+/// A part of a call as `xdev policy check` prints it: its decision and
+/// text, then the rule that decided it or why none could.
+pub fn policy_check_part(effect: &str, text: &str, rule: Option<&str>, why: &str) -> String {
+    match rule {
+        Some(rule) => format!("  {effect:<5}  {text}\n         rule: {rule}"),
+        None => format!("  {effect:<5}  {text}\n         {why}"),
+    }
+}
+
+/// `xdev policy check`'s first lines: the decision, why, and the rule's
+/// reason if it has one.
+pub fn policy_check_decision(effect: &str, why: &str, reason: Option<&str>) -> String {
+    match reason {
+        Some(reason) => format!("decision: {effect}\nwhy: {why}\nreason: {reason}\nparts:"),
+        None => format!("decision: {effect}\nwhy: {why}\nparts:"),
+    }
+}
+
+/// A part no rule matched, as `xdev policy check` explains it.
+pub const POLICY_CHECK_NO_RULE: &str = "no rule matched: ask";
+
+/// One example's result as `xdev policy test` prints it.
+pub fn policy_test_line(
+    passed: bool,
+    effect: &str,
+    rule: &str,
+    must_match: bool,
+    example: &str,
+    got: &str,
+    decided_by: Option<&str>,
+) -> String {
+    let verdict = if passed { "pass" } else { "FAIL" };
+    let kind = if must_match { "match" } else { "notMatch" };
+    let by = match decided_by {
+        Some(by) => format!("{got} by {by}"),
+        None => format!("{got}, no rule matched"),
+    };
+    format!("{verdict}  {effect} {rule}  {kind} {example:?}: {by}")
+}
+
+/// `xdev policy test`'s last line.
+pub fn policy_test_summary(path: &Path, total: usize, failed: usize) -> String {
+    match (total, failed) {
+        (0, _) => format!("{}: no examples to run", path.display()),
+        (_, 0) => format!("{}: all {total} examples pass", path.display()),
+        _ => format!("{}: {failed} of {total} examples fail", path.display()),
+    }
+}
+
+/// A settings file `xdev policy import` cannot read as one.
+pub fn import_not_settings(path: &Path, why: &str) -> String {
+    format!(
+        "{} is not a Claude Code settings file: {why}",
+        path.display()
+    )
+}
+
+/// A Codex rules file with more than `prefix_rule` calls.
+pub fn import_codex_syntax(path: &Path, line: usize, what: &str) -> String {
+    format!(
+        "{}:{line}: {what} (xdev reads Codex rules files made of prefix_rule(...) calls with string and list values only)",
+        path.display()
+    )
+}
+
+/// A settings key that configures Claude Code, left out of the import.
+pub fn import_ignored_setting(path: &Path, key: &str) -> String {
+    format!(
+        "{}: {key} configures Claude Code itself; left out",
+        path.display()
+    )
+}
+
+/// A `permissions` list that is not a list.
+pub fn import_not_a_list(path: &Path, list: &str) -> String {
+    format!(
+        "{}: permissions.{list} is not a list; left out",
+        path.display()
+    )
+}
+
+/// A `permissions` entry that is not a string.
+pub fn import_not_a_rule(path: &Path, list: &str, entry: &str) -> String {
+    format!(
+        "{}: {entry} in permissions.{list} is not a rule; left out",
+        path.display()
+    )
+}
+
+/// A rule xdev's syntax refuses.
+pub fn import_rule_refused(path: &Path, rule: &str, why: &str) -> String {
+    format!("{}: the rule {rule:?} is left out: {why}", path.display())
+}
+
+/// A Codex rule that cannot be written as xdev rules.
+pub fn import_codex_unmapped(path: &Path, line: usize, why: &str) -> String {
+    format!(
+        "{}:{line}: this prefix_rule is left out: {why}",
+        path.display()
+    )
+}
+
+/// A Codex pattern word with a `*`.
+pub fn import_codex_star(word: &str) -> String {
+    format!("its pattern word {word:?} holds a `*`, which an xdev rule reads as a wildcard")
+}
+
+/// A Codex pattern word with both quote characters.
+pub fn import_codex_quotes(word: &str) -> String {
+    format!("its pattern word {word:?} holds both ' and \", which an xdev rule cannot quote")
+}
+
+/// An example left out because the rules made decide it otherwise.
+pub fn import_example_dropped(rule: &str, example: &str, got: &str, by: Option<&str>) -> String {
+    let by = by.map_or_else(|| "no rule".to_string(), |by| format!("{by:?}"));
+    format!(
+        "the example {example:?} of {rule:?} is left out: with the other rules it comes out {got}, decided by {by}"
+    )
+}
+
+/// Codex rules: something other than a `prefix_rule` call.
+pub fn codex_rules_unexpected(what: &str) -> String {
+    format!("{what} is not part of a prefix_rule(...) call")
+}
+
+/// Codex rules: one token where another belongs.
+pub fn codex_rules_expected(want: &str, found: &str) -> String {
+    format!("expected {want}, found {found}")
+}
+
+/// Codex rules: the file ends inside a call.
+pub fn codex_rules_ends_early(want: &str) -> String {
+    format!("the file ends where {want} belongs")
+}
+
+/// Codex rules: an argument given twice.
+pub fn codex_rules_twice(name: &str) -> String {
+    format!("{name} is given twice")
+}
+
+/// Codex rules: an argument with a value of the wrong kind.
+pub fn codex_rules_wrong_value(name: &str, want: &str) -> String {
+    format!("{name} is {want}")
+}
+
+/// Codex rules: an argument prefix_rule does not take.
+pub fn codex_rules_unknown_argument(name: &str) -> String {
+    format!("prefix_rule takes pattern, decision, justification, match and not_match, not {name}")
+}
+
+/// Codex rules: a prefix_rule without a pattern.
+pub const CODEX_RULES_NO_PATTERN: &str = "a prefix_rule needs a pattern";
+
+/// Codex rules: a string not closed on its line.
+pub const CODEX_RULES_OPEN_STRING: &str = "a string is not closed on its line";
+
+/// Codex rules: a triple-quoted string.
+pub const CODEX_RULES_TRIPLE_QUOTE: &str = "a triple-quoted string is not read";
+
+/// Codex rules: an escape other than \\ \" \' \n \t.
+pub const CODEX_RULES_ESCAPE: &str = "an escape other than \\\\ \\\" \\' \\n \\t";
 
 /// What stands in a hook's label for the part cut out, when the preview's
 /// detail holds the whole call.

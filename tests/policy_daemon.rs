@@ -5,128 +5,18 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use common::{eventually, require_fuse, spawn_hook_with, unmount_leftover, KillOnDrop};
-
-/// Waiting for something that should happen soon, on a loaded machine.
-const PATIENCE: Duration = Duration::from_secs(20);
+use common::policy_mount::{PolicyMount, PATIENCE};
+use common::{eventually, require_fuse, spawn_hook_with, KillOnDrop};
 
 fn xdev() -> Command {
     Command::new(env!("CARGO_BIN_EXE_xdev"))
-}
-
-/// A daemon mounted with a policy, its journal file and its rules file,
-/// in a temp dir of their own.
-struct PolicyMount {
-    tmp: tempfile::TempDir,
-    dir: PathBuf,
-    daemon: Option<KillOnDrop>,
-}
-
-impl PolicyMount {
-    /// Writes `rules` (mode 0600) and mounts with `--policy` and `extra`.
-    fn start(rules: &Value, extra: &[&str]) -> PolicyMount {
-        require_fuse();
-        let tmp = tempfile::tempdir().expect("tmp");
-        let dir = tmp.path().join("xdev");
-        let mut mount = PolicyMount {
-            dir,
-            tmp,
-            daemon: None,
-        };
-        mount.write_rules(&rules.to_string());
-        let mut command = xdev();
-        command
-            .arg("mount")
-            .arg(&mount.dir)
-            .arg("--policy")
-            .arg(mount.rules())
-            .arg("--journal")
-            .arg(mount.journal())
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        let mut child = KillOnDrop(command.spawn().expect("spawn xdev mount"));
-        let stdout = child.0.stdout.take().expect("stdout");
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("ready line");
-        assert!(line.starts_with("xdev: mounted"), "{line:?}");
-        mount.daemon = Some(child);
-        mount
-    }
-
-    fn rules(&self) -> PathBuf {
-        self.tmp.path().join("policy.json")
-    }
-
-    fn journal(&self) -> PathBuf {
-        self.tmp.path().join("journal.jsonl")
-    }
-
-    /// Replaces the rules file as an editor does: a new file renamed over.
-    fn write_rules(&self, text: &str) {
-        let draft = self.tmp.path().join(".policy.json.new");
-        std::fs::write(&draft, text).expect("write the rules");
-        std::fs::set_permissions(&draft, std::fs::Permissions::from_mode(0o600))
-            .expect("chmod the rules");
-        std::fs::rename(&draft, self.rules()).expect("rename the rules");
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-
-    fn read(&self, name: &str) -> String {
-        std::fs::read_to_string(self.path(name)).unwrap_or_else(|err| panic!("{name}: {err}"))
-    }
-
-    /// The journal file's records about preview `id`.
-    fn records_of(&self, id: &str) -> Vec<Value> {
-        std::fs::read_to_string(self.journal())
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .filter(|record| record["id"] == id)
-            .collect()
-    }
-
-    /// The id of the one preview pending, once there is one.
-    fn pending_id(&self) -> String {
-        let mut id = None;
-        assert!(
-            eventually(PATIENCE, || {
-                id = std::fs::read_dir(self.path("pending"))
-                    .ok()
-                    .and_then(|mut entries| entries.next())
-                    .and_then(|entry| entry.ok())
-                    .map(|entry| entry.file_name().to_string_lossy().into_owned());
-                id.is_some()
-            }),
-            "nothing was staged"
-        );
-        id.unwrap_or_default()
-    }
-}
-
-impl Drop for PolicyMount {
-    fn drop(&mut self) {
-        if let Some(daemon) = self.daemon.take() {
-            // SAFETY: signalling the daemon this test spawned.
-            unsafe { libc::kill(daemon.0.id() as i32, libc::SIGTERM) };
-            let mut daemon = daemon;
-            let _ = common::wait_exit(&mut daemon.0, PATIENCE);
-        }
-        unmount_leftover(&self.dir);
-    }
 }
 
 /// The rules every test but one starts with.

@@ -19,6 +19,8 @@ use xdev::{MountOptions, MountOwner, PlanHandlerKind};
 // binary of its own).
 #[path = "xdev/man.rs"]
 mod man;
+#[path = "xdev/policy.rs"]
+mod policy;
 #[path = "xdev/values.rs"]
 mod values;
 
@@ -414,6 +416,16 @@ enum Command {
         #[command(flatten)]
         target: MountArg,
     },
+    /// Check calls against a rules file, test its examples, reload a
+    /// mount's rules, import an agent's rules.
+    ///
+    /// See `xdev policy check --help` and docs/policy.md.
+    Policy {
+        #[command(subcommand)]
+        action: policy::PolicyAction,
+        #[command(flatten)]
+        target: MountArg,
+    },
     /// Print a shell completion script to stdout.
     ///
     /// bash: save it as
@@ -800,6 +812,7 @@ fn execute(command: Command) -> Result<u8, ClientError> {
             };
             xdev::review::run(&dir, &xdev::review::ReviewOptions { bell })
         }
+        Command::Policy { action, target } => policy::run(action, &target),
         Command::Completions { shell } => {
             // Rendered in memory first: clap_complete panics when its
             // writer fails (`xdev completions bash | head -1`), and a

@@ -263,6 +263,9 @@ impl ClientError {
                 what = texts::no_mount_to_open(mount, MOUNT_ENV, path);
             } else if place == Place::Plan {
                 what = texts::no_plan_desk_to_open(path);
+            } else if place == Place::Root && path.file_name().is_some_and(|name| name == "policy")
+            {
+                what = texts::no_policy_to_open(path);
             } else if place == Place::Item {
                 what = texts::no_item_to_open(path);
             }

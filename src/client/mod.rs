@@ -68,6 +68,13 @@ pub const EXIT_DEADLINE: u8 = 4;
 /// decision (its command did not run), and of `xdev mount` when another
 /// process unmounted its mount.
 pub const EXIT_MOUNT_GONE: u8 = 5;
+/// Exit code of `xdev policy check` when the rules ask a person (0 is
+/// allow): apart from the codes of errors (1), usage (2) and `xdev
+/// stage`'s outcomes (3 to 5), so a script tells a decision from a
+/// failure.
+pub const EXIT_POLICY_ASK: u8 = 10;
+/// Exit code of `xdev policy check` when the rules deny the call.
+pub const EXIT_POLICY_DENY: u8 = 11;
 /// `xdev run`: the command was not found (as shells and `env` say).
 pub const EXIT_NOT_FOUND: u8 = 127;
 /// `xdev run`: the command was found but could not be run (not

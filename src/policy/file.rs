@@ -403,23 +403,22 @@ fn string_example(tool: &ToolMatch, text: &str) -> Result<Call, String> {
         Ok(Call::new(name, input))
     };
     match tool {
-        ToolMatch::Family(Family::Shell) => Ok(Call::bash(text)),
-        ToolMatch::Family(Family::Read) => {
-            Ok(Call::new("Read", serde_json::json!({ "file_path": text })))
-        }
-        ToolMatch::Family(Family::Edit) => {
-            Ok(Call::new("Edit", serde_json::json!({ "file_path": text })))
-        }
-        ToolMatch::Family(Family::WebFetch) => {
-            Ok(Call::new("WebFetch", serde_json::json!({ "url": text })))
-        }
-        ToolMatch::Family(Family::Agent) => Ok(Call::new(
-            "Task",
-            serde_json::json!({ "subagent_type": text }),
-        )),
-        ToolMatch::Family(Family::Other) => Err(texts::POLICY_EXAMPLE_SHAPE.into()),
+        ToolMatch::Family(family) => Call::from_text(example_tool(*family), text)
+            .ok_or_else(|| texts::POLICY_EXAMPLE_SHAPE.to_string()),
         ToolMatch::Named(name) => json(name),
         ToolMatch::McpServer(server) => json(&format!("mcp__{server}")),
+    }
+}
+
+/// The tool a string example of a family's rule is a call of.
+fn example_tool(family: Family) -> &'static str {
+    match family {
+        Family::Shell => "Bash",
+        Family::Read => "Read",
+        Family::Edit => "Edit",
+        Family::WebFetch => "WebFetch",
+        Family::Agent => "Task",
+        Family::Other => "",
     }
 }
 

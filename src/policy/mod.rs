@@ -31,9 +31,11 @@
 //! # Ok::<(), xdev::policy::LoadError>(())
 //! ```
 
+mod codex_rules;
 mod command;
 mod evaluation;
 mod file;
+mod import;
 mod matching;
 mod rules;
 mod writes;
@@ -45,9 +47,10 @@ use serde_json::Value;
 
 pub use evaluation::{Effect, Evaluation, ExampleReport, ExampleResult, PartEvaluation};
 pub use file::{LoadError, MAX_POLICY_BYTES};
+pub use import::{Import, ImportError, ImportFormat};
 
 use matching::{Entry, RuleIndex};
-use rules::Anchors;
+use rules::{Anchors, Family};
 
 /// A loaded rules file. Cheap to clone (the rules are shared), usable
 /// from any thread.
@@ -151,6 +154,25 @@ impl Call {
             input,
             cwd: None,
         }
+    }
+
+    /// A call of `tool` whose input is the tool's natural text, as a
+    /// person types it: the command of a shell tool, the path of a file
+    /// tool, the patch of `apply_patch`, the URL of `WebFetch`, the
+    /// subagent of `Task`/`Agent`. `None` for any other tool, whose input
+    /// is a JSON object.
+    pub fn from_text(tool: &str, text: &str) -> Option<Call> {
+        let input = match rules::family(tool) {
+            Family::Shell => serde_json::json!({ "command": text }),
+            Family::Read | Family::Edit if tool == "apply_patch" => {
+                serde_json::json!({ "input": text })
+            }
+            Family::Read | Family::Edit => serde_json::json!({ "file_path": text }),
+            Family::WebFetch => serde_json::json!({ "url": text }),
+            Family::Agent => serde_json::json!({ "subagent_type": text }),
+            Family::Other => return None,
+        };
+        Some(Call::new(tool, input))
     }
 
     /// The same call, run in `cwd`.

@@ -313,7 +313,7 @@ impl WordGlob {
 
 /// A pattern's words: split at whitespace, quotes grouping (a quoted
 /// `*` is still a wildcard: patterns are globs, not shell).
-fn pattern_words(text: &str) -> Vec<String> {
+pub(crate) fn pattern_words(text: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut word = String::new();
     let mut quote: Option<char> = None;

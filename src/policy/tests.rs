@@ -423,3 +423,30 @@ fn policy_is_shared_across_threads() {
     fn shareable<T: Clone + Send + Sync + std::fmt::Debug>() {}
     shareable::<Policy>();
 }
+
+#[test]
+fn a_tools_natural_text_makes_its_call() {
+    let policy = Policy::parse(
+        r#"{"permissions": {"allow": ["Bash(cargo test *)", "Write(//tmp/**)", "WebFetch(domain:docs.rs)", "Task(explore)"]}}"#,
+        Path::new("/repo/policy.json"),
+    )
+    .expect("loads");
+    let allowed = |tool: &str, text: &str| {
+        let call = Call::from_text(tool, text).expect(tool);
+        policy.evaluate(&call).effect == Effect::Allow
+    };
+    assert!(allowed("Bash", "cargo test"));
+    assert!(allowed("exec_command", "cargo test -q"));
+    assert!(allowed("Edit", "/tmp/a.txt"));
+    assert!(allowed(
+        "apply_patch",
+        "*** Begin Patch\n*** Add File: /tmp/n.txt\n+x\n*** End Patch\n"
+    ));
+    assert!(!allowed(
+        "apply_patch",
+        "*** Begin Patch\n*** Add File: /srv/n.txt\n+x\n*** End Patch\n"
+    ));
+    assert!(allowed("WebFetch", "https://docs.rs/serde"));
+    assert!(allowed("Task", "explore"));
+    assert_eq!(Call::from_text("mcp__github__get_issue", "{}"), None);
+}

@@ -15,6 +15,7 @@ use parking_lot::Mutex;
 use xdev::{apply_fn, reject_fn, CallbackError, Mount, MountOptions, Session, ToolResult};
 
 mod expected_texts;
+pub(crate) mod policy_mount;
 mod staging;
 // Each test file that includes this module uses a part of it.
 #[allow(unused_imports)]

@@ -118,6 +118,10 @@ fn environment(out: &mut dyn Write) -> io::Result<()> {
             "Set by `xdev stage` for CMD and CMD2: the reason the decision was made with.",
         ),
         (
+            super::policy::POLICY_ENV,
+            "The rules file `xdev policy check` uses when --policy is not given (else the one the mount's `policy` file names).",
+        ),
+        (
             super::LOG_ENV,
             "What is logged on stderr, as a tracing filter (`info`, `xdev=debug`) [default: warn].",
         ),
@@ -152,6 +156,14 @@ fn exit_status(out: &mut dyn Write) -> io::Result<()> {
         (
             client::EXIT_MOUNT_GONE.to_string(),
             "`xdev stage`: the mount went away while it waited; CMD did not run.",
+        ),
+        (
+            client::EXIT_POLICY_ASK.to_string(),
+            "`xdev policy check`: the rules ask a person (0 is allow; 1 the rules file does not load).",
+        ),
+        (
+            client::EXIT_POLICY_DENY.to_string(),
+            "`xdev policy check`: the rules deny the call.",
         ),
         (
             format!("{}, {}", client::EXIT_CANNOT_RUN, client::EXIT_NOT_FOUND),
