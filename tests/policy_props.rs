@@ -232,6 +232,11 @@ fn append(allowed: &str, how: u8, denied: &str) -> String {
         3 => format!("{allowed} $({denied})"),
         4 => format!("{allowed} || {denied}"),
         5 => format!("{allowed}\n{denied}"),
+        // Nested subshells whose parentheses are spaced, which the parser
+        // could take for an arithmetic `((`.
+        7 => format!("{allowed} && ( ( {denied} ) )"),
+        8 => format!("{allowed}; ( ({denied}))"),
+        9 => format!("{allowed} || (({denied}) )"),
         _ => format!("{allowed} `{denied}`"),
     }
 }
@@ -292,7 +297,7 @@ proptest! {
     fn appending_a_denied_command_is_never_allowed(
         allowed in allowed_command(),
         denied in denied_command(),
-        how in 0u8..7,
+        how in 0u8..10,
     ) {
         let policy = load(RULES);
         let before = policy.evaluate(&Call::bash(&allowed));

@@ -175,6 +175,16 @@ const ROWS: &[(&str, Effect, Option<&str>)] = &[
     ("coproc rm -rf /", Deny, RM),
     ("[[ $(rm -rf /) ]]", Deny, RM),
     ("echo $(( $(rm -rf /) ))", Deny, RM),
+    // The parser reads `( (` as the start of `((`: bash runs nested
+    // subshells whenever the parentheses are spaced (or the `))` is).
+    ("( ( rm -rf / ) ) && ls", Deny, RM),
+    ("( ( rm -rf / ) )", Deny, RM),
+    ("( (rm -rf /))", Deny, RM),
+    ("((rm -rf /) )", Deny, RM),
+    ("( ( ( rm -rf / ) ) )", Deny, RM),
+    ("echo $( ( rm -rf / ) )", Deny, RM),
+    ("echo $((rm -rf /) )", Deny, RM),
+    ("ls && ( ( rm -rf / ) ) ; ls", Deny, RM),
     // ---- substitutions
     ("echo $(rm -rf /)", Deny, RM),
     ("echo `rm -rf /`", Deny, RM),

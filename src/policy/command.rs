@@ -109,6 +109,11 @@ pub(crate) struct Walk {
     moved: bool,
     /// Who adds words to the command being walked (`xargs`, `find -exec`).
     given: Option<Given>,
+    /// The script being walked spaces its parentheses (`( (`, `) )`),
+    /// which the parser can take for an arithmetic `((`: bash runs nested
+    /// subshells there, so an arithmetic expression is walked as a script
+    /// too (see [`spaces_its_parentheses`]).
+    both_readings: bool,
 }
 
 /// Who adds words to a command's line that its text does not show.
@@ -891,12 +896,32 @@ fn parse_script(walk: &mut Walk, script: &str, depth: usize) {
     }
     match parse_program(script) {
         Some(program) => {
+            let outer = walk.both_readings;
+            walk.both_readings |= spaces_its_parentheses(script);
             for list in &program.complete_commands {
                 walk.compound_list(list, depth);
             }
+            walk.both_readings = outer;
         }
         None => walk.unresolved(script, "not shell syntax the parser reads"),
     }
+}
+
+/// Whether `script` has two opening or two closing parentheses with only
+/// blanks between them. The parser reads `( ( X ) )` as the arithmetic
+/// command `((X))`, while bash reads `((` as arithmetic only when the two
+/// are adjacent and so are the closing two, and runs nested subshells
+/// otherwise: `( ( rm -rf / ) )` runs `rm`.
+fn spaces_its_parentheses(script: &str) -> bool {
+    let bytes = script.as_bytes();
+    bytes.iter().enumerate().any(|(i, &open)| {
+        if open != b'(' && open != b')' {
+            return false;
+        }
+        let rest = &bytes[i + 1..];
+        let blanks = rest.iter().take_while(|b| b.is_ascii_whitespace()).count();
+        blanks > 0 && rest.get(blanks) == Some(&open)
+    })
 }
 
 /// How deep groups may nest (the parser recurses; so does the walk).
@@ -1056,8 +1081,13 @@ impl Walk {
         }
     }
 
-    /// An arithmetic expression runs the substitutions it holds.
+    /// An arithmetic expression runs the substitutions it holds; where the
+    /// parser may have read nested subshells as one, it is also walked as
+    /// the script bash would run (the stricter reading wins).
     fn arithmetic(&mut self, expression: &str, depth: usize) {
+        if self.both_readings {
+            self.script(expression, depth + 1);
+        }
         if expression.contains('$') || expression.contains('`') {
             self.word(expression, depth);
         }
