@@ -1162,6 +1162,59 @@ fn a_codex_apply_patch_preview_shows_the_patch_as_a_diff_with_line_numbers() {
     );
 }
 
+/// A Codex `PreToolUse` event of its shell tool running `command` in
+/// `workdir`.
+fn codex_shell_event(cwd: &Path, command: Value) -> Vec<u8> {
+    let event = serde_json::json!({
+        "session_id": "019a-codex-session",
+        "turn_id": "019a-codex-turn-5",
+        "transcript_path": null,
+        "cwd": cwd,
+        "hook_event_name": "PreToolUse",
+        "model": "gpt-5-codex",
+        "permission_mode": "default",
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "workdir": cwd},
+        "tool_use_id": "call_shell_patch",
+    });
+    serde_json::to_vec(&event).expect("JSON")
+}
+
+#[test]
+fn a_codex_patch_run_through_the_shell_tool_gets_a_diff_and_its_targets_stay_hostile_input() {
+    let fixture = Fixture::new();
+    let project = tempfile::tempdir().expect("project");
+    let cwd = project.path();
+    std::fs::write(cwd.join("main.rs"), "fn main() {\n    old();\n}\n").expect("main.rs");
+    let patch = "*** Begin Patch\n*** Update File: main.rs\n@@ fn main() {\n-    old();\n+    new();\n*** End Patch\n";
+    let expected =
+        "--- a/main.rs\n+++ b/main.rs\n@@ -1,3 +1,3 @@\n fn main() {\n-    old();\n+    new();\n }\n";
+    let heredoc = format!("apply_patch <<'EOF'\n{patch}EOF\n");
+    for command in [
+        serde_json::json!(["apply_patch", patch]),
+        serde_json::json!(["bash", "-lc", heredoc]),
+    ] {
+        let (diff, mode, detail_mode) = diff_of(&fixture, &codex_shell_event(cwd, command.clone()));
+        assert_eq!(diff, expected, "{command}");
+        assert_eq!(mode & 0o077, 0, "owner-only");
+        assert_eq!(mode, detail_mode, "as detail is");
+    }
+    // The file a patch names is read as any target is: a link is named,
+    // never followed.
+    std::fs::write(cwd.join("secret"), "API_KEY=hunter2\n").expect("secret");
+    std::os::unix::fs::symlink(cwd.join("secret"), cwd.join("link.rs")).expect("link");
+    let through_link = patch.replace("main.rs", "link.rs");
+    let (diff, _, _) = diff_of(
+        &fixture,
+        &codex_shell_event(cwd, serde_json::json!(["apply_patch", through_link])),
+    );
+    assert!(
+        diff.contains("link.rs is not read: it is a symbolic link"),
+        "{diff}"
+    );
+    assert!(!diff.contains("hunter2"), "{diff}");
+}
+
 #[test]
 fn a_target_that_is_a_link_too_large_or_no_regular_file_is_named_never_read() {
     let fixture = Fixture::new();
