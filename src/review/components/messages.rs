@@ -89,24 +89,23 @@ impl Component for MessagesComponent {
 
     fn draw(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
         let Some(messages) = &self.shown else { return };
+        let shown = overlay_lines(
+            messages,
+            usize::from(area.width.saturating_sub(4)),
+            usize::from(area.height.saturating_sub(2)),
+        );
+        let height = (shown.len() as u16 + 2).min(area.height);
         let popup = Rect {
             x: area.x + 1,
-            y: area.y + 1,
+            y: area.y + area.height.saturating_sub(height) / 2,
             width: area.width.saturating_sub(2),
-            height: area.height.saturating_sub(2),
+            height,
         };
         let block = Block::default()
             .borders(Borders::ALL)
             .title(Span::styled(texts::REVIEW_MESSAGES_TITLE, theme.heading()));
         let inner = block.inner(popup);
-        let lines: Vec<Line<'_>> = overlay_lines(
-            messages,
-            usize::from(inner.width),
-            usize::from(inner.height),
-        )
-        .into_iter()
-        .map(Line::from)
-        .collect();
+        let lines: Vec<Line<'_>> = shown.into_iter().map(Line::from).collect();
         frame.render_widget(Clear, popup);
         frame.render_widget(block, popup);
         frame.render_widget(Paragraph::new(lines), inner);
