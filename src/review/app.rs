@@ -17,7 +17,7 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::components::detail::{DetailComponent, DetailView};
-use super::components::help::HelpComponent;
+use super::components::help::{HelpComponent, Keys};
 use super::components::list::{fit, ListComponent};
 use super::components::messages::{Messages, MessagesComponent};
 use super::components::prompt::PromptComponent;
@@ -482,7 +482,7 @@ impl App {
                 self.prompt.open(texts::REVIEW_PROMPT_FILTER, &before, true);
                 self.asking = Some(Asking::Filter { before });
             }
-            Action::Help => self.help.open(self.commands()),
+            Action::Help => self.help.open(Keys(self.commands())),
             Action::Messages => self.messages.open(Messages {
                 status: self.status.message().map(str::to_string),
                 trail: self

@@ -1,32 +1,26 @@
 //! The list of keys, made from every component's `commands()` when it
 //! opens, so it shows exactly the bindings the components match.
 
-use crossterm::event::KeyEvent;
-use ratatui::layout::Rect;
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
-use ratatui::Frame;
-
-use super::{Action, CommandInfo, Component, EventState, Theme};
+use super::overlay::{Overlay, OverlayText};
+use super::CommandInfo;
 use crate::review::components::detail::wrap;
 use crate::review::components::list::fit;
 use crate::texts;
 
-/// The help's state: closed, or the commands it lists.
-#[derive(Debug, Default)]
-pub struct HelpComponent {
-    shown: Option<Vec<CommandInfo>>,
-}
+/// The help: an overlay of every key.
+pub type HelpComponent = Overlay<Keys>;
 
-impl HelpComponent {
-    /// Opens it with `commands`.
-    pub fn open(&mut self, commands: Vec<CommandInfo>) {
-        self.shown = Some(commands);
+/// The keys the help lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Keys(pub Vec<CommandInfo>);
+
+impl OverlayText for Keys {
+    fn title(&self) -> &str {
+        texts::REVIEW_HELP_TITLE
     }
 
-    /// Whether it is open.
-    pub fn is_open(&self) -> bool {
-        self.shown.is_some()
+    fn lines(&self, width: usize, most: usize) -> Vec<String> {
+        help_lines(&self.0, width, most)
     }
 }
 
@@ -60,40 +54,4 @@ fn help_lines(commands: &[CommandInfo], width: usize, most: usize) -> Vec<String
         }
     }
     lines
-}
-
-impl Component for HelpComponent {
-    fn event(&mut self, _key: &KeyEvent, _actions: &mut Vec<Action>) -> EventState {
-        if self.shown.take().is_some() {
-            EventState::Consumed
-        } else {
-            EventState::NotConsumed
-        }
-    }
-
-    fn draw(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
-        let Some(commands) = &self.shown else { return };
-        let width = usize::from(area.width.saturating_sub(4));
-        let most = usize::from(area.height.saturating_sub(2));
-        let shown = help_lines(commands, width, most);
-        let height = (shown.len() as u16 + 2).min(area.height);
-        let popup = Rect {
-            x: area.x + 1,
-            y: area.y + area.height.saturating_sub(height) / 2,
-            width: area.width.saturating_sub(2),
-            height,
-        };
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .title(Span::styled(texts::REVIEW_HELP_TITLE, theme.heading()));
-        let inner = block.inner(popup);
-        let lines: Vec<Line<'_>> = shown.into_iter().map(Line::from).collect();
-        frame.render_widget(Clear, popup);
-        frame.render_widget(block, popup);
-        frame.render_widget(Paragraph::new(lines), inner);
-    }
-
-    fn commands(&self) -> Vec<CommandInfo> {
-        Vec::new()
-    }
 }

@@ -3,22 +3,13 @@
 //! `…` and the key that opens this). Opened by the app with the texts;
 //! any key closes it, as the help does.
 
-use crossterm::event::KeyEvent;
-use ratatui::layout::Rect;
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
-use ratatui::Frame;
-
 use super::detail::{screen_line, wrap};
-use super::{Action, CommandInfo, Component, EventState, Theme};
+use super::overlay::{Overlay, OverlayText};
 use crate::texts;
 
-/// The overlay's state: closed, or the status message and the trail's
-/// lines (newest first) it shows, and where the whole record is.
-#[derive(Debug, Default)]
-pub struct MessagesComponent {
-    shown: Option<Messages>,
-}
+/// The last messages: an overlay of the status line's message and the
+/// trail, whole.
+pub type MessagesComponent = Overlay<Messages>;
 
 /// What the overlay shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,15 +22,13 @@ pub struct Messages {
     pub dir: String,
 }
 
-impl MessagesComponent {
-    /// Opens it with `messages`.
-    pub fn open(&mut self, messages: Messages) {
-        self.shown = Some(messages);
+impl OverlayText for Messages {
+    fn title(&self) -> &str {
+        texts::REVIEW_MESSAGES_TITLE
     }
 
-    /// Whether it is open.
-    pub fn is_open(&self) -> bool {
-        self.shown.is_some()
+    fn lines(&self, width: usize, most: usize) -> Vec<String> {
+        overlay_lines(self, width, most)
     }
 }
 
@@ -76,44 +65,6 @@ fn overlay_lines(messages: &Messages, width: usize, height: usize) -> Vec<String
     }
     lines.truncate(height.max(1));
     lines
-}
-
-impl Component for MessagesComponent {
-    fn event(&mut self, _key: &KeyEvent, _actions: &mut Vec<Action>) -> EventState {
-        if self.shown.take().is_some() {
-            EventState::Consumed
-        } else {
-            EventState::NotConsumed
-        }
-    }
-
-    fn draw(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
-        let Some(messages) = &self.shown else { return };
-        let shown = overlay_lines(
-            messages,
-            usize::from(area.width.saturating_sub(4)),
-            usize::from(area.height.saturating_sub(2)),
-        );
-        let height = (shown.len() as u16 + 2).min(area.height);
-        let popup = Rect {
-            x: area.x + 1,
-            y: area.y + area.height.saturating_sub(height) / 2,
-            width: area.width.saturating_sub(2),
-            height,
-        };
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .title(Span::styled(texts::REVIEW_MESSAGES_TITLE, theme.heading()));
-        let inner = block.inner(popup);
-        let lines: Vec<Line<'_>> = shown.into_iter().map(Line::from).collect();
-        frame.render_widget(Clear, popup);
-        frame.render_widget(block, popup);
-        frame.render_widget(Paragraph::new(lines), inner);
-    }
-
-    fn commands(&self) -> Vec<CommandInfo> {
-        Vec::new()
-    }
 }
 
 #[cfg(test)]

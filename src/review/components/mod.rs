@@ -24,6 +24,7 @@ pub mod detail;
 pub mod help;
 pub mod list;
 pub mod messages;
+pub mod overlay;
 pub mod prompt;
 pub mod status_line;
 pub mod trail;
