@@ -983,14 +983,15 @@ fn a_commands_cwd_comes_from_its_cwd_file() {
         ],
         "{pane:#?}"
     );
-    // A cwd the input names too is shown once.
-    let twice = ItemFiles {
-        detail: Some(r#"{"command":"ls","cwd":"/work/app"}"#),
+    // A cwd the call names itself (Codex's workdir) is where it runs: the
+    // one shown.
+    let own = ItemFiles {
+        detail: Some(r#"{"command":"ls","workdir":"/work/app/sub"}"#),
         diff: None,
         cwd: Some("/work/app"),
     };
-    let view = DetailView::from_files("Bash: ls", "Bash", &twice);
-    assert_eq!(view.meta, ["cwd: /work/app"]);
+    let view = DetailView::from_files("Bash: ls", "Bash", &own);
+    assert_eq!(view.meta, ["cwd: /work/app/sub"]);
 }
 
 #[test]

@@ -2,9 +2,10 @@
 //! markdown or the tool input as JSON. Nothing is cut: long lines wrap,
 //! long content scrolls, and the position line says which lines show of
 //! how many; beside a diff (which the stage protocol may have cut, saying
-//! so) the call itself is one key (`c`) away. What it shows is made from the item's files by
-//! [`DetailView::from_files`] (off the UI thread) and wrapped when it
-//! arrives or the pane changes size, so a redraw only paints.
+//! so) the call itself is one key (`c`) away. What it shows is made from
+//! the item's files by [`DetailView::from_files`] (off the UI thread) and
+//! wrapped when it arrives or the pane changes size, so a redraw only
+//! paints.
 
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::Rect;
@@ -92,10 +93,12 @@ impl DetailView {
             .detail
             .and_then(|text| serde_json::from_str(text).ok());
         let mut view = call_view(label, tool, files.detail, input.as_ref());
+        // The agent's cwd, unless the call names its own (a Codex
+        // `workdir`), which is where it runs.
+        let has_cwd = view.meta.iter().any(|line| line.starts_with("cwd: "));
         if let Some(cwd) = files.cwd.map(str::trim_end).filter(|cwd| !cwd.is_empty()) {
-            let line = format!("cwd: {cwd}");
-            if !view.meta.contains(&line) {
-                view.meta.insert(0, line);
+            if !has_cwd {
+                view.meta.insert(0, format!("cwd: {cwd}"));
             }
         }
         let Some(diff) = files.diff else {
