@@ -133,15 +133,16 @@ wait_until 10000 "the status line" screen_has "rejected $BASH_ID: Denied"
 keys Home
 wait_until 10000 "the first item selected" screen_has "Edit: notes.txt"
 wait_until 10000 "the Edit's diff" screen_has "+the first line"
+# (each line waited for: a frame may be on its way to the pane)
 for line in "--- a/notes.txt" "+++ b/notes.txt" "@@ -1,2 +1,2 @@" "-first line" " second line"; do
-    screen_has "$line" || fail "the Edit's diff lacks '$line': $(screen)"
+    wait_until 10000 "the Edit's diff line '$line'" screen_has "$line"
 done
 # The Write: its diff is the real change, then approve it with the default
 # reason.
 keys j
 wait_until 10000 "the Write's diff" screen_has "+replaced second line"
 for line in "@@ -1,2 +1,2 @@" " first line" "-second line"; do
-    screen_has "$line" || fail "the Write's diff lacks '$line': $(screen)"
+    wait_until 10000 "the Write's diff line '$line'" screen_has "$line"
 done
 keys a
 wait_until 10000 "the approve prompt" screen_has "Approve: reason"
