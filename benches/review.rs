@@ -29,7 +29,7 @@ use ratatui::layout::Rect;
 use ratatui::Terminal;
 use xdev::client::{PreviewRequest, StagedPreview};
 use xdev::review::app::{App, Effect, Item, Msg, SourceEvent};
-use xdev::review::components::detail::DetailView;
+use xdev::review::components::detail::{DetailView, ItemFiles};
 use xdev::review::components::Theme;
 use xdev::review::source;
 
@@ -76,7 +76,11 @@ fn loaded_app() -> App {
     let detail = serde_json::json!({"command": command, "description": "many steps"}).to_string();
     for effect in effects {
         if let Effect::LoadDetail { id, label, tool } = effect {
-            let view = DetailView::from_files(&label, &tool, Some(&detail), None);
+            let files = ItemFiles {
+                detail: Some(&detail),
+                ..ItemFiles::default()
+            };
+            let view = DetailView::from_files(&label, &tool, &files);
             app.update(Msg::Detail(id, view));
         }
     }

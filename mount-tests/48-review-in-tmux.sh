@@ -5,16 +5,19 @@
 # command is 3 KiB of lines). Keys go in with `tmux send-keys`, the screen
 # comes back with `capture-pane -p`, and every step waits on what the
 # screen (or the journal) shows. Checks: the Bash command is shown whole
-# (scrolling through it shows every line), the Write's content shows, the
+# with its cwd (scrolling through it shows every line), the Edit's and the
+# Write's diffs are the real changes (hunk headers, - and + lines), the
 # chosen item is applied and the other rejected with the reason typed (the
 # journal says so, and each hook prints its agent's answer), a preview
 # staged while the review is open appears, two marked items are rejected
 # together, `q` leaves the terminal as it was (the alternate screen off,
 # the shell prompt back, exit 0); then, with NO_COLOR, no style reaches the
 # screen, a preview decided from a shell leaves the list (the trail names
-# the shell), SIGTERM restores the terminal too (exit 143), and a terminal
-# that hangs up ends the review.
-# time limit: 90 s
+# the shell), SIGTERM and SIGINT restore the terminal too (exit 143 and
+# 130; after SIGINT `stty -a` shows icanon and echo on), `--bell` rings
+# the terminal's bell when a preview arrives (tmux's bell flag of its
+# window), and a terminal that hangs up ends the review.
+# time limit: 120 s
 . "$(dirname "$0")/lib.sh"
 need_xdev
 scratch
@@ -40,6 +43,7 @@ assert len(command) >= 3 * 1024, len(command)
 event("bash", "sess-two", "Bash", {"command": command, "description": "a long script"}, 3)
 event("late", "sess-two", "Bash", {"command": "echo late"}, 4)
 event("late2", "sess-two", "Bash", {"command": "echo late 2"}, 5)
+event("bell", "sess-two", "Bash", {"command": "echo ring"}, 6)
 PY
 [ -s "$SCRATCH/bash.json" ] || fail "cannot write the hook events"
 
@@ -97,6 +101,7 @@ alternate_off && fail "the review is not on the alternate screen"
 # and check that every one of its lines was on screen.
 keys End
 wait_until 10000 "the Bash preview selected" screen_has "description: a long script"
+wait_until 10000 "the Bash preview's cwd" screen_has "cwd: $SCRATCH"
 : >"$SCRATCH/pages"
 for _ in $(seq 40); do
     screen >>"$SCRATCH/pages"
@@ -123,12 +128,22 @@ assert_eq "$(log_records "r['event'] == 'pending/$BASH_ID/reject' and r['reason'
 wait_until 10000 "the Bash preview gone from the list" sh -c '! tmux -S "$0" capture-pane -p -t review | grep -qF "description: a long script"' "$SOCKET"
 wait_until 10000 "the status line" screen_has "rejected $BASH_ID: Denied"
 
-# The Write: its new content shows (TODO: its diff, once the hook writes
-# pending/<id>/diff), then approve it with the default reason.
+# The Edit (first in its session, the newest): its diff against the file as
+# it was staged.
 keys Home
 wait_until 10000 "the first item selected" screen_has "Edit: notes.txt"
+wait_until 10000 "the Edit's diff" screen_has "+the first line"
+# (each line waited for: a frame may be on its way to the pane)
+for line in "--- a/notes.txt" "+++ b/notes.txt" "@@ -1,2 +1,2 @@" "-first line" " second line"; do
+    wait_until 10000 "the Edit's diff line '$line'" screen_has "$line"
+done
+# The Write: its diff is the real change, then approve it with the default
+# reason.
 keys j
-wait_until 10000 "the Write's content" screen_has "replaced second line"
+wait_until 10000 "the Write's diff" screen_has "+replaced second line"
+for line in "@@ -1,2 +1,2 @@" " first line" "-second line"; do
+    wait_until 10000 "the Write's diff line '$line'" screen_has "$line"
+done
 keys a
 wait_until 10000 "the approve prompt" screen_has "Approve: reason"
 keys Enter
@@ -190,6 +205,31 @@ wait_until 10000 "the review's process" review_pid
 kill -TERM "$REVIEW_PID"
 wait_until 10000 "the review's exit on SIGTERM" screen_has "review exited 143"
 wait_until 10000 "the alternate screen off after SIGTERM" alternate_off
+# SIGINT (a kill -INT from outside, not the Ctrl-C key the review reads in
+# raw mode) restores the terminal too: the alternate screen off, the line
+# discipline back (icanon, echo), exit 130.
+keys "'$XDEV_BIN' review '$D'; echo \"review exited \$?\"" Enter
+wait_until 10000 "the review for SIGINT" screen_has "0 pending in 0 group(s)"
+wait_until 10000 "the review's process" review_pid
+kill -INT "$REVIEW_PID"
+wait_until 10000 "the review's exit on SIGINT" screen_has "review exited 130"
+wait_until 10000 "the alternate screen off after SIGINT" alternate_off
+keys "stty -a | tr ' ;' '\n\n' | grep -xE -- '-?(icanon|echo)' | tr '\n' ' '; echo STTY-END" Enter
+wait_until 10000 "stty's answer" screen_has "STTY-END"
+screen_has "icanon echo STTY-END" || fail "the terminal not sane after SIGINT: $(screen | grep STTY-END)"
+# --bell: a preview that arrives rings the terminal's bell (tmux sets the
+# bell flag of the window, which is not the current one).
+t new-window -d -n bell "exec '$XDEV_BIN' review --bell '$D'"
+bell_screen_has() { t capture-pane -p -t :bell | grep -qF -- "$1"; }
+bell_flag() { t display-message -p -t :bell '#{window_bell_flag}'; }
+wait_until 10000 "the review with --bell" bell_screen_has "0 pending in 0 group(s)"
+assert_eq "$(bell_flag)" 0 "the bell flag before any preview"
+hook bell
+wait_until 10000 "the rung preview on screen" bell_screen_has "Bash: echo ring"
+wait_until 10000 "the bell of the --bell window" sh -c '[ "$(tmux -S "$0" display-message -p -t :bell "#{window_bell_flag}")" = 1 ]' "$SOCKET"
+(echo "bell heard" >"$D/pending/$ID/reject") || fail "the shell's reject failed"
+wait_exit "$HOOK_PID" 10000 "the bell hook after the shell's rejection"
+t kill-window -t :bell
 # A terminal that hangs up (its tmux window closed: SIGHUP) ends the review.
 t new-window -d -n hangup "exec '$XDEV_BIN' review '$D'"
 HANGUP_PID=$(t display-message -p -t :hangup '#{pane_pid}')

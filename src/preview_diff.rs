@@ -8,7 +8,10 @@
 //!   occurrence with `replace_all`), `MultiEdit`: its edits in order;
 //! - Codex's `apply_patch`: the patch applied to the files it names, as
 //!   a unified diff with real line numbers; a section that does not apply
-//!   to the file as it is, is shown as the agent sent it, saying so.
+//!   to the file as it is, is shown as the agent sent it, saying so. The
+//!   same for a patch Codex runs through its shell tool (`Bash`, `shell`:
+//!   the argv `["apply_patch", PATCH]`, or a script `apply_patch <<'EOF'`,
+//!   after an optional `cd DIR &&`), read against its `workdir`.
 //!
 //! A diff is never a guess: where none can be made (the file is a link, a
 //! FIFO, too large, not UTF-8; the edit's text is not in the file), the
@@ -76,6 +79,10 @@ pub fn diff_text(
     cwd: Option<&Path>,
     read: &dyn Fn(&Path) -> Target,
 ) -> Option<String> {
+    if let Some(shell) = shell_patch(tool, input) {
+        let dir = shell_patch_dir(input, shell.cd, cwd);
+        return Some(patch_diff(shell.patch, dir.as_deref(), read));
+    }
     if !has_diff(tool) {
         return None;
     }
@@ -298,6 +305,109 @@ fn patch_text(input: &Value) -> Option<&str> {
         Value::String(patch) => Some(patch),
         Value::Array(words) => words.last()?.as_str(),
         _ => None,
+    }
+}
+
+/// The names Codex's patch tool is run by.
+const PATCH_PROGRAMS: &[&str] = &["apply_patch", "applypatch"];
+/// Codex's shell tools, as hooks name them.
+const SHELL_TOOLS: &[&str] = &["Bash", "shell", "local_shell", "exec_command"];
+
+/// A patch run through a shell tool: its text and the directory a
+/// `cd DIR &&` before it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ShellPatch<'a> {
+    patch: &'a str,
+    cd: Option<&'a str>,
+}
+
+/// The patch of a shell tool's call that runs `apply_patch`, if it is
+/// one: the argv `[apply_patch, PATCH]`, a script (a string, or the argv
+/// `[bash|sh, -c|-lc, SCRIPT]`) that is `[cd DIR &&] apply_patch
+/// <<'EOF'` with the patch as its here-document. Anything else (a patch
+/// piped, a script that does more) is no patch: the whole command shows.
+fn shell_patch<'a>(tool: &str, input: &'a Value) -> Option<ShellPatch<'a>> {
+    if !SHELL_TOOLS.contains(&tool) {
+        return None;
+    }
+    let script = match input.get("command")? {
+        Value::String(script) => script.as_str(),
+        Value::Array(words) => {
+            let words: Option<Vec<&str>> = words.iter().map(Value::as_str).collect();
+            match words?.as_slice() {
+                [program, patch] if PATCH_PROGRAMS.contains(program) => {
+                    return Some(ShellPatch { patch, cd: None })
+                }
+                [shell, flag, script]
+                    if ["bash", "sh", "zsh"].contains(shell) && ["-c", "-lc"].contains(flag) =>
+                {
+                    script
+                }
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    heredoc_patch(script)
+}
+
+/// `[cd DIR &&] apply_patch <<'EOF'` + the patch + `EOF`, and nothing
+/// after it: the patch and the directory.
+fn heredoc_patch(script: &str) -> Option<ShellPatch<'_>> {
+    let (first, body) = script.trim_start().split_once('\n')?;
+    let mut words = first.split_whitespace().peekable();
+    let mut cd = None;
+    if words.peek() == Some(&"cd") {
+        words.next();
+        cd = Some(words.next()?);
+        if words.next()? != "&&" {
+            return None;
+        }
+    }
+    if !PATCH_PROGRAMS.contains(&words.next()?) {
+        return None;
+    }
+    let marker = words.next()?;
+    let marker = match marker.strip_prefix("<<") {
+        Some("") => words.next()?,
+        Some(rest) => rest,
+        None => return None,
+    };
+    if words.next().is_some() {
+        return None;
+    }
+    let delimiter = marker.trim_matches(|c| c == '\'' || c == '"');
+    let mut end = None;
+    let mut start = 0;
+    for line in body.split_inclusive('\n') {
+        if end.is_some() {
+            // Only blank lines may follow the here-document.
+            if !line.trim().is_empty() {
+                return None;
+            }
+        } else if line.trim_end() == delimiter {
+            end = Some(start);
+        }
+        start += line.len();
+    }
+    Some(ShellPatch {
+        patch: &body[..end?],
+        cd,
+    })
+}
+
+/// The directory a shell patch's paths are read against: its `cd`
+/// (against the call's `workdir`, else the agent's `cwd`).
+fn shell_patch_dir(input: &Value, cd: Option<&str>, cwd: Option<&Path>) -> Option<PathBuf> {
+    let workdir = input
+        .get("workdir")
+        .and_then(Value::as_str)
+        .map(Path::new)
+        .filter(|dir| dir.is_absolute());
+    let base = workdir.or(cwd);
+    match (cd, base) {
+        (Some(cd), base) => Some(in_cwd(Path::new(cd), base)),
+        (None, base) => base.map(Path::to_path_buf),
     }
 }
 
@@ -679,6 +789,54 @@ mod tests {
             diff("apply_patch", json!({"command": ["apply_patch", patch]}), file),
             "--- a/a.txt\n+++ b/a.txt\n@@ -1,4 +1,4 @@\n intro\n fn main\n-    old();\n+    new();\n end\n--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1 @@\n+hello\n"
         );
+    }
+
+    #[test]
+    fn a_patch_run_through_the_shell_tool_is_diffed_too() {
+        let patch = "*** Begin Patch\n*** Update File: a.txt\n-old\n+new\n*** End Patch\n";
+        let expected = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new\n";
+        let heredoc = format!("apply_patch <<'EOF'\n{patch}EOF\n");
+        let in_bash = json!({"command": ["bash", "-lc", heredoc], "workdir": "/p"});
+        let cd = format!("cd p && applypatch <<\"PATCH\"\n{patch}PATCH");
+        for input in [
+            json!({"command": ["apply_patch", patch], "workdir": "/p"}),
+            json!({"command": heredoc}),
+            in_bash,
+        ] {
+            assert_eq!(
+                diff_text(
+                    "shell",
+                    &input,
+                    Some(Path::new("/p")),
+                    &only("/p/a.txt", Some("old\n"))
+                ),
+                Some(expected.to_string()),
+                "{input}"
+            );
+        }
+        assert_eq!(
+            diff_text(
+                "Bash",
+                &json!({"command": cd}),
+                Some(Path::new("/")),
+                &only("/p/a.txt", Some("old\n"))
+            ),
+            Some(expected.to_string()),
+        );
+        // A script that does more than apply the patch is a command.
+        let more = format!("apply_patch <<'EOF'\n{patch}EOF\nrm -f a.txt\n");
+        for command in [
+            json!(more),
+            json!(["apply_patch", patch, "x"]),
+            json!("echo apply_patch"),
+        ] {
+            let input = json!({"command": command});
+            assert_eq!(
+                diff_text("Bash", &input, None, &only("/p/a.txt", None)),
+                None,
+                "{input}"
+            );
+        }
     }
 
     #[test]

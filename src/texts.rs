@@ -466,16 +466,22 @@ pub fn hook_denied(label: &str, reason: &str) -> String {
     format!("Denied: {label}. Reason: {reason}")
 }
 
+/// How every `diff` that is a refusal begins: one line saying why no diff
+/// could be made (readers, `xdev review` among them, look for it).
+pub const DIFF_REFUSAL_START: &str = "No diff: ";
+/// How the last line of a `diff` cut to the stage protocol's limit begins.
+pub const DIFF_CUT_START: &str = "[Diff cut here: ";
+
 /// The `diff` of a preview whose file is not read (`path` shown on one
 /// line; `why` as [`crate::safe_file::FileProblem`] puts it).
 pub fn diff_not_read(path: &str, why: &str) -> String {
-    format!("No diff: {} is not read: {why}.", one_line(path))
+    format!("{DIFF_REFUSAL_START}{} is not read: {why}.", one_line(path))
 }
 
 /// The `diff` of a call whose tool input lacks `field` (or has it of
 /// another type).
 pub fn diff_input_missing(field: &str) -> String {
-    format!("No diff: the call has no {field}.")
+    format!("{DIFF_REFUSAL_START}the call has no {field}.")
 }
 
 /// The `diff` of a call that changes nothing in the file as it is.
@@ -485,7 +491,7 @@ pub const DIFF_NO_CHANGE: &str = "No change: the file already holds exactly this
 /// one of the `DIFF_EDIT_*` texts).
 pub fn diff_edit_fails(path: &str, why: &str) -> String {
     format!(
-        "No diff: the edit cannot be made to {} as it is: {why}.",
+        "{DIFF_REFUSAL_START}the edit cannot be made to {} as it is: {why}.",
         one_line(path)
     )
 }
@@ -544,7 +550,7 @@ pub fn diff_cut(lines: u64, whole_detail: bool) -> String {
     } else {
         "the whole call is only with the agent (detail is cut too)"
     };
-    format!("[Diff cut here: {lines} more lines not shown; {whole}.]")
+    format!("{DIFF_CUT_START}{lines} more lines not shown; {whole}.]")
 }
 
 /// Why `xdev hook` will not read the plan file an event names: it is a
@@ -1591,11 +1597,17 @@ pub const REVIEW_NOTHING_PENDING: &str =
 pub const REVIEW_LOADING: &str = "reading the preview's files...";
 /// The detail pane of a preview whose producer sent only a label.
 pub const REVIEW_NO_DETAIL: &str = "(no detail: the producer sent only its label)";
-/// The note above a Write's content while it has no diff file.
-pub const REVIEW_NO_DIFF_WRITE: &str = "no diff file: the whole new content of the file follows";
-/// The note above an Edit's strings while it has no diff file.
-pub const REVIEW_NO_DIFF_EDIT: &str =
-    "no diff file: the strings replaced and their replacements follow";
+/// The note above a Write's content (shown when there is no diff, or the
+/// call itself is asked for).
+pub const REVIEW_WRITE_CONTENT: &str = "the whole new content of the file follows";
+/// The note above an Edit's strings (shown when there is no diff, or the
+/// call itself is asked for).
+pub const REVIEW_EDIT_STRINGS: &str = "the strings replaced (-) and their replacements (+) follow";
+/// The note above a diff cut to the stage protocol's limit.
+pub const REVIEW_DIFF_CUT_NOTE: &str =
+    "this diff is cut (see its last line): c shows the whole call";
+/// The note above the call itself, shown instead of its diff.
+pub const REVIEW_SHOWING_CALL: &str = "the call itself: c shows its diff again";
 /// The group of previews staged without an agent session.
 pub const REVIEW_NO_SESSION: &str = "(no session)";
 /// The prompt that asks a reason for approving.
@@ -1604,7 +1616,8 @@ pub const REVIEW_PROMPT_APPROVE: &str =
 /// The prompt that asks a reason for rejecting.
 pub const REVIEW_PROMPT_REJECT: &str = "Reject: reason the model reads (required; Esc cancels)";
 /// The filter prompt.
-pub const REVIEW_PROMPT_FILTER: &str = "Filter (label, tool or session; Esc clears)";
+pub const REVIEW_PROMPT_FILTER: &str =
+    "Filter (label, tool or session; Esc puts back the filter as it was)";
 /// The prompt that asks feedback for approving a plan.
 pub const REVIEW_PROMPT_PLAN_APPROVE: &str =
     "Approve the plan: feedback for the implementer (optional; Esc cancels)";
@@ -1618,8 +1631,21 @@ pub const REVIEW_FEEDBACK_REQUIRED: &str =
     "Sending a plan back needs feedback: the planner reads it.";
 /// The status line when a key decides and nothing is selected.
 pub const REVIEW_NOTHING_SELECTED: &str = "Nothing selected.";
+/// The last line of the help when `count` keys do not fit the terminal.
+pub fn review_help_more(count: usize) -> String {
+    format!("{count} more key(s): a taller terminal shows them")
+}
+
 /// The help overlay's title.
 pub const REVIEW_HELP_TITLE: &str = "Keys (any key closes)";
+/// The title of the overlay that shows the last messages in full.
+pub const REVIEW_MESSAGES_TITLE: &str = "The last messages in full (any key closes)";
+/// The overlay's name for the status line's message.
+pub const REVIEW_MESSAGES_STATUS: &str = "Status line";
+/// What ends a line the screen cut: the key that shows it whole.
+pub const REVIEW_CUT_HINT: &str = " [l: whole]";
+/// What ends the key bar when it is cut: the key that lists every key.
+pub const REVIEW_KEYS_CUT_HINT: &str = " [?: all]";
 /// The trail's title.
 pub const REVIEW_TRAIL_TITLE: &str = "Last decisions";
 /// The trail when nothing was decided yet.
@@ -1658,6 +1684,12 @@ pub fn review_withdrawn_because(reason: &str) -> String {
     format!("{REVIEW_WITHDRAWN} ({})", one_line(reason))
 }
 
+/// The last line of the messages overlay when `count` decisions do not
+/// fit: where every decision is.
+pub fn review_messages_more(count: usize, dir: &str) -> String {
+    format!("{count} older decision(s) not shown here: every decision is in {dir}/log")
+}
+
 /// Who decided: the policy, by `rule`.
 pub fn review_by_policy_rule(rule: &str) -> String {
     format!("{REVIEW_BY_POLICY} ({})", one_line(rule))
@@ -1668,12 +1700,18 @@ pub fn review_by_shell(name: &str) -> String {
     format!("a shell ({})", one_line(name))
 }
 
-/// The prompt for deciding `count` marked previews at once.
-pub fn review_prompt_marked(approve: bool, count: usize) -> String {
-    if approve {
-        format!("Approve {count} marked previews: reason (Enter with none: \"{REVIEW_DEFAULT_APPROVAL}\"; Esc cancels)")
+/// The prompt for deciding `count` marked previews at once, `hidden` of
+/// them not shown by the filter.
+pub fn review_prompt_marked(approve: bool, count: usize, hidden: usize) -> String {
+    let hidden = if hidden > 0 {
+        format!(" ({hidden} hidden by the filter)")
     } else {
-        format!("Reject {count} marked previews: reason the model reads (required; Esc cancels)")
+        String::new()
+    };
+    if approve {
+        format!("Approve {count} marked previews{hidden}: reason (Enter with none: \"{REVIEW_DEFAULT_APPROVAL}\"; Esc cancels)")
+    } else {
+        format!("Reject {count} marked previews{hidden}: reason the model reads (required; Esc cancels)")
     }
 }
 

@@ -1136,13 +1136,41 @@ fn file_tools_previews_show_a_unified_diff_against_the_file_as_it_is() {
     );
 }
 
+/// A Codex patch that changes `old()` into `new()` in a project's main.rs.
+const MAIN_RS_PATCH: &str = "*** Begin Patch\n*** Update File: main.rs\n@@ fn main() {\n-    old();\n+    new();\n*** End Patch\n";
+
+/// A project whose main.rs calls `old()`.
+fn main_rs_project() -> tempfile::TempDir {
+    let project = tempfile::tempdir().expect("project");
+    std::fs::write(
+        project.path().join("main.rs"),
+        "fn main() {\n    old();\n}\n",
+    )
+    .expect("main.rs");
+    project
+}
+
 #[test]
 fn a_codex_apply_patch_preview_shows_the_patch_as_a_diff_with_line_numbers() {
     let fixture = Fixture::new();
-    let project = tempfile::tempdir().expect("project");
+    let project = main_rs_project();
     let cwd = project.path();
-    std::fs::write(cwd.join("main.rs"), "fn main() {\n    old();\n}\n").expect("main.rs");
-    let patch = "*** Begin Patch\n*** Update File: main.rs\n@@ fn main() {\n-    old();\n+    new();\n*** End Patch\n";
+    let patch = MAIN_RS_PATCH;
+    let event = codex_event(
+        cwd,
+        "apply_patch",
+        serde_json::json!({"command": ["apply_patch", patch]}),
+    );
+    let (diff, _, _) = diff_of(&fixture, &event);
+    assert_eq!(
+        diff,
+        "--- a/main.rs\n+++ b/main.rs\n@@ -1,3 +1,3 @@\n fn main() {\n-    old();\n+    new();\n }\n"
+    );
+}
+
+/// A Codex `PreToolUse` event of `tool` with `tool_input`, from an agent
+/// working in `cwd`.
+fn codex_event(cwd: &Path, tool: &str, tool_input: Value) -> Vec<u8> {
     let event = serde_json::json!({
         "session_id": "019a-codex-session",
         "turn_id": "019a-codex-turn-4",
@@ -1151,15 +1179,54 @@ fn a_codex_apply_patch_preview_shows_the_patch_as_a_diff_with_line_numbers() {
         "hook_event_name": "PreToolUse",
         "model": "gpt-5-codex",
         "permission_mode": "default",
-        "tool_name": "apply_patch",
-        "tool_input": {"command": ["apply_patch", patch]},
+        "tool_name": tool,
+        "tool_input": tool_input,
         "tool_use_id": "call_patch",
     });
-    let (diff, _, _) = diff_of(&fixture, &serde_json::to_vec(&event).expect("JSON"));
-    assert_eq!(
-        diff,
-        "--- a/main.rs\n+++ b/main.rs\n@@ -1,3 +1,3 @@\n fn main() {\n-    old();\n+    new();\n }\n"
+    serde_json::to_vec(&event).expect("JSON")
+}
+
+/// Codex's shell tool running `command` in `cwd`.
+fn codex_shell_event(cwd: &Path, command: Value) -> Vec<u8> {
+    codex_event(
+        cwd,
+        "Bash",
+        serde_json::json!({"command": command, "workdir": cwd}),
+    )
+}
+
+#[test]
+fn a_codex_patch_run_through_the_shell_tool_gets_a_diff_and_its_targets_stay_hostile_input() {
+    let fixture = Fixture::new();
+    let project = main_rs_project();
+    let cwd = project.path();
+    let patch = MAIN_RS_PATCH;
+    let expected =
+        "--- a/main.rs\n+++ b/main.rs\n@@ -1,3 +1,3 @@\n fn main() {\n-    old();\n+    new();\n }\n";
+    let heredoc = format!("apply_patch <<'EOF'\n{patch}EOF\n");
+    for command in [
+        serde_json::json!(["apply_patch", patch]),
+        serde_json::json!(["bash", "-lc", heredoc]),
+    ] {
+        let (diff, mode, detail_mode) = diff_of(&fixture, &codex_shell_event(cwd, command.clone()));
+        assert_eq!(diff, expected, "{command}");
+        assert_eq!(mode & 0o077, 0, "owner-only");
+        assert_eq!(mode, detail_mode, "as detail is");
+    }
+    // The file a patch names is read as any target is: a link is named,
+    // never followed.
+    std::fs::write(cwd.join("secret"), "API_KEY=hunter2\n").expect("secret");
+    std::os::unix::fs::symlink(cwd.join("secret"), cwd.join("link.rs")).expect("link");
+    let through_link = patch.replace("main.rs", "link.rs");
+    let (diff, _, _) = diff_of(
+        &fixture,
+        &codex_shell_event(cwd, serde_json::json!(["apply_patch", through_link])),
     );
+    assert!(
+        diff.contains("link.rs is not read: it is a symbolic link"),
+        "{diff}"
+    );
+    assert!(!diff.contains("hunter2"), "{diff}");
 }
 
 #[test]

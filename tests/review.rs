@@ -129,13 +129,20 @@ fn the_source_groups_previews_by_session_head_first_and_a_decision_by_id_is_jour
         Some("s-one"),
         json!({"file_path": "a.rs", "old_string": "x", "new_string": "y"}),
     );
-    let one_new = stage(
+    // Staged with the agent's cwd (as `xdev hook` stages it), which the
+    // tool input does not name.
+    let one_new = StagedPreview::stage(
         dir,
-        "Bash: cargo test",
-        "Bash",
-        Some("s-one"),
-        json!({"command": "cargo test"}),
-    );
+        &PreviewRequest {
+            label: "Bash: cargo test".into(),
+            source_tool: Some("Bash".into()),
+            detail: Some(json!({"command": "cargo test"})),
+            session_id: Some("s-one".into()),
+            cwd: Some("/work/app".into()),
+            ..PreviewRequest::default()
+        },
+    )
+    .expect("stage through the mount");
     let two = stage(
         dir,
         "Write: b.rs (1 lines)",
@@ -189,6 +196,44 @@ fn the_source_groups_previews_by_session_head_first_and_a_decision_by_id_is_jour
     // The detail pane's view comes from the item's own files.
     let view = source::load_detail(dir, one_new.id(), "Bash: cargo test", "Bash");
     assert_eq!(view.body, "cargo test");
+    assert_eq!(view.meta, ["cwd: /work/app"], "from pending/<id>/cwd");
+    // A Write whose diff is a refusal: the refusal, then what it writes.
+    let refused = StagedPreview::stage(
+        dir,
+        &PreviewRequest {
+            label: "Write: link.txt (1 line)".into(),
+            source_tool: Some("Write".into()),
+            detail: Some(json!({"file_path": "/work/app/link.txt", "content": "new text\n"})),
+            diff: Some("No diff: link.txt is not read: it is a symbolic link.\n".into()),
+            ..PreviewRequest::default()
+        },
+    )
+    .expect("stage through the mount");
+    let view = source::load_detail(dir, refused.id(), "Write: link.txt (1 line)", "Write");
+    assert_eq!(
+        (view.meta.as_slice(), view.body.as_str()),
+        (
+            [
+                "file: /work/app/link.txt".to_string(),
+                "No diff: link.txt is not read: it is a symbolic link.".to_string(),
+                xdev::texts::REVIEW_WRITE_CONTENT.to_string(),
+            ]
+            .as_slice(),
+            "new text\n"
+        )
+    );
+    let refused_id = refused.id().to_string();
+    let refused_producer = answer(refused);
+    let outcome = decide::decide(
+        dir,
+        &DecisionRequest {
+            target: RowKey::Item(Arc::from(refused_id.as_str())),
+            approve: false,
+            reason: "seen".into(),
+        },
+    );
+    assert!(outcome.result.is_ok(), "{:?}", outcome.result);
+    refused_producer.join().expect("producer");
 
     // Following `events`: a preview staged now is seen, and a decision by
     // id leaves the list with this process named as its decider.

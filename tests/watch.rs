@@ -152,6 +152,32 @@ fn after_runs_again_once_for_a_preview_still_pending_and_a_failing_command_is_su
 }
 
 #[test]
+fn after_covers_the_previews_already_pending_when_watching_starts() {
+    let fx = Fixture::new();
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let out = tmp.path().join("runs");
+    let (waits, _) = stage_recording(&fx.session, "edit a.rs");
+    let (decided, _) = stage_recording(&fx.session, "edit b.rs");
+    let _watch = spawn_watch(&fx.dir, &out, &["--exec", RECORD, "--after", "2s"]);
+    // Decided long before its time comes: no run.
+    let item = format!("pending/{decided}/reject");
+    assert!(common::write_once(&fx.path(&item), b"no").is_ok());
+    assert!(
+        eventually(PATIENCE, || !runs(&out).is_empty()),
+        "no run for a preview pending before watch started"
+    );
+    let seen = runs(&out);
+    assert_eq!(seen.len(), 1, "one run, of --after only: {seen:?}");
+    assert_eq!(seen[0]["XDEV_ID"], waits.as_str());
+    assert_eq!(seen[0]["XDEV_WAITED"], "2s");
+    assert_eq!(seen[0]["XDEV_LABEL"], "edit a.rs");
+    let record: Value =
+        serde_json::from_str(seen[0]["stdin"].as_str().expect("stdin")).expect("one JSON line");
+    assert_eq!(record["event"], "staged", "its staged record from log");
+    assert_eq!(record["id"], waits.as_str());
+}
+
+#[test]
 fn a_directory_that_is_no_mount_is_refused() {
     let tmp = tempfile::tempdir().expect("temp dir");
     let output = Command::new(env!("CARGO_BIN_EXE_xdev"))

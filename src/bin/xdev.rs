@@ -366,7 +366,8 @@ enum Command {
         #[arg(long, value_name = "CMD")]
         exec: OsString,
         /// Run CMD again, once, for a preview still pending this long after
-        /// it was staged (e.g. `30s`, `5m`; at least 1ms, at most 7 days).
+        /// it was staged, those pending when watching starts included (e.g.
+        /// `30s`, `5m`; at least 1ms, at most 7 days).
         #[arg(long, value_name = "DURATION", value_parser = values::stage_deadline)]
         after: Option<Duration>,
         /// The mount to watch [default: --mount, else $XDEV_DIR, else /xdev].

@@ -6,13 +6,18 @@
 //! read of it, so nothing is polled on a timer; the records reach an async
 //! loop that also waits for the `--after` times and for SIGINT and SIGTERM.
 //!
+//! With `--after`, the previews already pending when watching starts are
+//! looked at again too, once they have waited that long since they were
+//! staged (by their `staged` record in `log`; one whose record `log` no
+//! longer holds counts from when watching started).
+//!
 //! Commands run one at a time, in the order they were asked for, through
 //! `sh -c`; at most [`MAX_QUEUED`] wait behind the one running, and one
 //! more is dropped (and logged) rather than queued, so a burst of previews
 //! never piles up commands without bound. A command that fails (exits
 //! non-zero, is killed, cannot start) is logged and watching goes on.
 
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -167,6 +172,72 @@ impl Staged {
             line: format!("{line}\n"),
         })
     }
+
+    /// A preview pending at `dir` whose `staged` record is gone from
+    /// `log`: what its files say, and a record made of it.
+    fn from_files(dir: &Path, id: &str) -> Staged {
+        let item = dir.join("pending").join(id);
+        let read = |name: &str| {
+            std::fs::read_to_string(item.join(name))
+                .unwrap_or_default()
+                .trim_end()
+                .to_string()
+        };
+        let (label, tool) = (read("label"), read("source"));
+        let record =
+            serde_json::json!({"event": "staged", "id": id, "label": label, "sourceTool": tool});
+        Staged {
+            id: id.to_string(),
+            label,
+            tool,
+            session: String::new(),
+            line: format!("{record}\n"),
+        }
+    }
+}
+
+/// The previews pending now, each with when it was staged (seconds since
+/// the epoch) when `log` still says so: from its `staged` record, else
+/// from its `label` and `source` files.
+fn already_pending(dir: &Path) -> Vec<(Staged, Option<f64>)> {
+    let Ok(entries) = std::fs::read_dir(dir.join("pending")) else {
+        return Vec::new();
+    };
+    let ids: Vec<String> = entries
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|id| is_path_safe_name(id))
+        .collect();
+    if ids.is_empty() {
+        return Vec::new();
+    }
+    let log = std::fs::read_to_string(dir.join("log")).unwrap_or_default();
+    let mut staged: HashMap<String, (Staged, Option<f64>)> = HashMap::new();
+    for line in log.lines() {
+        if let Some(record) = Staged::from_line(line) {
+            let time = serde_json::from_str::<Value>(line)
+                .ok()
+                .and_then(|value| value.get("time").and_then(Value::as_f64));
+            staged.insert(record.id.clone(), (record, time));
+        }
+    }
+    ids.into_iter()
+        .map(|id| {
+            staged
+                .remove(&id)
+                .unwrap_or_else(|| (Staged::from_files(dir, &id), None))
+        })
+        .collect()
+}
+
+/// How long after now a preview staged at `staged_at` (seconds since the
+/// epoch; unknown: now) will have waited `after`.
+fn wait_left(after: Duration, staged_at: Option<f64>) -> Duration {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |since| since.as_secs_f64());
+    let waited = staged_at.map_or(0.0, |at| (now - at).max(0.0));
+    after.saturating_sub(Duration::from_secs_f64(waited))
 }
 
 /// One run of the command: for which preview, and (for `--after`) how
@@ -263,13 +334,25 @@ async fn follow(dir: &Path, options: &WatchOptions, events: File) -> Result<Watc
         dir.to_path_buf(),
     ));
     let mut later: BinaryHeap<Due> = BinaryHeap::new();
+    // The previews pending before `events` was opened make no `staged`
+    // record on it: with `--after`, they are looked at again too.
+    let mut scheduled: HashSet<String> = HashSet::new();
+    if let Some(after) = options.after {
+        for (staged, staged_at) in already_pending(dir) {
+            scheduled.insert(staged.id.clone());
+            let due = Instant::now() + wait_left(after, staged_at);
+            later.push(Due { due, staged });
+        }
+    }
     let end = loop {
         let next_due = later.peek().map(|due| due.due);
         tokio::select! {
             read = lines.recv() => match read {
                 Some(FromReader::Line(line)) => {
                     if let Some(staged) = Staged::from_line(&line) {
-                        if let Some(after) = options.after {
+                        // One staged while the pending ones were listed is
+                        // already due once.
+                        if let Some(after) = options.after.filter(|_| !scheduled.contains(&staged.id)) {
                             later.push(Due { due: Instant::now() + after, staged: staged.clone() });
                         }
                         queue.push(Job { staged, waited: None });

@@ -17,8 +17,9 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::components::detail::{DetailComponent, DetailView};
-use super::components::help::HelpComponent;
+use super::components::help::{HelpComponent, Keys};
 use super::components::list::{fit, ListComponent};
+use super::components::messages::{Messages, MessagesComponent};
 use super::components::prompt::PromptComponent;
 use super::components::status_line::StatusLineComponent;
 use super::components::trail::TrailComponent;
@@ -218,6 +219,7 @@ enum Global {
     Approve,
     Reject,
     Filter,
+    Messages,
     Help,
     Quit,
 }
@@ -228,6 +230,7 @@ impl Global {
             Global::Approve => Action::Approve,
             Global::Reject => Action::Reject,
             Global::Filter => Action::Filter,
+            Global::Messages => Action::Messages,
             Global::Help => Action::Help,
             Global::Quit => Action::Quit,
         }
@@ -253,6 +256,12 @@ const BINDINGS: &[Binding<Global>] = &[
         shown: "/",
         what: "filter by label, tool or session",
         action: Global::Filter,
+    },
+    Binding {
+        keys: &[KeyCode::Char('l')],
+        shown: "l",
+        what: "last messages in full: the status line and the trail",
+        action: Global::Messages,
     },
     Binding {
         keys: &[KeyCode::Char('?')],
@@ -325,6 +334,7 @@ pub struct App {
     detail: DetailComponent,
     prompt: PromptComponent,
     help: HelpComponent,
+    messages: MessagesComponent,
     trail: TrailComponent,
     status: StatusLineComponent,
     asking: Option<Asking>,
@@ -350,6 +360,7 @@ impl App {
             detail: DetailComponent::default(),
             prompt: PromptComponent::default(),
             help: HelpComponent::default(),
+            messages: MessagesComponent::default(),
             trail: TrailComponent::default(),
             status: StatusLineComponent::default(),
             asking: None,
@@ -359,6 +370,7 @@ impl App {
             quit: false,
             stopped_by: None,
         };
+        // The key bar: the deciding keys, the list's mark, then the rest.
         let mut keys = commands_of(BINDINGS);
         keys.truncate(3);
         keys.extend(
@@ -444,6 +456,7 @@ impl App {
         }
         let taken = [
             &mut self.help as &mut dyn Component,
+            &mut self.messages,
             &mut self.prompt,
             &mut self.detail,
             &mut self.list,
@@ -469,7 +482,16 @@ impl App {
                 self.prompt.open(texts::REVIEW_PROMPT_FILTER, &before, true);
                 self.asking = Some(Asking::Filter { before });
             }
-            Action::Help => self.help.open(self.commands()),
+            Action::Help => self.help.open(Keys(self.commands())),
+            Action::Messages => self.messages.open(Messages {
+                status: self.status.message().map(str::to_string),
+                trail: self
+                    .trail
+                    .entries()
+                    .map(|entry| self.trail.entry_text(entry))
+                    .collect(),
+                dir: self.dir.clone(),
+            }),
             Action::Quit => self.quit = true,
             Action::SelectionChanged => self.follow_selection(effects),
             Action::FilterEdited(text) => {
@@ -478,13 +500,14 @@ impl App {
                 self.follow_selection(effects);
             }
             Action::Cancel => {
-                if let Some(Asking::Filter { .. }) = &self.asking {
-                    self.list.set_filter("");
+                // Esc in the filter puts back the filter from before the
+                // prompt opened (what was typed since is dropped).
+                if let Some(Asking::Filter { before }) = self.asking.take() {
+                    self.list.set_filter(&before);
                     self.list.refresh();
                     self.follow_selection(effects);
                 }
                 self.prompt.close();
-                self.asking = None;
             }
             Action::Submit(text) => self.submit(text, effects),
         }
@@ -495,7 +518,8 @@ impl App {
         self.list.refresh();
         let marked = self.list.marked();
         let (targets, question) = if !marked.is_empty() {
-            let question = texts::review_prompt_marked(approve, marked.len());
+            let hidden = self.list.marked_hidden();
+            let question = texts::review_prompt_marked(approve, marked.len(), hidden);
             (marked.into_iter().map(RowKey::Item).collect(), question)
         } else {
             match self.list.selected() {
@@ -692,6 +716,9 @@ impl App {
             self.prompt.draw(frame, areas.bottom, &self.theme);
         } else {
             self.status.draw(frame, areas.bottom, &self.theme);
+        }
+        if self.messages.is_open() {
+            self.messages.draw(frame, frame.area(), &self.theme);
         }
         if self.help.is_open() {
             self.help.draw(frame, frame.area(), &self.theme);

@@ -28,7 +28,7 @@ use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use serde_json::Value;
 
 use super::app::{Decider, Item, Msg, PlanInfo, SourceEvent, TrailEntry};
-use super::components::detail::DetailView;
+use super::components::detail::{DetailView, ItemFiles};
 use crate::client::{read_text, ClientError};
 use crate::safe_text::is_path_safe_name;
 use crate::texts;
@@ -488,16 +488,22 @@ impl Watcher {
     }
 }
 
-/// The detail pane's view of preview `id`: its `diff` when the hook made
-/// one at staging, else its `detail`, read as its tool's input.
+/// The detail pane's view of preview `id` from its files: its `diff`
+/// when the hook made one at staging, its `detail` read as its tool's
+/// input, and the `cwd` the agent staged it from.
 pub fn load_detail(dir: &Path, id: &str, label: &str, tool: &str) -> DetailView {
     if !is_path_safe_name(id) {
-        return DetailView::from_files(label, tool, None, None);
+        return DetailView::from_files(label, tool, &ItemFiles::default());
     }
     let item = dir.join("pending").join(id);
-    let diff = read_text(&item.join("diff")).ok();
-    let detail = read_text(&item.join("detail")).ok();
-    DetailView::from_files(label, tool, detail.as_deref(), diff.as_deref())
+    let read = |name: &str| read_text(&item.join(name)).ok();
+    let (diff, detail, cwd) = (read("diff"), read("detail"), read("cwd"));
+    let files = ItemFiles {
+        detail: detail.as_deref(),
+        diff: diff.as_deref(),
+        cwd: cwd.as_deref(),
+    };
+    DetailView::from_files(label, tool, &files)
 }
 
 #[cfg(test)]

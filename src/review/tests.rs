@@ -14,7 +14,7 @@ use super::app::{
     App, Decider, DecisionOutcome, DecisionRequest, Effect, Item, Msg, PlanInfo, RowKey,
     SourceEvent, TrailEntry,
 };
-use super::components::detail::DetailView;
+use super::components::detail::{DetailView, ItemFiles};
 use super::components::Theme;
 use crate::texts;
 
@@ -58,6 +58,15 @@ fn app_with(items: Vec<Item>, plan: Option<PlanInfo>, theme: Theme) -> App {
     }));
     app.settle();
     app
+}
+
+/// A preview's files: its `detail` and `diff` (no `cwd`).
+fn files<'a>(detail: Option<&'a str>, diff: Option<&'a str>) -> ItemFiles<'a> {
+    ItemFiles {
+        detail,
+        diff,
+        cwd: None,
+    }
 }
 
 fn key(code: KeyCode) -> Msg {
@@ -147,7 +156,7 @@ fn the_list_groups_two_sessions_head_first() {
     );
     assert_eq!(
         shown.lines().last(),
-        Some("Enter a approve  r reject  / filter  space mark  ? help  q quit")
+        Some("Enter a approve  r reject  / filter  space mark  l last  ? help  q quit")
     );
 }
 
@@ -160,8 +169,10 @@ fn a_diff_shows_whole_and_coloured() {
         DetailView::from_files(
             label,
             tool,
-            Some(r#"{"file_path":"src/main.rs","content":"x"}"#),
-            Some(diff),
+            &files(
+                Some(r#"{"file_path":"src/main.rs","content":"x"}"#),
+                Some(diff),
+            ),
         )
     });
     let buffer = draw(&app, 80, 24);
@@ -210,7 +221,7 @@ fn a_command_shows_whole_with_its_cwd_and_description_and_scrolls() {
     let mut app = app_with(two_sessions(), None, COLOR);
     let effects = press(&mut app, &[KeyCode::End]);
     load_selected(&mut app, &effects, |label, tool| {
-        DetailView::from_files(label, tool, Some(&detail), None)
+        DetailView::from_files(label, tool, &files(Some(&detail), None))
     });
     let first = screen(&app);
     assert!(first.contains("cwd: /work/app"), "{first}");
@@ -297,8 +308,10 @@ fn any_other_tool_shows_its_input_as_pretty_json() {
     let view = DetailView::from_files(
         "WebFetch: https://example.com",
         "WebFetch",
-        Some(r#"{"url":"https://example.com","prompt":"summarise"}"#),
-        None,
+        &files(
+            Some(r#"{"url":"https://example.com","prompt":"summarise"}"#),
+            None,
+        ),
     );
     app.update(Msg::Detail(Arc::from("pending-action:WebFetch:1"), view));
     let shown = screen(&app);
@@ -328,39 +341,43 @@ fn views_of_each_tool_come_from_their_files() {
     let write = DetailView::from_files(
         "Write: a",
         "Write",
-        Some(r#"{"file_path":"a","content":"one\ntwo\n"}"#),
-        None,
+        &files(Some(r#"{"file_path":"a","content":"one\ntwo\n"}"#), None),
     );
     assert_eq!(write.body, "one\ntwo\n");
-    assert_eq!(write.meta, ["file: a", texts::REVIEW_NO_DIFF_WRITE]);
+    assert_eq!(write.meta, ["file: a", texts::REVIEW_WRITE_CONTENT]);
     let edit = DetailView::from_files(
         "Edit: a",
         "Edit",
-        Some(r#"{"file_path":"a","old_string":"x","new_string":"y\nz"}"#),
-        None,
+        &files(
+            Some(r#"{"file_path":"a","old_string":"x","new_string":"y\nz"}"#),
+            None,
+        ),
     );
     assert_eq!(edit.body, "-x\n+y\n+z\n");
     let multi = DetailView::from_files(
         "MultiEdit: a",
         "MultiEdit",
-        Some(
-            r#"{"file_path":"a","edits":[{"old_string":"a","new_string":"b"},{"old_string":"c","new_string":"d"}]}"#,
+        &files(
+            Some(
+                r#"{"file_path":"a","edits":[{"old_string":"a","new_string":"b"},{"old_string":"c","new_string":"d"}]}"#,
+            ),
+            None,
         ),
-        None,
     );
     assert_eq!(multi.body, "-a\n+b\n@@\n-c\n+d\n");
     let patch = DetailView::from_files(
         "apply_patch",
         "apply_patch",
-        Some(r#"{"input":"*** Begin Patch\n+x\n*** End Patch"}"#),
-        None,
+        &files(
+            Some(r#"{"input":"*** Begin Patch\n+x\n*** End Patch"}"#),
+            None,
+        ),
     );
     assert_eq!(patch.body, "*** Begin Patch\n+x\n*** End Patch");
     let diffed = DetailView::from_files(
         "Edit: a",
         "Edit",
-        Some(r#"{"file_path":"a"}"#),
-        Some("@@ -1 +1 @@\n-x\n+y\n"),
+        &files(Some(r#"{"file_path":"a"}"#), Some("@@ -1 +1 @@\n-x\n+y\n")),
     );
     assert_eq!(
         diffed.body, "@@ -1 +1 @@\n-x\n+y\n",
@@ -369,10 +386,12 @@ fn views_of_each_tool_come_from_their_files() {
     let shell_patch = DetailView::from_files(
         "Bash: apply_patch",
         "Bash",
-        Some(
-            r#"{"command":["apply_patch","*** Begin Patch\n*** Update File: a\n-x\n+y\n*** End Patch"]}"#,
+        &files(
+            Some(
+                r#"{"command":["apply_patch","*** Begin Patch\n*** Update File: a\n-x\n+y\n*** End Patch"]}"#,
+            ),
+            None,
         ),
-        None,
     );
     assert_eq!(
         shell_patch.kind,
@@ -383,13 +402,15 @@ fn views_of_each_tool_come_from_their_files() {
         "{}",
         shell_patch.body
     );
-    let bare = DetailView::from_files("plain", "external", None, None);
+    let bare = DetailView::from_files("plain", "external", &files(None, None));
     assert_eq!(bare.body, texts::REVIEW_NO_DETAIL);
     let codex = DetailView::from_files(
         "Bash",
         "Bash",
-        Some(r#"{"command":["bash","-lc","ls"],"workdir":"/w"}"#),
-        None,
+        &files(
+            Some(r#"{"command":["bash","-lc","ls"],"workdir":"/w"}"#),
+            None,
+        ),
     );
     assert_eq!(
         (codex.body.as_str(), codex.meta.as_slice()),
@@ -405,8 +426,7 @@ fn escape_sequences_never_reach_the_terminal() {
     let view = DetailView::from_files(
         "Bash: evil",
         "Bash",
-        Some("{\"command\":\"printf '\\u001b[2J'\\tdone\"}"),
-        None,
+        &files(Some("{\"command\":\"printf '\\u001b[2J'\\tdone\"}"), None),
     );
     app.update(Msg::Detail(Arc::from("pending-action:Bash:1"), view));
     let buffer = draw(&app, 80, 24);
@@ -484,7 +504,7 @@ fn no_color_sets_no_style_at_all() {
         &[KeyCode::Down, KeyCode::Down, KeyCode::Char(' ')],
     );
     load_selected(&mut app, &effects, |label, tool| {
-        DetailView::from_files(label, tool, None, Some("@@ -1 +1 @@\n-a\n+b\n"))
+        DetailView::from_files(label, tool, &files(None, Some("@@ -1 +1 @@\n-a\n+b\n")))
     });
     app.update(Msg::Decided(DecisionOutcome {
         request: DecisionRequest {
@@ -649,7 +669,12 @@ fn the_filter_keeps_matching_labels_tools_and_sessions() {
     type_text(&mut app, "bash");
     assert_eq!(app.list().shown(), 1);
     press(&mut app, &[KeyCode::Esc]);
-    assert_eq!(app.list().shown(), 4, "Esc clears the filter");
+    assert_eq!(
+        app.list().shown(),
+        2,
+        "Esc puts back the filter from before the prompt"
+    );
+    assert!(screen(&app).contains("[filter: agent-one]"));
 }
 
 #[test]
@@ -821,4 +846,201 @@ fn it_works_at_80x24_and_after_a_resize() {
     app.update(Msg::Resize(200, 60));
     let large = lines(&draw(&app, 200, 60));
     assert!(large.iter().any(|l| l.contains("Bash: cargo test")));
+}
+
+/// The detail pane's text lines (right of the list) of a 80x24 screen.
+fn detail_pane(app: &App) -> Vec<String> {
+    lines(&draw(app, 80, 24))
+        .iter()
+        .skip(1)
+        .take(19)
+        .map(|l| l.chars().skip(33).collect())
+        .collect()
+}
+
+/// Pages the detail pane from its top to its end; every line seen.
+fn page_through(app: &mut App) -> String {
+    let mut seen = String::new();
+    for _ in 0..200 {
+        seen.push_str(&detail_pane(app).join("\n"));
+        seen.push('\n');
+        let (scroll, total) = app.detail().position();
+        if scroll + 18 >= total {
+            break;
+        }
+        press(app, &[KeyCode::PageDown]);
+    }
+    seen
+}
+
+#[test]
+fn a_diff_refused_shows_why_above_what_the_call_would_write() {
+    let mut app = app_with(two_sessions(), None, COLOR);
+    // The Write (second row): its target is a symbolic link.
+    let effects = press(&mut app, &[KeyCode::Down]);
+    let refusal = "No diff: n.txt is not a file: a symbolic link.\n";
+    let write = r#"{"file_path":"/w/n.txt","content":"the new first line\nthe new second line\n"}"#;
+    load_selected(&mut app, &effects, |label, tool| {
+        DetailView::from_files(label, tool, &files(Some(write), Some(refusal)))
+    });
+    let pane = detail_pane(&app);
+    assert_eq!(
+        pane[..9],
+        [
+            "7 lines, all shown",
+            "Write: src/main.rs (12 lines)",
+            "file: /w/n.txt",
+            "No diff: n.txt is not a file: a symbolic link.",
+            texts::REVIEW_WRITE_CONTENT,
+            "",
+            "the new first line",
+            "the new second line",
+            "",
+        ],
+        "{pane:#?}"
+    );
+    // The Edit (third row): its old_string is not in the file.
+    let effects = press(&mut app, &[KeyCode::Down]);
+    let refusal =
+        "No diff: the edit cannot be made to a.rs as it is: old_string does not occur in it.\n";
+    let edit = r#"{"file_path":"/w/a.rs","old_string":"fn old()","new_string":"fn new()"}"#;
+    load_selected(&mut app, &effects, |label, tool| {
+        DetailView::from_files(label, tool, &files(Some(edit), Some(refusal)))
+    });
+    let pane = detail_pane(&app).concat();
+    for shown in [
+        "No diff: the edit cannot be made to a.rs as it",
+        "old_string does not occur in it.",
+        texts::REVIEW_EDIT_STRINGS,
+        "-fn old()",
+        "+fn new()",
+    ] {
+        assert!(pane.contains(shown), "{shown:?} not in\n{pane}");
+    }
+}
+
+#[test]
+fn a_cut_diff_says_so_and_c_shows_the_whole_call() {
+    let mut app = app_with(two_sessions(), None, COLOR);
+    let effects = press(&mut app, &[KeyCode::Down]);
+    let content: String = (0..300).map(|n| format!("line {n:03}\n")).collect();
+    let write = serde_json::json!({"file_path": "/w/big.txt", "content": content}).to_string();
+    let mut diff = String::from("--- /dev/null\n+++ b/big.txt\n@@ -0,0 +1,300 @@\n");
+    diff.extend((0..100).map(|n| format!("+line {n:03}\n")));
+    diff.push_str(&texts::diff_cut(200, true));
+    diff.push('\n');
+    load_selected(&mut app, &effects, |label, tool| {
+        DetailView::from_files(label, tool, &files(Some(&write), Some(&diff)))
+    });
+    let pane = detail_pane(&app).concat();
+    assert!(pane.contains(texts::REVIEW_DIFF_CUT_NOTE), "{pane}");
+    let diff_seen = page_through(&mut app);
+    assert!(
+        diff_seen.contains("[Diff cut here: 200 more"),
+        "{diff_seen}"
+    );
+    assert!(!diff_seen.contains("line 299"), "the diff is cut");
+    // c: the call itself, whole, from its top.
+    press(&mut app, &[KeyCode::Char('c')]);
+    assert_eq!(app.detail().position().0, 0);
+    let pane = detail_pane(&app).concat();
+    assert!(pane.contains(texts::REVIEW_SHOWING_CALL), "{pane}");
+    let call_seen = page_through(&mut app);
+    for n in 0..300 {
+        assert!(
+            call_seen.contains(&format!("line {n:03}")),
+            "line {n} of the call never shown"
+        );
+    }
+    // c again: the diff.
+    press(&mut app, &[KeyCode::Char('c')]);
+    assert!(detail_pane(&app).join("\n").contains("@@ -0,0 +1,300 @@"));
+    let help: Vec<_> = app.commands().iter().map(|c| c.keys).collect();
+    assert!(help.contains(&"c") && help.contains(&"l"), "{help:?}");
+}
+
+#[test]
+fn a_commands_cwd_comes_from_its_cwd_file() {
+    let mut app = app_with(two_sessions(), None, COLOR);
+    let effects = press(&mut app, &[KeyCode::End]);
+    load_selected(&mut app, &effects, |label, tool| {
+        let files = ItemFiles {
+            detail: Some(r#"{"command":"cargo test","description":"run the tests"}"#),
+            diff: None,
+            cwd: Some("/work/app\n"),
+        };
+        DetailView::from_files(label, tool, &files)
+    });
+    let pane = detail_pane(&app);
+    assert_eq!(
+        pane[1..6],
+        [
+            "Bash: cargo test",
+            "cwd: /work/app",
+            "description: run the tests",
+            "",
+            "cargo test",
+        ],
+        "{pane:#?}"
+    );
+    // A cwd the call names itself (Codex's workdir) is where it runs: the
+    // one shown.
+    let own = ItemFiles {
+        detail: Some(r#"{"command":"ls","workdir":"/work/app/sub"}"#),
+        diff: None,
+        cwd: Some("/work/app"),
+    };
+    let view = DetailView::from_files("Bash: ls", "Bash", &own);
+    assert_eq!(view.meta, ["cwd: /work/app/sub"]);
+}
+
+#[test]
+fn marked_items_the_filter_hides_are_named_in_the_confirmation() {
+    let mut app = app_with(two_sessions(), None, COLOR);
+    // Mark the Bash call (agent-two) and the Write (agent-one).
+    press(&mut app, &[KeyCode::Char(' '), KeyCode::Char(' ')]);
+    press(&mut app, &[KeyCode::Char('/')]);
+    type_text(&mut app, "agent-one");
+    press(&mut app, &[KeyCode::Enter]);
+    press(&mut app, &[KeyCode::Char('a')]);
+    let shown = screen(&app);
+    assert!(
+        shown.contains("Approve 2 marked previews (1 hidden by the filter)"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_cut_status_line_or_trail_says_where_the_whole_is() {
+    let mut app = app_with(two_sessions(), None, COLOR);
+    let long_error = format!("EIO: {} the end", "word ".repeat(30));
+    app.update(Msg::Decided(DecisionOutcome {
+        request: DecisionRequest {
+            target: RowKey::Item(Arc::from("pending-action:Bash:4")),
+            approve: true,
+            reason: "ok".into(),
+        },
+        result: Err(long_error),
+    }));
+    app.update(Msg::Source(SourceEvent::Decided(TrailEntry {
+        time: NOW - 1.0,
+        verdict: "applied".into(),
+        label: format!("Bash: {} tail-of-label", "x".repeat(120)),
+        decider: Decider::ThisReview,
+    })));
+    app.settle();
+    let shown = lines(&draw(&app, 80, 24));
+    let status = &shown[22];
+    assert!(status.ends_with("… [l: whole]"), "{status:?}");
+    assert!(shown[20].ends_with("… [l: whole]"), "{:?}", shown[20]);
+    press(&mut app, &[KeyCode::Char('l')]);
+    let overlay = screen(&app);
+    let joined: String = overlay
+        .lines()
+        .map(|line| line.trim_matches(|c| c == '│' || c == ' '))
+        .collect();
+    assert!(joined.contains("the end"), "{overlay}");
+    assert!(joined.contains("tail-of-label by this review"), "{overlay}");
+    press(&mut app, &[KeyCode::Char('x')]);
+    assert!(!screen(&app).contains(texts::REVIEW_MESSAGES_TITLE));
 }

@@ -1,9 +1,11 @@
 //! The selected item in full: a diff, a whole command, a patch, a plan's
 //! markdown or the tool input as JSON. Nothing is cut: long lines wrap,
 //! long content scrolls, and the position line says which lines show of
-//! how many. What it shows is made from the item's files by
-//! [`DetailView::from_files`] (off the UI thread) and wrapped when it
-//! arrives or the pane changes size, so a redraw only paints.
+//! how many; beside a diff (which the stage protocol may have cut, saying
+//! so) the call itself is one key (`c`) away. What it shows is made from
+//! the item's files by [`DetailView::from_files`] (off the UI thread) and
+//! wrapped when it arrives or the pane changes size, so a redraw only
+//! paints.
 
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::layout::Rect;
@@ -50,6 +52,22 @@ pub struct DetailView {
     pub meta: Vec<String>,
     /// The content.
     pub body: String,
+    /// The call itself (its tool input as read from `detail`) when the
+    /// view shows a diff: the key `c` switches to it, so a diff cut to
+    /// the stage protocol's limit never hides the rest of the call.
+    pub call: Option<Box<DetailView>>,
+}
+
+/// The files of one preview the detail pane is made from (each absent
+/// when the preview has none, or it could not be read).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ItemFiles<'a> {
+    /// `detail`: the tool input, JSON when the producer sent JSON.
+    pub detail: Option<&'a str>,
+    /// `diff`: what a file tool's call would change, made at staging.
+    pub diff: Option<&'a str>,
+    /// `cwd`: the agent's working directory when it staged the call.
+    pub cwd: Option<&'a str>,
 }
 
 impl DetailView {
@@ -60,80 +78,54 @@ impl DetailView {
             kind: DetailKind::Text,
             meta: Vec::new(),
             body: text.to_string(),
+            call: None,
         }
     }
 
-    /// The view of a preview from its files: `diff` (made at staging) when
-    /// there is one, else what its tool's `detail` holds.
-    pub fn from_files(label: &str, tool: &str, detail: Option<&str>, diff: Option<&str>) -> Self {
-        let input: Option<Value> = detail.and_then(|text| serde_json::from_str(text).ok());
-        let field = |name: &str| {
-            input
-                .as_ref()
-                .and_then(|v| v.get(name))
-                .and_then(Value::as_str)
-        };
-        let mut view = DetailView::message(label, "");
-        if let Some(path) = field("file_path").or_else(|| field("path")) {
-            view.meta.push(format!("file: {path}"));
-        }
-        if let Some(diff) = diff {
-            view.kind = DetailKind::Diff;
-            view.body = diff.to_string();
-            return view;
-        }
-        let Some(detail) = detail else {
-            view.body = texts::REVIEW_NO_DETAIL.to_string();
-            return view;
-        };
-        let Some(input) = &input else {
-            view.body = detail.to_string();
-            return view;
-        };
-        match tool {
-            "Bash" | "NetworkAccess" | "shell" | "exec_command" | "local_shell"
-                if command_of(input).is_some() =>
-            {
-                for (key, name) in [
-                    ("cwd", "cwd"),
-                    ("workdir", "cwd"),
-                    ("description", "description"),
-                ] {
-                    if let Some(text) = field(key) {
-                        view.meta.push(format!("{name}: {text}"));
-                    }
-                }
-                let command = command_of(input).unwrap_or_default();
-                // Codex runs `apply_patch` through its shell tool too: the
-                // patch is shown as one.
-                view.kind = if command.contains(PATCH_START) {
-                    DetailKind::Patch
-                } else {
-                    DetailKind::Command
-                };
-                view.body = command;
-            }
-            "Write" if field("content").is_some() => {
-                view.kind = DetailKind::Content;
-                view.meta.push(texts::REVIEW_NO_DIFF_WRITE.to_string());
-                view.body = field("content").unwrap_or_default().to_string();
-            }
-            "Edit" | "MultiEdit" if edits_of(input).is_some() => {
-                view.kind = DetailKind::Strings;
-                view.meta.push(texts::REVIEW_NO_DIFF_EDIT.to_string());
-                view.body = edits_of(input).unwrap_or_default();
-            }
-            "apply_patch" | "ApplyPatch" if patch_of(input).is_some() => {
-                view.kind = DetailKind::Patch;
-                view.body = patch_of(input).unwrap_or_default();
-            }
-            _ => {
-                view.kind = DetailKind::Json;
-                view.body =
-                    serde_json::to_string_pretty(input).unwrap_or_else(|_| detail.to_string());
+    /// The view of a preview from its files: its `diff` (made at staging)
+    /// when there is one, with the call itself one key away; else what
+    /// its tool's `detail` holds. A diff that is only a line saying why
+    /// none could be made (the file is a link, too large, the edit's text
+    /// is not in it) is shown as a note above the call itself, so what
+    /// the call would write is always on screen.
+    pub fn from_files(label: &str, tool: &str, files: &ItemFiles<'_>) -> Self {
+        let input: Option<Value> = files
+            .detail
+            .and_then(|text| serde_json::from_str(text).ok());
+        let mut view = call_view(label, tool, files.detail, input.as_ref());
+        // The agent's cwd, unless the call names its own (a Codex
+        // `workdir`), which is where it runs.
+        let has_cwd = view.meta.iter().any(|line| line.starts_with("cwd: "));
+        if let Some(cwd) = files.cwd.map(str::trim_end).filter(|cwd| !cwd.is_empty()) {
+            if !has_cwd {
+                view.meta.insert(0, format!("cwd: {cwd}"));
             }
         }
-        view
+        let Some(diff) = files.diff else {
+            return view;
+        };
+        // The lines that say where (the cwd, the file) lead every view.
+        let place = view
+            .meta
+            .iter()
+            .take_while(|line| line.starts_with("cwd: ") || line.starts_with("file: "))
+            .count();
+        if let Some(refusal) = diff_refusal(diff) {
+            view.meta.insert(place, refusal.to_string());
+            return view;
+        }
+        let mut meta = view.meta[..place].to_vec();
+        if is_cut(diff) {
+            meta.push(texts::REVIEW_DIFF_CUT_NOTE.to_string());
+        }
+        let has_call = files.detail.is_some();
+        DetailView {
+            title: view.title.clone(),
+            kind: DetailKind::Diff,
+            meta,
+            body: diff.to_string(),
+            call: has_call.then(|| Box::new(view)),
+        }
     }
 
     /// The view of a plan under review: its markdown, or why it cannot be
@@ -148,8 +140,88 @@ impl DetailView {
             kind,
             meta: vec![format!("file: {path}")],
             body,
+            call: None,
         }
     }
+}
+
+/// The refusal line of a `diff` that is one (`No diff: ...`, and at most
+/// the note on unprintable characters after it).
+fn diff_refusal(diff: &str) -> Option<&str> {
+    let first = diff.lines().next()?;
+    let refusal = first.starts_with(texts::DIFF_REFUSAL_START)
+        && diff.lines().skip(1).all(|line| line.starts_with('['));
+    refusal.then_some(first)
+}
+
+/// Whether a `diff` was cut to the stage protocol's limit (its last line
+/// says so).
+fn is_cut(diff: &str) -> bool {
+    diff.lines()
+        .last()
+        .is_some_and(|line| line.starts_with(texts::DIFF_CUT_START))
+}
+
+/// The view of the call itself: what its tool's `detail` holds, shown
+/// the way the tool reads (a command whole, a file's new content, an
+/// edit's strings, a patch; anything else as JSON).
+fn call_view(label: &str, tool: &str, detail: Option<&str>, input: Option<&Value>) -> DetailView {
+    let field = |name: &str| input.and_then(|v| v.get(name)).and_then(Value::as_str);
+    let mut view = DetailView::message(label, "");
+    if let Some(path) = field("file_path").or_else(|| field("path")) {
+        view.meta.push(format!("file: {path}"));
+    }
+    let Some(detail) = detail else {
+        view.body = texts::REVIEW_NO_DETAIL.to_string();
+        return view;
+    };
+    let Some(input) = input else {
+        view.body = detail.to_string();
+        return view;
+    };
+    match tool {
+        "Bash" | "NetworkAccess" | "shell" | "exec_command" | "local_shell"
+            if command_of(input).is_some() =>
+        {
+            for (key, name) in [
+                ("cwd", "cwd"),
+                ("workdir", "cwd"),
+                ("description", "description"),
+            ] {
+                if let Some(text) = field(key) {
+                    view.meta.push(format!("{name}: {text}"));
+                }
+            }
+            let command = command_of(input).unwrap_or_default();
+            // Codex runs `apply_patch` through its shell tool too: the
+            // patch is shown as one.
+            view.kind = if command.contains(PATCH_START) {
+                DetailKind::Patch
+            } else {
+                DetailKind::Command
+            };
+            view.body = command;
+        }
+        "Write" if field("content").is_some() => {
+            view.kind = DetailKind::Content;
+            view.meta.push(texts::REVIEW_WRITE_CONTENT.to_string());
+            view.body = field("content").unwrap_or_default().to_string();
+        }
+        "Edit" | "MultiEdit" if edits_of(input).is_some() => {
+            view.kind = DetailKind::Strings;
+            view.meta.push(texts::REVIEW_EDIT_STRINGS.to_string());
+            view.body = edits_of(input).unwrap_or_default();
+        }
+        "apply_patch" | "ApplyPatch" if patch_of(input).is_some() => {
+            view.kind = DetailKind::Patch;
+            view.body = patch_of(input).unwrap_or_default();
+        }
+        _ => {
+            view.kind = DetailKind::Json;
+            view.body = serde_json::to_string_pretty(input).unwrap_or_else(|_| detail.to_string());
+        }
+    }
+    view
 }
 
 /// How a Codex patch begins.
@@ -218,37 +290,44 @@ enum LineKind {
 
 /// What a key does to the pane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Scroll {
+enum PaneKey {
     PageUp,
     PageDown,
     LineUp,
     LineDown,
+    SwitchCall,
 }
 
-const BINDINGS: &[Binding<Scroll>] = &[
+const BINDINGS: &[Binding<PaneKey>] = &[
     Binding {
         keys: &[KeyCode::PageUp],
         shown: "PgUp",
         what: "scroll the detail up a page",
-        action: Scroll::PageUp,
+        action: PaneKey::PageUp,
     },
     Binding {
         keys: &[KeyCode::PageDown],
         shown: "PgDn",
         what: "scroll the detail down a page",
-        action: Scroll::PageDown,
+        action: PaneKey::PageDown,
     },
     Binding {
         keys: &[KeyCode::Char('K')],
         shown: "K",
         what: "scroll the detail up a line",
-        action: Scroll::LineUp,
+        action: PaneKey::LineUp,
     },
     Binding {
         keys: &[KeyCode::Char('J')],
         shown: "J",
         what: "scroll the detail down a line",
-        action: Scroll::LineDown,
+        action: PaneKey::LineDown,
+    },
+    Binding {
+        keys: &[KeyCode::Char('c')],
+        shown: "c",
+        what: "switch the detail between a diff and the whole call",
+        action: PaneKey::SwitchCall,
     },
 ];
 
@@ -257,6 +336,8 @@ const BINDINGS: &[Binding<Scroll>] = &[
 #[derive(Debug, Default)]
 pub struct DetailComponent {
     view: Option<DetailView>,
+    /// Whether the call itself shows instead of the view's diff.
+    showing_call: bool,
     lines: Vec<(LineKind, String)>,
     scroll: usize,
     width: usize,
@@ -267,13 +348,28 @@ impl DetailComponent {
     /// Shows `view` from its top.
     pub fn show(&mut self, view: Option<DetailView>) {
         self.view = view;
+        self.showing_call = false;
         self.scroll = 0;
         self.rewrap();
     }
 
-    /// The view shown.
+    /// The view shown: the item's, or the call itself when `c` switched
+    /// to it.
     pub fn view(&self) -> Option<&DetailView> {
-        self.view.as_ref()
+        let view = self.view.as_ref()?;
+        match &view.call {
+            Some(call) if self.showing_call => Some(call),
+            _ => Some(view),
+        }
+    }
+
+    /// Switches between a diff and the call itself (a view without a
+    /// call stays as it is).
+    fn switch_call(&mut self) {
+        if self.view.as_ref().is_some_and(|view| view.call.is_some()) {
+            self.showing_call = !self.showing_call;
+            self.rewrap();
+        }
     }
 
     /// Sets the text area's size (the pane without its border and title).
@@ -298,7 +394,7 @@ impl DetailComponent {
 
     fn rewrap(&mut self) {
         self.lines.clear();
-        let Some(view) = &self.view else { return };
+        let Some(view) = self.view() else { return };
         let width = self.width.max(1);
         let push = |kind: LineKind, text: &str, lines: &mut Vec<(LineKind, String)>| {
             for part in wrap(&screen_line(text), width) {
@@ -310,6 +406,9 @@ impl DetailComponent {
         // saying so, because the body below shows the whole call.
         let title = crate::review::components::list::fit(&screen_line(&view.title), width);
         lines.push((LineKind::Heading, title));
+        if self.showing_call {
+            push(LineKind::Meta, texts::REVIEW_SHOWING_CALL, &mut lines);
+        }
         for meta in &view.meta {
             push(LineKind::Meta, meta, &mut lines);
         }
@@ -389,15 +488,19 @@ pub fn wrap(line: &str, width: usize) -> Vec<String> {
 
 impl Component for DetailComponent {
     fn event(&mut self, key: &KeyEvent, _actions: &mut Vec<Action>) -> EventState {
-        let Some(scroll) = binding_for(BINDINGS, key) else {
+        let Some(pane_key) = binding_for(BINDINGS, key) else {
             return EventState::NotConsumed;
         };
         let page = self.height.saturating_sub(1).max(1);
-        self.scroll = match scroll {
-            Scroll::PageUp => self.scroll.saturating_sub(page),
-            Scroll::PageDown => self.scroll + page,
-            Scroll::LineUp => self.scroll.saturating_sub(1),
-            Scroll::LineDown => self.scroll + 1,
+        self.scroll = match pane_key {
+            PaneKey::PageUp => self.scroll.saturating_sub(page),
+            PaneKey::PageDown => self.scroll + page,
+            PaneKey::LineUp => self.scroll.saturating_sub(1),
+            PaneKey::LineDown => self.scroll + 1,
+            PaneKey::SwitchCall => {
+                self.switch_call();
+                0
+            }
         }
         .min(self.max_scroll());
         EventState::Consumed

@@ -1,75 +1,57 @@
 //! The list of keys, made from every component's `commands()` when it
 //! opens, so it shows exactly the bindings the components match.
 
-use crossterm::event::KeyEvent;
-use ratatui::layout::Rect;
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
-use ratatui::Frame;
-
-use super::{Action, CommandInfo, Component, EventState, Theme};
+use super::overlay::{Overlay, OverlayText};
+use super::CommandInfo;
+use crate::review::components::detail::wrap;
 use crate::review::components::list::fit;
 use crate::texts;
 
-/// The help's state: closed, or the commands it lists.
-#[derive(Debug, Default)]
-pub struct HelpComponent {
-    shown: Option<Vec<CommandInfo>>,
-}
+/// The help: an overlay of every key.
+pub type HelpComponent = Overlay<Keys>;
 
-impl HelpComponent {
-    /// Opens it with `commands`.
-    pub fn open(&mut self, commands: Vec<CommandInfo>) {
-        self.shown = Some(commands);
+/// The keys the help lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Keys(pub Vec<CommandInfo>);
+
+impl OverlayText for Keys {
+    fn title(&self) -> &str {
+        texts::REVIEW_HELP_TITLE
     }
 
-    /// Whether it is open.
-    pub fn is_open(&self) -> bool {
-        self.shown.is_some()
+    fn lines(&self, width: usize, most: usize) -> Vec<String> {
+        help_lines(&self.0, width, most)
     }
 }
 
-impl Component for HelpComponent {
-    fn event(&mut self, _key: &KeyEvent, _actions: &mut Vec<Action>) -> EventState {
-        if self.shown.take().is_some() {
-            EventState::Consumed
-        } else {
-            EventState::NotConsumed
+/// The help's lines at `width`, at most `most` of them: each key and what
+/// it does, wrapped under its description; when not all fit, the last
+/// line says how many keys a taller terminal would show.
+fn help_lines(commands: &[CommandInfo], width: usize, most: usize) -> Vec<String> {
+    let keys_width = commands
+        .iter()
+        .map(|c| c.keys.chars().count())
+        .max()
+        .unwrap_or(0);
+    let indent = " ".repeat(keys_width + 2);
+    let room = width.saturating_sub(keys_width + 2).max(1);
+    let mut lines = Vec::new();
+    for (index, command) in commands.iter().enumerate() {
+        let parts = wrap(command.what, room);
+        let left = commands.len() - index;
+        let needed = parts.len() + usize::from(left > 1);
+        if lines.len() + needed > most && left > 0 {
+            lines.push(fit(&texts::review_help_more(left), width));
+            break;
+        }
+        for (at, part) in parts.into_iter().enumerate() {
+            let lead = if at == 0 {
+                format!("{:<keys_width$}  ", command.keys)
+            } else {
+                indent.clone()
+            };
+            lines.push(fit(&format!("{lead}{part}"), width));
         }
     }
-
-    fn draw(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
-        let Some(commands) = &self.shown else { return };
-        let keys_width = commands
-            .iter()
-            .map(|c| c.keys.chars().count())
-            .max()
-            .unwrap_or(0);
-        let height = (commands.len() as u16 + 2).min(area.height);
-        let popup = Rect {
-            x: area.x + 1,
-            y: area.y + area.height.saturating_sub(height) / 2,
-            width: area.width.saturating_sub(2),
-            height,
-        };
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .title(Span::styled(texts::REVIEW_HELP_TITLE, theme.heading()));
-        let inner = block.inner(popup);
-        let width = usize::from(inner.width);
-        let lines: Vec<Line<'_>> = commands
-            .iter()
-            .map(|command| {
-                let text = format!("{:<keys_width$}  {}", command.keys, command.what);
-                Line::from(fit(&text, width))
-            })
-            .collect();
-        frame.render_widget(Clear, popup);
-        frame.render_widget(block, popup);
-        frame.render_widget(Paragraph::new(lines), inner);
-    }
-
-    fn commands(&self) -> Vec<CommandInfo> {
-        Vec::new()
-    }
+    lines
 }

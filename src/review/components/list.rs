@@ -217,6 +217,19 @@ impl ListComponent {
         self.marked.iter().cloned().collect()
     }
 
+    /// How many marked items the filter hides.
+    pub fn marked_hidden(&self) -> usize {
+        let filter = self.filter.to_lowercase();
+        self.marked
+            .iter()
+            .filter(|id| {
+                self.items
+                    .get(*id)
+                    .is_some_and(|item| !item.matches(&filter))
+            })
+            .count()
+    }
+
     /// Unmarks everything.
     pub fn clear_marks(&mut self) {
         self.marked.clear();
@@ -417,6 +430,19 @@ pub fn fit(text: &str, width: usize) -> String {
     }
     out.push('…');
     out
+}
+
+/// `text` on one line of `width` columns as [`fit`] makes it, but when
+/// it is cut, ending in `…` and `hint` (which says where the whole is).
+pub fn fit_saying(text: &str, width: usize, hint: &str) -> String {
+    let whole = fit(text, usize::MAX);
+    if whole.width() <= width {
+        return whole;
+    }
+    let room = width.saturating_sub(hint.width());
+    let mut cut = fit(&whole, room);
+    cut.push_str(hint);
+    fit(&cut, width)
 }
 
 impl Component for ListComponent {

@@ -23,6 +23,8 @@ use ratatui::Frame;
 pub mod detail;
 pub mod help;
 pub mod list;
+pub mod messages;
+pub mod overlay;
 pub mod prompt;
 pub mod status_line;
 pub mod trail;
@@ -45,6 +47,8 @@ pub enum Action {
     Reject,
     /// Open the filter prompt.
     Filter,
+    /// Show the last messages (status line, trail) in full.
+    Messages,
     /// Show the keys.
     Help,
     /// Leave.

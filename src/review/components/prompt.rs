@@ -30,7 +30,7 @@ const BINDINGS: &[Binding<Edit>] = &[
     Binding {
         keys: &[KeyCode::Esc],
         shown: "Esc",
-        what: "(in a prompt) cancel; in the filter: clear it",
+        what: "(in a prompt) cancel; in the filter: put back the one before",
         action: Edit::Cancel,
     },
     Binding {

@@ -1,6 +1,7 @@
 //! The status line: the result of the last decision written (the mount's
 //! answer, or the errno and its message), or any other notice; and below
-//! it the key bar, made from the components' commands.
+//! it the key bar, made from the components' commands. Either, cut to the
+//! screen's width, ends saying which key shows it whole.
 
 use crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
@@ -10,7 +11,8 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::{Action, CommandInfo, Component, EventState, Theme};
-use crate::review::components::list::fit;
+use crate::review::components::list::fit_saying;
+use crate::texts;
 
 /// The status line's state.
 #[derive(Debug, Default)]
@@ -57,13 +59,22 @@ impl Component for StatusLineComponent {
     fn draw(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
         let width = usize::from(area.width);
         let message = match &self.message {
-            Some((true, text)) => Span::styled(fit(text, width), theme.added()),
-            Some((false, text)) => Span::styled(fit(text, width), theme.removed()),
+            Some((true, text)) => Span::styled(
+                fit_saying(text, width, texts::REVIEW_CUT_HINT),
+                theme.added(),
+            ),
+            Some((false, text)) => Span::styled(
+                fit_saying(text, width, texts::REVIEW_CUT_HINT),
+                theme.removed(),
+            ),
             None => Span::styled(String::new(), Style::default()),
         };
         let lines = vec![
             Line::from(message),
-            Line::from(Span::styled(fit(&self.keys, width), theme.dim())),
+            Line::from(Span::styled(
+                fit_saying(&self.keys, width, texts::REVIEW_KEYS_CUT_HINT),
+                theme.dim(),
+            )),
         ];
         frame.render_widget(Paragraph::new(lines), area);
     }

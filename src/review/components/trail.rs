@@ -1,5 +1,6 @@
 //! The trail: the last decisions on the mount and who made them (this
-//! review, the policy, a shell, a timeout, another program), newest first.
+//! review, the policy, a shell, a timeout, another program), newest first;
+//! a line cut to the screen's width says which key shows it whole.
 
 use std::collections::VecDeque;
 
@@ -11,7 +12,7 @@ use ratatui::Frame;
 
 use super::{Action, CommandInfo, Component, EventState, Theme};
 use crate::review::app::{age, TrailEntry};
-use crate::review::components::list::fit;
+use crate::review::components::list::fit_saying;
 use crate::texts;
 
 /// How many decisions the trail keeps.
@@ -44,6 +45,16 @@ impl TrailComponent {
         self.entries.iter()
     }
 
+    /// One decision as the trail says it, whole.
+    pub fn entry_text(&self, entry: &TrailEntry) -> String {
+        texts::review_trail_entry(
+            &age(Some(entry.time), self.now),
+            &entry.verdict,
+            &entry.label,
+            &entry.decider.to_string(),
+        )
+    }
+
     /// Sets the clock the ages are counted from.
     pub fn set_now(&mut self, now: f64) {
         self.now = now;
@@ -70,16 +81,11 @@ impl Component for TrailComponent {
                 } else {
                     indent.clone()
                 };
-                let text = texts::review_trail_entry(
-                    &age(Some(entry.time), self.now),
-                    &entry.verdict,
-                    &entry.label,
-                    &entry.decider.to_string(),
-                );
+                let text = self.entry_text(entry);
                 let room = width.saturating_sub(lead.chars().count());
                 Line::from(vec![
                     Span::styled(lead, theme.heading()),
-                    Span::raw(fit(&text, room)),
+                    Span::raw(fit_saying(&text, room, texts::REVIEW_CUT_HINT)),
                 ])
             })
             .collect();
