@@ -13,6 +13,7 @@
 use brush_parser::word::{self, ParameterExpr, WordPiece, WordPieceWithSource};
 use brush_parser::{ast, Parser, ParserOptions, SourceInfo};
 
+use super::word::Word;
 use super::writes::{writer_of, Writer, GIT_WRITERS, WRITERS};
 use crate::stage_protocol::MAX_DETAIL_BYTES;
 
@@ -59,30 +60,6 @@ pub(crate) enum ShellPart {
         /// Why.
         why: String,
     },
-}
-
-/// A word of a simple command as the walk sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Word {
-    /// The word with quotes removed (as written, if it expands).
-    pub(crate) text: String,
-    /// Whether the word is the same whatever the environment (no
-    /// parameter, command, arithmetic or glob expansion).
-    pub(crate) literal: bool,
-    /// Whether its only expansion is a leading `~` or `~/` (the home
-    /// directory, which a path rule can judge).
-    pub(crate) home: bool,
-}
-
-impl Word {
-    /// A literal word (an argv element).
-    pub(crate) fn literal(text: impl Into<String>) -> Word {
-        Word {
-            text: text.into(),
-            literal: true,
-            home: false,
-        }
-    }
 }
 
 /// The parts of a command line.

@@ -38,6 +38,7 @@ mod file;
 mod import;
 mod matching;
 mod rules;
+mod word;
 mod writes;
 
 use std::path::{Path, PathBuf};

@@ -11,7 +11,7 @@
 //! the table does not know for a program whose written operands it would
 //! shift, an option that reads more options from a file.
 
-use super::command::Word;
+use super::word::Word;
 
 /// Which of a program's operands (its words that are not options) it
 /// writes.
