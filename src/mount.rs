@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use fuser::{Config, MountOption, SessionACL};
 
+pub use crate::fs::PolicyControl;
 use crate::fs::{Control, Owner, XdevFs, XdevFuse};
 use crate::journal::Journal;
 use crate::mount_point::watch::RemovalWatch;
@@ -78,19 +79,6 @@ pub struct MountOptions {
     /// (the `xdev` daemon's policy is one); the mount only shows them and
     /// passes a write of `reload` on.
     pub policy: Option<Arc<dyn PolicyControl>>,
-}
-
-/// What the mount's `policy` file asks of whoever keeps the rules: a
-/// description to read (the file, the mode, the rule count, why the last
-/// load failed), one line for `status`, and a reload on request.
-pub trait PolicyControl: Send + Sync + std::fmt::Debug {
-    /// What reading `policy` shows: a few `key: value` lines.
-    fn describe(&self) -> String;
-    /// One line for `status`: the rules in force, and a failed reload.
-    fn summary(&self) -> String;
-    /// Loads the rules file again: what to tell the writer, `Ok` once the
-    /// new rules are in force, `Err` (the rules in force stay) with why.
-    fn reload(&self) -> Result<String, String>;
 }
 
 impl Default for MountOptions {

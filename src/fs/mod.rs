@@ -15,6 +15,7 @@
 //! | [`answers`] | the replies that wait (a decision's outcome, a stream's next bytes, a busy device) without holding a request thread |
 //! | [`tree`] | the tree of nodes: what each is, the inode table, the status files, where a device-like file's message goes |
 //! | [`handles`] | what each open descriptor holds: a device's one message, a `stage` conversation, drafts, the sizes writers just delivered |
+//! | [`policy_control`] | what the mount's `policy` file asks of whoever keeps the rules |
 //! | [`kernel`] | mechanics facing the kernel: busy device inodes, waiters' signals, names to forget, pollers to wake, stopping a mount |
 //!
 //! Imports go one way: `kernel`, `tree` and `handles` (in that order) hold
@@ -25,6 +26,7 @@ mod answers;
 mod fuse;
 mod handles;
 mod kernel;
+mod policy_control;
 mod refusal;
 mod requests;
 mod state;
@@ -34,5 +36,6 @@ mod tree;
 
 pub(crate) use fuse::XdevFuse;
 pub(crate) use kernel::control::Control;
+pub use policy_control::PolicyControl;
 pub(crate) use state::XdevFs;
 pub(crate) use tree::node::Owner;

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use fuser::INodeNo;
 
+use crate::fs::PolicyControl;
 use crate::journal::Journal;
-use crate::mount::PolicyControl;
 use crate::plan_desk::PlanDesk;
 use crate::safe_text::one_line;
 use crate::session::events::EventKind;

@@ -6,7 +6,8 @@
 //! | module | holds |
 //! |---|---|
 //! | [`app`] | the state, the messages that change it, and drawing it |
-//! | `components` | the list, the detail pane, the prompt, the help, the trail, the status line |
+//! | [`model`] | what is shown, as plain data: an item, the plan, a trail entry, an age |
+//! | `components` | the list, the detail pane, the prompt, the help and messages overlays, the trail, the status line; `text` fits lines to the screen |
 //! | [`source`] | reading the mount, then following `events` |
 //! | [`decide`] | writing decisions (and reading an item's files) off the UI thread |
 //! | `terminal` | raw mode and the alternate screen, restored on exit, panic and signals |
@@ -29,6 +30,8 @@ pub mod app;
 pub mod components;
 #[doc(hidden)]
 pub mod decide;
+#[doc(hidden)]
+pub mod model;
 #[doc(hidden)]
 pub mod source;
 mod terminal;

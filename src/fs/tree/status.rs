@@ -16,8 +16,8 @@ use parking_lot::Mutex;
 use serde_json::json;
 
 use crate::dispatch::DeviceResult;
+use crate::fs::PolicyControl;
 use crate::journal::Journal;
-use crate::mount::PolicyControl;
 use crate::plan_desk::{PlanDesk, PlanUnderReview};
 use crate::session::preview::PreviewInfo;
 use crate::session::Session;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::device::Device;
 use crate::dispatch::{Decision, Dispatch, DispatchHooks};
 use crate::error::Error;
-use crate::mount::PolicyControl;
+use crate::fs::PolicyControl;
 use crate::plan_command::PlanCommand;
 use crate::plan_desk::PlanDesk;
 use crate::session::answer::ToolResult;

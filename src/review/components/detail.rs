@@ -14,10 +14,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 use serde_json::Value;
-use unicode_width::UnicodeWidthChar;
 
+use super::text::{fit, screen_line, wrap};
 use super::{binding_for, commands_of, Action, Binding, CommandInfo, Component, EventState, Theme};
-use crate::safe_text::control_pictures;
 use crate::texts;
 
 /// What kind of content the pane shows (how its lines are styled).
@@ -404,7 +403,7 @@ impl DetailComponent {
         let mut lines = Vec::new();
         // The label on one line: a long one (a long command's) is cut,
         // saying so, because the body below shows the whole call.
-        let title = crate::review::components::list::fit(&screen_line(&view.title), width);
+        let title = fit(&screen_line(&view.title), width);
         lines.push((LineKind::Heading, title));
         if self.showing_call {
             push(LineKind::Meta, texts::REVIEW_SHOWING_CALL, &mut lines);
@@ -447,43 +446,6 @@ fn line_kind(kind: DetailKind, line: &str) -> LineKind {
         DetailKind::Plan if line.starts_with('#') => LineKind::Heading,
         _ => LineKind::Plain,
     }
-}
-
-/// One line of text as the terminal may show it: tabs as spaces (to the
-/// next multiple of 4), any other control character as its visible picture
-/// (an escape sequence in a tool input must never reach the terminal).
-pub fn screen_line(line: &str) -> String {
-    let mut expanded = String::with_capacity(line.len());
-    let mut column = 0;
-    for c in line.chars() {
-        if c == '\t' {
-            let spaces = 4 - column % 4;
-            expanded.extend(std::iter::repeat_n(' ', spaces));
-            column += spaces;
-        } else {
-            expanded.push(c);
-            column += 1;
-        }
-    }
-    control_pictures(&expanded)
-}
-
-/// `line` wrapped at `width` display columns; an empty line stays one line.
-pub fn wrap(line: &str, width: usize) -> Vec<String> {
-    let mut parts = Vec::new();
-    let mut part = String::new();
-    let mut used = 0;
-    for c in line.chars() {
-        let w = c.width().unwrap_or(0);
-        if used + w > width && !part.is_empty() {
-            parts.push(std::mem::take(&mut part));
-            used = 0;
-        }
-        part.push(c);
-        used += w;
-    }
-    parts.push(part);
-    parts
 }
 
 impl Component for DetailComponent {

@@ -2,9 +2,8 @@
 //! opens, so it shows exactly the bindings the components match.
 
 use super::overlay::{Overlay, OverlayText};
+use super::text::{fit, wrap};
 use super::CommandInfo;
-use crate::review::components::detail::wrap;
-use crate::review::components::list::fit;
 use crate::texts;
 
 /// The help: an overlay of every key.

@@ -13,10 +13,10 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
-use unicode_width::UnicodeWidthStr;
 
+use super::text::fit;
 use super::{binding_for, commands_of, Action, Binding, CommandInfo, Component, EventState, Theme};
-use crate::review::app::{age, Item, PlanInfo, RowKey};
+use crate::review::model::{age, Item, PlanInfo, RowKey};
 use crate::texts;
 
 /// What a key does to the list.
@@ -407,42 +407,6 @@ impl ListComponent {
             }
         }
     }
-}
-
-/// `text` on one line of `width` columns: control characters as their
-/// pictures (nothing from the mount reaches the terminal as a control),
-/// cut with `…` where it does not fit (the detail pane shows the whole
-/// label).
-pub fn fit(text: &str, width: usize) -> String {
-    let text = crate::safe_text::control_pictures(text);
-    if text.width() <= width {
-        return text;
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in text.chars() {
-        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-        if used + w + 1 > width {
-            break;
-        }
-        used += w;
-        out.push(c);
-    }
-    out.push('…');
-    out
-}
-
-/// `text` on one line of `width` columns as [`fit`] makes it, but when
-/// it is cut, ending in `…` and `hint` (which says where the whole is).
-pub fn fit_saying(text: &str, width: usize, hint: &str) -> String {
-    let whole = fit(text, usize::MAX);
-    if whole.width() <= width {
-        return whole;
-    }
-    let room = width.saturating_sub(hint.width());
-    let mut cut = fit(&whole, room);
-    cut.push_str(hint);
-    fit(&cut, width)
 }
 
 impl Component for ListComponent {

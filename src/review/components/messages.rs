@@ -3,8 +3,8 @@
 //! `…` and the key that opens this). Opened by the app with the texts;
 //! any key closes it, as the help does.
 
-use super::detail::{screen_line, wrap};
 use super::overlay::{Overlay, OverlayText};
+use super::text::{screen_line, wrap};
 use crate::texts;
 
 /// The last messages: an overlay of the status line's message and the

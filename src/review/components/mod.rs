@@ -27,6 +27,7 @@ pub mod messages;
 pub mod overlay;
 pub mod prompt;
 pub mod status_line;
+pub mod text;
 pub mod trail;
 
 /// Whether a component took a key.

@@ -8,9 +8,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
+use super::text::{fit, screen_line};
 use super::{binding_for, commands_of, Action, Binding, CommandInfo, Component, EventState, Theme};
-use crate::review::components::detail::screen_line;
-use crate::review::components::list::fit;
 
 /// What an editing key does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,8 +10,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
+use super::text::fit_saying;
 use super::{Action, CommandInfo, Component, EventState, Theme};
-use crate::review::components::list::fit_saying;
 use crate::texts;
 
 /// The status line's state.

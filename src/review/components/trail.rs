@@ -10,9 +10,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
+use super::text::fit_saying;
 use super::{Action, CommandInfo, Component, EventState, Theme};
-use crate::review::app::{age, TrailEntry};
-use crate::review::components::list::fit_saying;
+use crate::review::model::{age, TrailEntry};
 use crate::texts;
 
 /// How many decisions the trail keeps.
