@@ -9,7 +9,8 @@
 #   1. The agent (npm, pinned in scripts/e2e/lib.sh) is installed once into
 #      ${XDEV_CLIENT_CACHE:-target/client-cache}; the xdev binary is built
 #      when missing (or taken from $XDEV_BIN).
-#   2. The run's rules file allows `Bash(touch *)` and denies `Bash(rm *)`
+#   2. The run's rules file allows `Bash(touch *)` (and changes in the
+#      run's marks directory, which `touch` writes) and denies `Bash(rm *)`
 #      with the reason "xdev policy: deleting files needs a person"; `xdev
 #      mount <mnt> --policy <rules> --journal <journal>` serves a fresh mount.
 #      The agent's hook runs `xdev hook` on it, as scripts/claude-code-e2e.sh
@@ -70,13 +71,17 @@ e2e_need_subcommand hook
 "$XDEV_BIN" mount --help 2>/dev/null | grep -q -- --policy || die "$XDEV_BIN mount has no --policy"
 e2e_work_dir
 
-# write_rules PATH: the run's rules file (JSON; mode 0600, as the daemon
-# refuses a file others could change).
+# write_rules PATH MARKS: the run's rules file (JSON; mode 0600, as the
+# daemon refuses a file others could change). `touch` writes the file it
+# names, so the marks directory is allowed to be changed too.
 write_rules() {
-    "$PYTHON" - "$1" "$ALLOW_RULE" "$DENY_RULE" "$DENY_REASON" <<'PY' || die "cannot write the rules file"
+    "$PYTHON" - "$1" "$ALLOW_RULE" "$DENY_RULE" "$DENY_REASON" "$2" <<'PY' || die "cannot write the rules file"
 import json, os, sys
-path, allow, deny, reason = sys.argv[1:5]
-rules = {"permissions": {"allow": [allow], "deny": [{"rule": deny, "reason": reason}]}}
+path, allow, deny, reason, marks = sys.argv[1:6]
+rules = {"permissions": {
+    "allow": [allow, "Edit(/" + marks + "/**)"],
+    "deny": [{"rule": deny, "reason": reason}],
+}}
 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
 with os.fdopen(fd, "w") as f:
     json.dump(rules, f, indent=2)
@@ -127,7 +132,7 @@ run_agent() {
     allowed=$rd/marks/ALLOWED keep=$rd/marks/KEEP asked=$rd/marks/ASKED
     : >"$keep"
     : >"$rd/person.tsv"
-    write_rules "$rd/policy.json"
+    write_rules "$rd/policy.json" "$rd/marks"
     MNT=$rd/mnt
     e2e_mount "$MNT" "$rd/xdev" --policy "$rd/policy.json" --journal "$rd/journal.jsonl"
     export E2E_WORK=$rd E2E_PROJECT=$rd/project E2E_HOME=$rd/home E2E_PROMPT=$PROMPT E2E_TIMEOUT=$TIMEOUT \
