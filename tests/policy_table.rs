@@ -489,6 +489,10 @@ const ROWS: &[(&str, Effect, Option<&str>)] = &[
     ("git push origin +main", Deny, FORCE),
     ("git -C . push --force origin main", Deny, FORCE),
     ("git push --force-with-lease", Deny, FORCE),
+    // sed's script writes (`w`) and runs (`e`).
+    ("sed -n 'w /etc/passwd' /tmp/x", Deny, ETC),
+    ("sed -n '1e rm -rf ~' /etc/hostname", Ask, None),
+    ("sed -e p -e 's/a/b/w /etc/x' in.txt", Deny, ETC),
     // A link's target is written through it.
     ("ln -sfn /etc /tmp/e && echo x > /tmp/e/passwd", Deny, ETC),
     // ---- what cannot be resolved

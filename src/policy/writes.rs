@@ -308,6 +308,8 @@ pub(crate) struct Writer {
     /// Options that make the program run another (`sort
     /// --compress-program`, `install -s`): asked.
     runs: &'static [&'static str],
+    /// Its script is sed's, whose `w FILE` writes and `e` runs.
+    sed_script: bool,
 }
 
 const fn writer(programs: &'static [&'static str], options: Getopt, operands: Operands) -> Writer {
@@ -325,6 +327,7 @@ const fn writer(programs: &'static [&'static str], options: Getopt, operands: Op
         no_default_write: &[],
         unknowable: &[],
         runs: &[],
+        sed_script: false,
     }
 }
 
@@ -544,6 +547,7 @@ pub(crate) const WRITERS: &[Writer] = &[
     Writer {
         operands_when: &["-i", "--in-place"],
         shifts_first: &["-e", "--expression", "-f", "--file"],
+        sed_script: true,
         ..writer(
             &["sed"],
             Getopt {
@@ -1267,6 +1271,13 @@ impl Writer {
             written.unknown = Some(why);
             return written;
         }
+        match self.script_writes(&read) {
+            Ok(paths) => written.paths.extend(paths),
+            Err(why) => {
+                written.unknown = Some(why);
+                return written;
+            }
+        }
         for seen in &read.options {
             let Some(value) = &seen.value else { continue };
             if self.writes_value.contains(&&*seen.name) && value.text != "-" {
@@ -1321,6 +1332,38 @@ impl Writer {
             written.paths.extend(chosen);
         }
         written
+    }
+
+    /// The files a sed script writes: its `-e` values, else its first
+    /// operand; a script file is not seen (`--sandbox` lets none write
+    /// or run).
+    fn script_writes(&self, read: &Read) -> Result<Vec<Word>, String> {
+        if !self.sed_script || read.has(&["--sandbox"]) {
+            return Ok(Vec::new());
+        }
+        if read.has(&["-f", "--file"]) {
+            return Err("sed reads its script from a file the policy does not see".into());
+        }
+        let expressions: Vec<&Word> = read
+            .options
+            .iter()
+            .filter(|seen| matches!(seen.name.as_str(), "-e" | "--expression"))
+            .filter_map(|seen| seen.value.as_ref())
+            .collect();
+        let scripts = if expressions.is_empty() {
+            read.operands.first().into_iter().collect()
+        } else {
+            expressions
+        };
+        let mut writes = Vec::new();
+        for script in scripts {
+            if !script.literal {
+                return Err("the sed script expands".into());
+            }
+            let files = sed_script_writes(&script.text)?;
+            writes.extend(files.into_iter().map(Word::literal));
+        }
+        Ok(writes)
     }
 
     /// Why what the command line writes or runs cannot be known.
@@ -1593,6 +1636,261 @@ pub(crate) fn runs_by_environment(name: &str) -> bool {
         || name.to_ascii_lowercase().starts_with("npm_config_")
 }
 
+/// The files a GNU sed script writes (`w FILE`, `W FILE`, `s/a/b/w
+/// FILE`); `Err` when it runs a command (`e`, `s/a/b/e`) or holds what
+/// the policy does not read.
+pub(crate) fn sed_script_writes(script: &str) -> Result<Vec<String>, String> {
+    let mut reader = SedReader {
+        chars: script.chars().collect(),
+        at: 0,
+        writes: Vec::new(),
+    };
+    reader.script()?;
+    Ok(reader.writes)
+}
+
+/// A sed script being read, command by command.
+struct SedReader {
+    chars: Vec<char>,
+    at: usize,
+    writes: Vec<String>,
+}
+
+const SED_UNREAD: &str = "a sed script the policy cannot read";
+
+impl SedReader {
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.at).copied()
+    }
+
+    fn next(&mut self) -> Option<char> {
+        let c = self.peek();
+        self.at += usize::from(c.is_some());
+        c
+    }
+
+    fn skip_blanks(&mut self) {
+        while self.peek().is_some_and(|c| c == ' ' || c == '\t') {
+            self.at += 1;
+        }
+    }
+
+    /// The rest of the line (a file name, a label, text).
+    fn rest_of_line(&mut self) -> String {
+        let mut line = String::new();
+        while let Some(c) = self.next() {
+            if c == '\n' {
+                break;
+            }
+            line.push(c);
+        }
+        line
+    }
+
+    fn script(&mut self) -> Result<(), String> {
+        loop {
+            while self
+                .peek()
+                .is_some_and(|c| c.is_whitespace() || c == ';' || c == '}')
+            {
+                self.at += 1;
+            }
+            match self.peek() {
+                None => return Ok(()),
+                Some('#') => {
+                    self.rest_of_line();
+                }
+                Some(_) => self.command()?,
+            }
+        }
+    }
+
+    fn command(&mut self) -> Result<(), String> {
+        if self.address()? {
+            self.skip_blanks();
+            if self.peek() == Some(',') {
+                self.at += 1;
+                self.skip_blanks();
+                if !self.address()? && !self.step() {
+                    return Err(SED_UNREAD.into());
+                }
+            }
+        }
+        self.skip_blanks();
+        while self.peek() == Some('!') {
+            self.at += 1;
+            self.skip_blanks();
+        }
+        let command = self.next().ok_or(SED_UNREAD)?;
+        match command {
+            '{' | '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z'
+            | 'F' => {}
+            'q' | 'Q' | 'l' | 'L' => {
+                self.skip_blanks();
+                while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+                    self.at += 1;
+                }
+            }
+            ':' | 'b' | 't' | 'T' | 'v' => {
+                while self.peek().is_some_and(|c| c != '\n' && c != ';') {
+                    self.at += 1;
+                }
+            }
+            'a' | 'i' | 'c' => self.text(),
+            'r' | 'R' => {
+                self.rest_of_line();
+            }
+            'w' | 'W' => self.write()?,
+            'e' => return Err("the sed script runs a command (`e`)".into()),
+            's' => self.substitute()?,
+            'y' => {
+                let delimiter = self.delimiter()?;
+                self.part(delimiter, false)?;
+                self.part(delimiter, false)?;
+            }
+            _ => return Err(SED_UNREAD.into()),
+        }
+        Ok(())
+    }
+
+    /// An address, if one stands here: a line, `$`, `/re/` or `\cREc`
+    /// (with `I`/`M`), `first~step`.
+    fn address(&mut self) -> Result<bool, String> {
+        match self.peek() {
+            Some(c) if c.is_ascii_digit() => {
+                while self.peek().is_some_and(|c| c.is_ascii_digit() || c == '~') {
+                    self.at += 1;
+                }
+            }
+            Some('$') => self.at += 1,
+            Some('/') => {
+                self.at += 1;
+                self.part('/', true)?;
+                self.address_flags();
+            }
+            Some('\\') => {
+                self.at += 1;
+                let delimiter = self.next().ok_or(SED_UNREAD)?;
+                self.part(delimiter, true)?;
+                self.address_flags();
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// `addr1,+N` and `addr1,~N`.
+    fn step(&mut self) -> bool {
+        if !matches!(self.peek(), Some('+' | '~')) {
+            return false;
+        }
+        self.at += 1;
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.at += 1;
+        }
+        true
+    }
+
+    fn address_flags(&mut self) {
+        while matches!(self.peek(), Some('I' | 'M')) {
+            self.at += 1;
+        }
+    }
+
+    fn delimiter(&mut self) -> Result<char, String> {
+        match self.next() {
+            Some(c) if c != '\n' && c != '\\' => Ok(c),
+            _ => Err(SED_UNREAD.into()),
+        }
+    }
+
+    /// A regex or replacement up to its delimiter; in a regex a bracket
+    /// expression holds the delimiter as a character.
+    fn part(&mut self, delimiter: char, regex: bool) -> Result<(), String> {
+        while let Some(c) = self.next() {
+            match c {
+                '\\' => {
+                    self.next().ok_or(SED_UNREAD)?;
+                }
+                '[' if regex => self.bracket()?,
+                c if c == delimiter => return Ok(()),
+                _ => {}
+            }
+        }
+        Err(SED_UNREAD.into())
+    }
+
+    /// A bracket expression after its `[`.
+    fn bracket(&mut self) -> Result<(), String> {
+        if self.peek() == Some('^') {
+            self.at += 1;
+        }
+        if self.peek() == Some(']') {
+            self.at += 1;
+        }
+        while let Some(c) = self.next() {
+            match c {
+                ']' => return Ok(()),
+                '[' if matches!(self.peek(), Some(':' | '=' | '.')) => {
+                    let kind = self.next().ok_or(SED_UNREAD)?;
+                    while let Some(c) = self.next() {
+                        if c == kind && self.peek() == Some(']') {
+                            self.at += 1;
+                            break;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Err(SED_UNREAD.into())
+    }
+
+    fn substitute(&mut self) -> Result<(), String> {
+        let delimiter = self.delimiter()?;
+        self.part(delimiter, true)?;
+        self.part(delimiter, false)?;
+        while let Some(flag) = self.peek() {
+            match flag {
+                'g' | 'p' | 'i' | 'I' | 'm' | 'M' => self.at += 1,
+                c if c.is_ascii_digit() => self.at += 1,
+                'e' => return Err("the sed script runs a command (`s///e`)".into()),
+                'w' => {
+                    self.at += 1;
+                    return self.write();
+                }
+                _ => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// `w FILE`: the rest of the line names the file.
+    fn write(&mut self) -> Result<(), String> {
+        self.skip_blanks();
+        let file = self.rest_of_line();
+        if file.is_empty() {
+            return Err(SED_UNREAD.into());
+        }
+        self.writes.push(file);
+        Ok(())
+    }
+
+    /// `a text`, `i text`, `c text`: to the end of the line, a line
+    /// ending in `\` going on.
+    fn text(&mut self) {
+        while let Some(c) = self.next() {
+            match c {
+                '\\' => {
+                    self.next();
+                }
+                '\n' => return,
+                _ => {}
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1665,6 +1963,25 @@ mod tests {
             Ok(vec!["w.warc.gz".into(), "w.warc".into(), "w.cdx".into()])
         );
         assert_eq!(writes("wget -qb -O- u"), Ok(vec![".".into()]));
+    }
+
+    #[test]
+    fn sed_scripts_write_and_run() {
+        assert_eq!(writes("sed -n w/tmp/x f"), Ok(vec!["/tmp/x".into()]));
+        assert_eq!(writes("sed -e s/a/b/w\tout -e p f"), Ok(vec!["out".into()]));
+        assert_eq!(writes("sed 1,/x/Id;$!N;/[/]/p f"), Ok(vec![]));
+        assert_eq!(writes("sed y/abc/xyz/ f"), Ok(vec![]));
+        assert!(writes("sed 1e f").is_err());
+        assert!(writes("sed s/a/b/e f").is_err());
+        assert!(writes("sed -f script f").is_err());
+        assert_eq!(writes("sed --sandbox -f script f"), Ok(vec![]));
+        assert_eq!(
+            sed_script_writes("/a/ {\n  s/x/y/g\n  w out.txt\n}\n$a done; w x"),
+            Ok(vec!["out.txt".to_string()])
+        );
+        assert_eq!(sed_script_writes(":a;N;$!ba;s/\\n/ /g"), Ok(vec![]));
+        assert!(sed_script_writes("s/a/b").is_err());
+        assert!(sed_script_writes("k").is_err());
     }
 
     #[test]
