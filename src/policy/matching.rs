@@ -519,37 +519,41 @@ fn rule_matches(
 }
 
 /// A command's words normalised for deny and ask rules (see
-/// [`normalize_words`]).
+/// [`normalize_words`]): whole, and as program, options and the rest.
 struct Normalized {
-    words: Vec<String>,
     joined: String,
+    program: String,
+    options: Vec<String>,
+    others: String,
 }
 
 impl Normalized {
     fn of(words: &[String]) -> Normalized {
         let words = normalize_words(words);
-        let joined = joined(&words);
-        Normalized { words, joined }
+        let (program, options, others) = match split_normalized(&words) {
+            Some((program, options, others)) => (program.clone(), options.to_vec(), joined(others)),
+            None => (String::new(), Vec::new(), String::new()),
+        };
+        Normalized {
+            joined: joined(&words),
+            program,
+            options,
+            others,
+        }
     }
 
     /// Whether the pattern matches the command normalised, or the command
     /// includes the options the pattern names and its other words match.
     fn matches(&self, pattern: &CommandPattern) -> bool {
-        if any_glob(&pattern.normalized, &self.joined) {
-            return true;
-        }
-        let Some((program, options, others)) = split_normalized(&self.words) else {
-            return false;
-        };
-        let others = joined(others);
-        pattern.required.iter().any(|required| {
-            required.program == *program
-                && required
-                    .options
-                    .iter()
-                    .all(|option| options.contains(option))
-                && word_glob(&required.rest, &others)
-        })
+        any_glob(&pattern.normalized, &self.joined)
+            || pattern.required.iter().any(|required| {
+                required.program == self.program
+                    && required
+                        .options
+                        .iter()
+                        .all(|option| self.options.contains(option))
+                    && word_glob(&required.rest, &self.others)
+            })
     }
 }
 
