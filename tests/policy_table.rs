@@ -495,6 +495,8 @@ const ROWS: &[(&str, Effect, Option<&str>)] = &[
     ("sed -e p -e 's/a/b/w /etc/x' in.txt", Deny, ETC),
     // A link's target is written through it.
     ("ln -sfn /etc /tmp/e && echo x > /tmp/e/passwd", Deny, ETC),
+    ("ln -s ../../etc /tmp/x/e", Deny, ETC),
+    ("ln /etc/passwd /tmp/p", Deny, ETC),
     // ---- what cannot be resolved
     ("$VAR", Ask, None),
     ("${X} -rf /", Ask, None),

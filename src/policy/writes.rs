@@ -264,8 +264,8 @@ pub(crate) enum Operands {
     /// `ln`: the link's name (the last operand, or with one operand alone
     /// its last component in the working directory) and every target, as
     /// a write too: a link gives write access to what it points at. A
-    /// symbolic link's relative target is also read from the link's
-    /// directory.
+    /// symbolic link's relative target is read from the link's directory
+    /// (from the working directory with `-r`, as ln reads it then).
     Link,
     /// Every operand after the script (the first operand, unless a script
     /// option gave it): `sed -i`.
@@ -1327,7 +1327,7 @@ impl Writer {
                 &read.operands,
                 target.as_ref(),
                 read.has(self.shifts_first),
-                read.has(&["-s", "--symbolic"]),
+                read.has(&["-s", "--symbolic"]) && !read.has(&["-r", "--relative"]),
             );
             written.paths.extend(chosen);
         }
@@ -1395,7 +1395,7 @@ impl Writer {
         operands: &[Word],
         target: Option<&Word>,
         shifted: bool,
-        symbolic: bool,
+        from_link: bool,
     ) -> Vec<Word> {
         let all = operands.to_vec();
         let after_first = operands.get(1..).unwrap_or_default().to_vec();
@@ -1407,15 +1407,15 @@ impl Writer {
             Operands::Last if shifted => all,
             Operands::Last if target.is_some() => Vec::new(),
             Operands::Last => operands.last().cloned().into_iter().collect(),
-            Operands::Link => link_writes(operands, target, symbolic),
+            Operands::Link => link_writes(operands, target, from_link),
         }
     }
 }
 
-/// `ln`'s writes: the link's name and every target. A symbolic link's
-/// relative target names a file from the link's directory (and, with
-/// `-r`, from the working directory): both are judged.
-fn link_writes(operands: &[Word], target: Option<&Word>, symbolic: bool) -> Vec<Word> {
+/// `ln`'s writes: the link's name and every target; `from_link`: a
+/// relative target names a file from the link's directory (a symbolic
+/// link's, but with `-r`), else from the working directory.
+fn link_writes(operands: &[Word], target: Option<&Word>, from_link: bool) -> Vec<Word> {
     let (targets, link): (&[Word], Option<Word>) = match (target, operands) {
         (Some(_), _) => (operands, None),
         (None, [only]) => {
@@ -1437,10 +1437,10 @@ fn link_writes(operands: &[Word], target: Option<&Word>, symbolic: bool) -> Vec<
     };
     let mut writes: Vec<Word> = link.into_iter().collect();
     for named in targets {
-        writes.push(named.clone());
         let relative = !named.text.starts_with('/') && !named.home;
-        if let (true, true, Some(dir)) = (symbolic, relative, &link_dir) {
-            writes.push(inside(dir, named));
+        match (from_link && relative, &link_dir) {
+            (true, Some(dir)) => writes.push(inside(dir, named)),
+            _ => writes.push(named.clone()),
         }
     }
     writes
@@ -1988,16 +1988,14 @@ mod tests {
     fn links_write_their_targets() {
         assert_eq!(
             writes("ln -s ../etc /tmp/d/e"),
-            Ok(vec![
-                "/tmp/d/e".into(),
-                "../etc".into(),
-                "/tmp/d/../etc".into()
-            ])
+            Ok(vec!["/tmp/d/e".into(), "/tmp/d/../etc".into()])
         );
         assert_eq!(writes("ln a b"), Ok(vec!["b".into(), "a".into()]));
+        assert_eq!(writes("ln -sr a d/b"), Ok(vec!["d/b".into(), "a".into()]));
+        assert_eq!(writes("ln -s ../x"), Ok(vec!["x".into(), "./../x".into()]));
         assert_eq!(
             writes("ln -st /tmp/d x"),
-            Ok(vec!["/tmp/d".into(), "x".into(), "/tmp/d/x".into()])
+            Ok(vec!["/tmp/d".into(), "/tmp/d/x".into()])
         );
         assert_eq!(
             writes("cp -s /etc/passwd p"),
