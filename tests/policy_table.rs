@@ -35,6 +35,7 @@ const RM: Option<&str> = Some("Bash(rm -rf *)");
 const CURL: Option<&str> = Some("Bash(curl *)");
 const SSH: Option<&str> = Some("Edit(~/.ssh/**)");
 const ETC: Option<&str> = Some("Edit(//etc/**)");
+const FORCE: Option<&str> = Some("Bash(git push --force *)");
 
 /// command, effect, the deciding rule (checked when given).
 const ROWS: &[(&str, Effect, Option<&str>)] = &[
@@ -213,7 +214,7 @@ const ROWS: &[(&str, Effect, Option<&str>)] = &[
     ("bash -c \"$CMD\"", Ask, None),
     ("env X=1 rm -rf /", Deny, RM),
     ("env -i rm -rf /", Deny, RM),
-    ("env -S 'rm -rf /'", Ask, None),
+    ("env -S 'rm -rf /'", Deny, RM),
     ("command rm -rf /", Deny, RM),
     ("builtin rm -rf /", Deny, RM),
     ("exec rm -rf /", Deny, RM),
@@ -319,8 +320,9 @@ const ROWS: &[(&str, Effect, Option<&str>)] = &[
     ("install -d /etc/x", Deny, ETC),
     ("install -m 755 x /tmp/bin/x", Allow, None),
     ("ln -sf /tmp/x /etc/x", Deny, ETC),
-    ("ln -s /etc/passwd /tmp/p", Allow, None),
-    ("cd /tmp && ln -s /etc/passwd", Ask, None),
+    // A link gives write access to what it points at.
+    ("ln -s /etc/passwd /tmp/p", Deny, ETC),
+    ("cd /tmp && ln -s /etc/passwd", Deny, ETC),
     ("dd if=/dev/zero of=/etc/x", Deny, Some("Bash(dd *)")),
     ("tee -a /etc/x < in.txt", Deny, ETC),
     ("tee --append /etc/x", Deny, ETC),
@@ -404,6 +406,97 @@ const ROWS: &[(&str, Effect, Option<&str>)] = &[
     ),
     ("CARGO_HOME=/tmp/h cargo test", Ask, None),
     ("CARGO_TERM_COLOR=always cargo test", Allow, None),
+    // ---- found by review: programs and their options
+    // env's options as getopt reads them; `-S` splits into argv.
+    ("env -iS'rm -rf ~' ls", Deny, RM),
+    ("env -vS'rm -rf ~' ls", Deny, RM),
+    ("env --s='rm -rf ~' ls", Deny, RM),
+    ("env -C /etc touch build/x", Ask, None),
+    ("env --chdir=/etc touch build/x", Ask, None),
+    ("env --frobnicate ls", Ask, None),
+    // watch: `-d` takes its value attached only; `-x` runs argv.
+    ("watch -d rm -rf -- ls /home", Deny, RM),
+    ("watch -x sh -c 'rm -rf /'", Deny, RM),
+    ("watch -Z ls", Ask, None),
+    // find: `-exec ... +` ends only at `{} +`; `-execdir` moves.
+    (
+        "echo x | find /tmp -maxdepth 0 -exec tee + /etc/passwd \\;",
+        Deny,
+        ETC,
+    ),
+    ("find . -exec chmod 777 + /etc/shadow \\;", Deny, ETC),
+    ("find /tmp -execdir touch build/x \\;", Ask, None),
+    // GNU time writes its report.
+    ("/usr/bin/time -o /etc/passwd ls", Deny, ETC),
+    ("\\time -o /etc/passwd ls", Deny, ETC),
+    ("command time -o /etc/passwd ls", Deny, ETC),
+    ("/usr/bin/time --output=/etc/passwd ls", Deny, ETC),
+    ("/usr/bin/time -a -o /etc/passwd ls", Deny, ETC),
+    ("/usr/bin/time --out /etc/passwd ls", Deny, ETC),
+    // Writers' options: prefixes, every write option, unknown asks.
+    ("sort --out=/etc/passwd in.txt", Deny, ETC),
+    (
+        "wget --save-cookies=/etc/x -O /tmp/x https://example.com",
+        Deny,
+        ETC,
+    ),
+    (
+        "wget --warc-file=/etc/x -O /tmp/x https://example.com",
+        Deny,
+        ETC,
+    ),
+    (
+        "wget --rejected-log=/etc/x -O /tmp/x https://example.com",
+        Deny,
+        ETC,
+    ),
+    ("wget --output-doc=/etc/x https://example.com", Deny, ETC),
+    ("curl --cookie-j /etc/x https://example.com", Deny, ETC),
+    ("sort --frobnicate in.txt", Ask, None),
+    ("tee -Z /tmp/x", Ask, None),
+    ("touch -Q /tmp/x", Ask, None),
+    // Options and environment that make an allowed program run or write
+    // elsewhere.
+    ("sort --compress-program=sh -o /tmp/x in.txt", Ask, None),
+    ("install --strip-program=/tmp/evil x /tmp/y", Ask, None),
+    ("install -s x /tmp/y", Ask, None),
+    (
+        "WGETRC=/tmp/rc wget -O /tmp/x https://example.com",
+        Ask,
+        None,
+    ),
+    ("XDG_CONFIG_HOME=/tmp/c git log", Ask, None),
+    ("env XDG_CONFIG_HOME=/tmp/c git status", Ask, None),
+    ("npm_config_script_shell=/tmp/sh npm run test", Ask, None),
+    ("NPM_CONFIG_SCRIPT_SHELL=/tmp/sh npm run test", Ask, None),
+    ("npm run test --prefix /tmp/other", Ask, None),
+    ("npm run test --script-shell=/tmp/sh", Ask, None),
+    ("cargo test --manifest-path /tmp/x/Cargo.toml", Ask, None),
+    ("cargo build --target-dir /etc/t", Deny, ETC),
+    ("cargo build --target-dir=/etc/t", Deny, ETC),
+    ("cargo test -- --logfile /etc/passwd", Deny, ETC),
+    ("CC=/tmp/cc cargo build", Ask, None),
+    ("RUSTUP_TOOLCHAIN=evil cargo test", Ask, None),
+    // xargs: `-i`, `-e`, `-l` take their value attached only.
+    ("echo x | xargs -i rm -rf -- ls ~", Deny, RM),
+    ("echo x | xargs -e rm -rf -- ls ~", Deny, RM),
+    ("echo x | xargs -l rm -rf -- ls ~", Deny, RM),
+    // Deny rules: the call's options include the rule's.
+    ("rm -d -r -f ~", Deny, RM),
+    ("rm -rfI ~", Deny, RM),
+    ("rm --rec --for ~", Deny, RM),
+    ("git push -fu origin main", Deny, FORCE),
+    ("git push origin +main", Deny, FORCE),
+    ("git -C . push --force origin main", Deny, FORCE),
+    ("git push --force-with-lease", Deny, FORCE),
+    // sed's script writes (`w`) and runs (`e`).
+    ("sed -n 'w /etc/passwd' /tmp/x", Deny, ETC),
+    ("sed -n '1e rm -rf ~' /etc/hostname", Ask, None),
+    ("sed -e p -e 's/a/b/w /etc/x' in.txt", Deny, ETC),
+    // A link's target is written through it.
+    ("ln -sfn /etc /tmp/e && echo x > /tmp/e/passwd", Deny, ETC),
+    ("ln -s ../../etc /tmp/x/e", Deny, ETC),
+    ("ln /etc/passwd /tmp/p", Deny, ETC),
     // ---- what cannot be resolved
     ("$VAR", Ask, None),
     ("${X} -rf /", Ask, None),

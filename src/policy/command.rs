@@ -14,7 +14,9 @@ use brush_parser::word::{self, ParameterExpr, WordPiece, WordPieceWithSource};
 use brush_parser::{ast, Parser, ParserOptions, SourceInfo};
 
 use super::word::Word;
-use super::writes::{writer_of, Writer, GIT_WRITERS, WRITERS};
+use super::writes::{
+    program_options, runs_by_environment, writer_of, Getopt, Writer, GETOPT, GIT_WRITERS, WRITERS,
+};
 use crate::stage_protocol::MAX_DETAIL_BYTES;
 
 /// The longest command the policy reads: a stager's detail holds no more
@@ -204,10 +206,10 @@ impl Walk {
                 skip_options(args, TIMEOUT).map(|i| i + 1),
                 depth,
             ),
-            "nice" => self.wrapped(words, &text, skip_options(args, NICE), depth),
+            "nice" => self.wrapped(words, &text, nice_options(args), depth),
             "stdbuf" => self.wrapped(words, &text, skip_options(args, STDBUF), depth),
             "ionice" => self.wrapped(words, &text, skip_options(args, IONICE), depth),
-            "time" => self.wrapped(words, &text, skip_options(args, TIME), depth),
+            "time" => self.time(words, &text, depth),
             "nohup" | "setsid" | "builtin" => {
                 self.wrapped(words, &text, skip_options(args, NONE), depth)
             }
@@ -231,7 +233,6 @@ impl Walk {
                 }
             }
             "git" => self.git(words, text),
-            "cargo" => self.cargo(words, text),
             "coproc" => self.wrapped(words, &text, Some(0), depth),
             "watch" => self.watch(words, &text, depth),
             "trap" => self.trap(args, &text, depth),
@@ -250,8 +251,24 @@ impl Walk {
     /// A program's command, and the files its arguments say it writes.
     fn program(&mut self, name: &str, words: &[Word], text: String) {
         self.simple(words, text.clone());
+        self.option_effects(words, &text);
         if let Some(writer) = writer_of(WRITERS, name) {
             self.argument_writes(writer, name, &words[1..], &text);
+        }
+    }
+
+    /// What the program's options make it run or write that a rule on
+    /// the program cannot see (`cargo --manifest-path`, `--target-dir`;
+    /// see `writes::PROGRAM_OPTIONS`).
+    fn option_effects(&mut self, words: &[Word], text: &str) {
+        match program_options(words) {
+            Ok(written) => {
+                for path in &written {
+                    let what = format!("{} writes {}", words[0].text, path.text);
+                    self.write_as(path, &what, "the path it writes expands");
+                }
+            }
+            Err(why) => self.unresolved(text, why),
         }
     }
 
@@ -320,40 +337,73 @@ impl Walk {
         }
     }
 
+    /// `env [OPTION]... [NAME=VALUE]... [COMMAND]`, read as getopt does
+    /// (`-iS'...'` is `-i -S '...'`, `--s=` is `--split-string=`). `-S`
+    /// splits its string into arguments that take its place, options
+    /// included; after `-C DIR` the command's relative paths name files
+    /// in DIR, which the walk does not know.
     fn env(&mut self, words: &[Word], text: &str, depth: usize) {
-        let mut i = 1;
-        while let Some(word) = words.get(i) {
-            let arg = word.text.as_str();
-            if !word.literal {
-                self.unresolved(text, "an `env` argument expands");
-                return;
+        let mut argv = words.to_vec();
+        let mut moved = false;
+        let mut splits = 0;
+        let read = loop {
+            let read = match ENV.read(&argv[1..]) {
+                Ok(read) => read,
+                Err(why) => return self.unresolved(text, format!("`env`: {why}")),
+            };
+            moved |= read.has(&["-C", "--chdir"]);
+            let split = read
+                .options
+                .iter()
+                .find(|seen| matches!(seen.name.as_str(), "-S" | "--split-string"));
+            let Some(split) = split else { break read };
+            let Some(string) = split.value.as_ref().filter(|value| value.literal) else {
+                return self.unresolved(text, "what `env -S` splits expands");
+            };
+            let Some(mut split_words) = split_string(&string.text) else {
+                return self.unresolved(text, "`env -S` splits a string the policy cannot read");
+            };
+            splits += 1;
+            if splits > MAX_SCRIPT_DEPTH {
+                return self.unresolved(text, "`env -S` nested too deep");
             }
-            if arg == "-S"
-                || arg.starts_with("--split-string")
-                || (arg.starts_with("-S") && !arg.starts_with("--"))
-            {
-                self.unresolved(text, "`env -S` splits a string into a command");
-                return;
+            split_words.insert(0, argv[0].clone());
+            split_words.extend(argv[1 + split.next..].iter().cloned());
+            argv = split_words;
+        };
+        let mut i = 1 + read.first_operand;
+        if argv.get(i).is_some_and(|word| word.text == "-") {
+            i += 1;
+        }
+        while let Some(word) = argv.get(i) {
+            match word.text.split_once('=') {
+                Some((name, _)) if !name.is_empty() => self.assignment(name, text),
+                _ => break,
             }
-            if matches!(arg, "-u" | "--unset" | "-C" | "--chdir") {
-                i += 2;
-            } else if arg == "--" {
-                i += 1;
-                break;
-            } else if arg.starts_with('-') {
-                i += 1;
-            } else if let Some((name, _)) = arg.split_once('=') {
-                self.assignment(name, text);
-                i += 1;
-            } else {
-                break;
+            i += 1;
+        }
+        if i >= argv.len() {
+            return self.simple(words, text.to_string());
+        }
+        let outer = self.moved;
+        self.moved |= moved;
+        self.command(&argv[i..], depth);
+        self.moved = outer;
+    }
+
+    /// GNU `time [-o FILE] COMMAND`: writes its report to FILE.
+    fn time(&mut self, words: &[Word], text: &str, depth: usize) {
+        let read = match TIME.read(&words[1..]) {
+            Ok(read) => read,
+            Err(why) => return self.unresolved(text, format!("`time`: {why}")),
+        };
+        for seen in &read.options {
+            if let (Some(file), "-o" | "--output") = (&seen.value, seen.name.as_str()) {
+                let what = format!("time writes {}", file.text);
+                self.write_as(file, &what, "the path it writes expands");
             }
         }
-        if i < words.len() {
-            self.command(&words[i..], depth);
-        } else {
-            self.simple(words, text.to_string());
-        }
+        self.wrapped(words, text, Some(read.first_operand), depth);
     }
 
     fn command_builtin(&mut self, words: &[Word], text: &str, depth: usize) {
@@ -422,11 +472,12 @@ impl Walk {
             match word.text.as_str() {
                 "-exec" | "-execdir" | "-ok" | "-okdir" => {
                     let start = i + 1;
-                    let mut end = start;
-                    while end < words.len() && !matches!(words[end].text.as_str(), ";" | "+") {
-                        end += 1;
-                    }
+                    let end = exec_end(words, start);
+                    // `-execdir` runs in each found file's directory.
+                    let outer = self.moved;
+                    self.moved |= word.text.ends_with("dir");
                     self.given_command(&words[start..end], Given::Found(starts.clone()), depth);
+                    self.moved = outer;
                     i = end;
                 }
                 "-delete" => {
@@ -492,18 +543,20 @@ impl Walk {
         self.script(&script.join(" "), depth + 1);
     }
 
-    /// `watch cmd args`: runs `sh -c` of its words joined.
+    /// `watch cmd args`: runs `sh -c` of its words joined; with `-x`,
+    /// the words as they are.
     fn watch(&mut self, words: &[Word], text: &str, depth: usize) {
-        const WATCH: Options = Options {
-            with_value: &["-n", "--interval", "-d", "-q", "--equexit"],
-            other_flags: true,
+        let read = match WATCH.read(&words[1..]) {
+            Ok(read) => read,
+            Err(why) => return self.unresolved(text, format!("`watch`: {why}")),
         };
-        match skip_options(&words[1..], WATCH) {
-            Some(skipped) if 1 + skipped < words.len() => {
-                self.eval(&words[1 + skipped..], text, depth)
-            }
-            Some(_) => self.simple(words, text.to_string()),
-            None => self.unresolved(text, "`watch`'s options are not ones the policy knows"),
+        let inner = &words[1 + read.first_operand..];
+        if inner.is_empty() {
+            self.simple(words, text.to_string());
+        } else if read.has(&["-x", "--exec"]) {
+            self.command(inner, depth);
+        } else {
+            self.eval(inner, text, depth);
         }
     }
 
@@ -546,24 +599,8 @@ impl Walk {
             self.unresolved(&text, "`git -c` sets configuration that can run commands");
         }
         self.simple(words, text.clone());
+        self.option_effects(words, &text);
         self.git_writes(words, &text);
-    }
-
-    /// `cargo --config KEY=VALUE` (or a config file) can make cargo run
-    /// anything (`target.<triple>.runner`, `build.rustc-wrapper`, an
-    /// alias): asked about, wherever it stands before `--`.
-    fn cargo(&mut self, words: &[Word], text: String) {
-        let sets_config = words[1..]
-            .iter()
-            .take_while(|word| word.text != "--")
-            .any(|word| word.text == "--config" || word.text.starts_with("--config="));
-        if sets_config {
-            self.unresolved(
-                &text,
-                "`cargo --config` sets configuration that can run commands",
-            );
-        }
-        self.simple(words, text);
     }
 
     /// `git diff --output=F` and the like: the subcommand's writes. After
@@ -578,7 +615,8 @@ impl Walk {
                     elsewhere = true;
                     i += 2;
                 }
-                "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env" => i += 2,
+                "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
+                | "--attr-source" | "--super-prefix" => i += 2,
                 option if option.starts_with('-') => i += 1,
                 _ => break,
             }
@@ -712,6 +750,7 @@ fn changes_what_runs(name: &str) -> bool {
     let cargo_config =
         name.starts_with("CARGO_") && !CARGO_HARMLESS.iter().any(|prefix| name.starts_with(prefix));
     NAMES.contains(&name)
+        || runs_by_environment(name)
         || cargo_config
         || ["LD_", "DYLD_", "GIT_", "BASH_FUNC_"]
             .iter()
@@ -723,98 +762,194 @@ fn join(words: &[Word]) -> String {
     texts.join(" ")
 }
 
-/// A wrapper's options: the ones that take a value (as their own next
-/// word unless attached), and whether any other word starting with `-`
-/// is a flag (`true`) or unknown (`false`).
-#[derive(Debug, Clone, Copy)]
-struct Options {
-    with_value: &'static [&'static str],
-    other_flags: bool,
+/// The options of the wrappers that run the command after them, from
+/// their `--help` (coreutils 9.1, util-linux, procps, findutils, GNU
+/// time, sudo 1.9): their options end at the command, and one they do not
+/// take is asked about.
+const fn wrapper(getopt: Getopt) -> Getopt {
+    Getopt {
+        in_order: true,
+        ..getopt
+    }
 }
 
-const NONE: Options = Options {
-    with_value: &[],
-    other_flags: true,
-};
-const TIMEOUT: Options = Options {
-    with_value: &["-s", "--signal", "-k", "--kill-after"],
-    other_flags: true,
-};
-const NICE: Options = Options {
-    with_value: &["-n", "--adjustment"],
-    other_flags: true,
-};
-const STDBUF: Options = Options {
-    with_value: &["-i", "-o", "-e", "--input", "--output", "--error"],
-    other_flags: false,
-};
-const IONICE: Options = Options {
-    with_value: &["-c", "-n", "--class", "--classdata"],
-    other_flags: true,
-};
-const TIME: Options = Options {
-    with_value: &["-f", "--format", "-o", "--output"],
-    other_flags: true,
-};
-const EXEC: Options = Options {
-    with_value: &["-a"],
-    other_flags: true,
-};
-const COMMAND: Options = Options {
-    with_value: &[],
-    other_flags: true,
-};
-const SUDO: Options = Options {
-    with_value: &[
-        "-u",
-        "--user",
-        "-g",
-        "--group",
-        "-C",
+const ENV: Getopt = wrapper(Getopt {
+    short_values: "uCS",
+    short_flags: "i0v",
+    long_values: &["--unset", "--chdir", "--split-string"],
+    long_optional: &["--block-signal", "--default-signal", "--ignore-signal"],
+    long_flags: &[
+        "--ignore-environment",
+        "--null",
+        "--list-signal-handling",
+        "--debug",
+        "--help",
+        "--version",
+    ],
+    ..GETOPT
+});
+/// `nohup`, `setsid` and `builtin`: none of their options takes a value.
+const NONE: Getopt = wrapper(Getopt {
+    short_flags: "cfwhV",
+    long_flags: &["--ctty", "--fork", "--wait", "--help", "--version"],
+    ..GETOPT
+});
+const TIMEOUT: Getopt = wrapper(Getopt {
+    short_values: "ks",
+    short_flags: "v",
+    long_values: &["--kill-after", "--signal"],
+    long_flags: &[
+        "--preserve-status",
+        "--foreground",
+        "--verbose",
+        "--help",
+        "--version",
+    ],
+    ..GETOPT
+});
+const NICE: Getopt = wrapper(Getopt {
+    short_values: "n",
+    long_values: &["--adjustment"],
+    long_flags: &["--help", "--version"],
+    ..GETOPT
+});
+const STDBUF: Getopt = wrapper(Getopt {
+    short_values: "ioe",
+    long_values: &["--input", "--output", "--error"],
+    long_flags: &["--help", "--version"],
+    ..GETOPT
+});
+const IONICE: Getopt = wrapper(Getopt {
+    short_values: "cnpPu",
+    short_flags: "thV",
+    long_values: &["--class", "--classdata", "--pid", "--pgid", "--uid"],
+    long_flags: &["--ignore", "--help", "--version"],
+    ..GETOPT
+});
+/// GNU time (the shell's `time` takes `-p` only, a flag here too).
+const TIME: Getopt = wrapper(Getopt {
+    short_values: "fo",
+    short_flags: "apqvhV",
+    long_values: &["--format", "--output"],
+    long_flags: &[
+        "--append",
+        "--portability",
+        "--quiet",
+        "--verbose",
+        "--help",
+        "--version",
+    ],
+    ..GETOPT
+});
+/// procps `watch`: `-d` takes its value only attached.
+const WATCH: Getopt = wrapper(Getopt {
+    short_values: "nq",
+    short_optional: "d",
+    short_flags: "bcegptwxhv",
+    long_values: &["--interval", "--equexit"],
+    long_optional: &["--differences"],
+    long_flags: &[
+        "--beep",
+        "--color",
+        "--errexit",
+        "--chgexit",
+        "--precise",
+        "--no-title",
+        "--no-wrap",
+        "--exec",
+        "--help",
+        "--version",
+    ],
+    ..GETOPT
+});
+/// bash's `exec [-cl] [-a name]`.
+const EXEC: Getopt = wrapper(Getopt {
+    short_values: "a",
+    short_flags: "cl",
+    abbreviates: false,
+    ..GETOPT
+});
+/// bash's `command [-pVv]`.
+const COMMAND: Getopt = wrapper(Getopt {
+    short_flags: "pvV",
+    abbreviates: false,
+    ..GETOPT
+});
+const SUDO: Getopt = wrapper(Getopt {
+    short_values: "acCDgpRrTtUu",
+    short_optional: "h",
+    short_flags: "ABbEeHiKklNnPSsVv",
+    long_values: &[
+        "--auth-type",
         "--close-from",
-        "-D",
+        "--login-class",
         "--chdir",
-        "-h",
+        "--group",
         "--host",
-        "-p",
         "--prompt",
-        "-r",
+        "--chroot",
         "--role",
-        "-t",
         "--type",
-        "-T",
         "--command-timeout",
-        "-U",
         "--other-user",
+        "--user",
     ],
-    other_flags: true,
-};
-const DOAS: Options = Options {
-    with_value: &["-u", "-C"],
-    other_flags: true,
-};
-const XARGS: Options = Options {
-    with_value: &[
-        "-a",
+    long_optional: &["--preserve-env"],
+    long_flags: &[
+        "--askpass",
+        "--background",
+        "--bell",
+        "--edit",
+        "--set-home",
+        "--help",
+        "--login",
+        "--remove-timestamp",
+        "--reset-timestamp",
+        "--list",
+        "--non-interactive",
+        "--no-update",
+        "--preserve-groups",
+        "--stdin",
+        "--shell",
+        "--version",
+        "--validate",
+    ],
+    ..GETOPT
+});
+const DOAS: Getopt = wrapper(Getopt {
+    short_values: "Cu",
+    short_flags: "Lns",
+    abbreviates: false,
+    ..GETOPT
+});
+/// findutils `xargs`: `-e`, `-i` and `-l` take their value only attached.
+const XARGS: Getopt = wrapper(Getopt {
+    short_values: "adEILnPs",
+    short_optional: "eil",
+    short_flags: "0oprtx",
+    long_values: &[
         "--arg-file",
-        "-E",
-        "-e",
-        "-I",
-        "-i",
-        "-L",
-        "-l",
-        "-n",
-        "--max-args",
-        "-P",
-        "--max-procs",
-        "-s",
-        "--max-chars",
-        "-d",
         "--delimiter",
+        "--max-lines",
+        "--max-args",
+        "--max-procs",
         "--process-slot-var",
+        "--max-chars",
     ],
-    other_flags: true,
-};
+    long_optional: &["--eof", "--replace"],
+    long_flags: &[
+        "--null",
+        "--open-tty",
+        "--interactive",
+        "--no-run-if-empty",
+        "--show-limits",
+        "--verbose",
+        "--exit",
+        "--help",
+        "--version",
+    ],
+    ..GETOPT
+});
 
 /// Whether bash would expand braces in `text`: a `{` followed by a `,` or
 /// `..` before its `}` (`{a,b}`, `{1..3}`); `{}` and `{x}` stay as written.
@@ -827,39 +962,98 @@ fn expands_braces(text: &str) -> bool {
 }
 
 /// How many of `args` belong to the wrapper (its options, and `--`),
-/// or `None` when an option is one the wrapper is not known to take.
-fn skip_options(args: &[Word], spec: Options) -> Option<usize> {
-    let mut i = 0;
-    while let Some(word) = args.get(i) {
-        let arg = word.text.as_str();
-        if arg == "--" {
-            return Some(i + 1);
-        }
-        if !arg.starts_with('-') || arg == "-" {
-            break;
-        }
-        if !word.literal {
-            return None;
-        }
-        if spec.with_value.contains(&arg) {
-            i += 2;
-            continue;
-        }
-        let attached = spec.with_value.iter().any(|option| {
-            arg.starts_with(&format!("{option}="))
-                || (option.len() == 2
-                    && arg.len() > 2
-                    && arg.starts_with(option)
-                    && !arg.starts_with("--"))
-        });
-        // `nice -5`: an adjustment written as a flag.
-        let number = arg[1..].chars().all(|c| c.is_ascii_digit());
-        if !(attached || spec.other_flags || number) {
-            return None;
-        }
-        i += 1;
+/// or `None` when they cannot be read (an option it is not known to take,
+/// an argument that expands).
+fn skip_options(args: &[Word], spec: Getopt) -> Option<usize> {
+    spec.read(args).ok().map(|read| read.first_operand)
+}
+
+/// `nice`'s options, and its older `nice -5 cmd`.
+fn nice_options(args: &[Word]) -> Option<usize> {
+    let legacy = args.first().is_some_and(|word| {
+        let digits = word.text.trim_start_matches('-');
+        word.text.starts_with('-')
+            && !digits.is_empty()
+            && digits.chars().all(|c| c.is_ascii_digit())
+    });
+    if legacy {
+        return skip_options(&args[1..], NICE).map(|skipped| skipped + 1);
     }
-    Some(i.min(args.len()))
+    skip_options(args, NICE)
+}
+
+/// Where a `find -exec` command ends: at `;`, or at a `+` right after
+/// `{}` (elsewhere a `+` is an argument).
+fn exec_end(words: &[Word], start: usize) -> usize {
+    let mut end = start;
+    while let Some(word) = words.get(end) {
+        match word.text.as_str() {
+            ";" => break,
+            "+" if end > start && words[end - 1].text == "{}" => break,
+            _ => end += 1,
+        }
+    }
+    end
+}
+
+/// `env -S`'s string split into arguments as env splits it: blanks
+/// separate, quotes group, backslash escapes (`\_` separates outside
+/// quotes, `\c` ends the string), `#` starts a comment; a `$` expands (the
+/// word is then not literal). `None`: what env refuses or the policy does
+/// not read.
+fn split_string(text: &str) -> Option<Vec<Word>> {
+    let mut words = Vec::new();
+    let mut word: Option<Word> = None;
+    let mut quote: Option<char> = None;
+    let mut chars = text.chars().peekable();
+    fn current(word: &mut Option<Word>) -> &mut Word {
+        word.get_or_insert_with(|| Word::literal(""))
+    }
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (None, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c') => words.extend(word.take()),
+            (None, '#') if word.is_none() => break,
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                current(&mut word);
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some('\''), '\\') if matches!(chars.peek(), Some('\\' | '\'')) => {
+                current(&mut word).text.extend(chars.next());
+            }
+            (Some('\''), c) => current(&mut word).text.push(c),
+            (_, '\\') => match chars.next()? {
+                '_' if quote.is_none() => words.extend(word.take()),
+                'c' if quote.is_none() => break,
+                escaped => current(&mut word).text.push(unescaped(escaped)?),
+            },
+            (_, '$') => {
+                let word = current(&mut word);
+                word.literal = false;
+                word.text.push('$');
+            }
+            (_, c) => current(&mut word).text.push(c),
+        }
+    }
+    if quote.is_some() {
+        return None;
+    }
+    words.extend(word);
+    Some(words)
+}
+
+/// The character `env -S`'s `\x` stands for.
+fn unescaped(escaped: char) -> Option<char> {
+    Some(match escaped {
+        '_' => ' ',
+        'f' => '\x0c',
+        'n' => '\n',
+        'r' => '\r',
+        't' => '\t',
+        'v' => '\x0b',
+        '\\' | '"' | '\'' | '#' | '$' => escaped,
+        _ => return None,
+    })
 }
 
 /// Parses a script with the shell parser and walks its tree.
@@ -1404,6 +1598,56 @@ mod tests {
         assert!(commands("xargs touch")[2].starts_with("? `xargs` adds words"));
         assert!(commands("cp --bogus a b")[1].starts_with("? `--bogus`"));
         assert!(commands("sort $F")[1].starts_with("? the argument `$F` expands"));
+    }
+
+    #[test]
+    fn wrappers_read_their_options_as_getopt_does() {
+        assert_eq!(
+            commands("env -iS'rm -rf x' ls"),
+            ["rm -rf x ls", "write x", "write ls"]
+        );
+        assert_eq!(commands("env -S'-i X=1 kill' 1"), ["kill 1"]);
+        assert_eq!(commands("env -S'a\\_b \\c rest' c"), ["a b c"]);
+        assert!(commands("env -S'${X}' ls")[0].starts_with("? `env`: the argument"));
+        assert!(commands("env -C d touch x")[1].starts_with("? a relative path"));
+        assert_eq!(commands("watch -d ls x"), ["ls x"]);
+        assert_eq!(commands("watch -x sh -c 'kill 1'"), ["kill 1"]);
+        assert_eq!(
+            commands("xargs -i kill {}"),
+            ["xargs -i kill {}", "kill {}"]
+        );
+        assert_eq!(
+            commands("xargs -I {} kill {}"),
+            ["xargs -I {} kill {}", "kill {}"]
+        );
+        assert_eq!(commands("nice -5 kill 1"), ["kill 1"]);
+        assert!(commands("timeout --frob 5 kill 1")[0].starts_with("? `timeout`'s options"));
+        assert_eq!(
+            commands("/usr/bin/time -ao f kill 1"),
+            ["write f", "kill 1"]
+        );
+        assert_eq!(
+            commands("find d -exec kill + {} +"),
+            ["find d -exec kill + {} +", "kill + {}"]
+        );
+    }
+
+    #[test]
+    fn options_that_run_or_write_elsewhere() {
+        assert!(commands("git --exec-path=/x log")[1].starts_with("? `--exec-path`"));
+        assert!(commands("git --git-dir=/x log")[1].starts_with("? `--git-dir`"));
+        assert!(commands("git log -c")[1..].is_empty());
+        assert!(commands("npm run t --pref /x")[1].starts_with("? `--prefix`"));
+        assert!(commands("cargo -Zunstable-options test")[1].starts_with("? `-Z`"));
+        assert_eq!(
+            commands("cargo test --target-dir=t -- --logfile l"),
+            [
+                "cargo test --target-dir=t -- --logfile l",
+                "write t",
+                "write l"
+            ]
+        );
+        assert_eq!(commands("cargo test -- --config x").len(), 1);
     }
 
     #[test]

@@ -12,8 +12,8 @@ use serde_json::Value;
 use super::command::{self, ShellPart};
 use super::evaluation::{Effect, Evaluation, PartEvaluation};
 use super::rules::{
-    family, normalize, normalize_words, Anchors, Family, PathAnchor, PathPattern, Rule, Segment,
-    Specifier, ToolMatch, WordGlob, WORD_SEPARATOR,
+    family, normalize, normalize_words, split_normalized, Anchors, CommandPattern, Family,
+    PathAnchor, PathPattern, Rule, Segment, Specifier, ToolMatch, WordGlob, WORD_SEPARATOR,
 };
 use super::Call;
 use crate::maps::HashMap;
@@ -412,7 +412,7 @@ fn judge(entries: &[Entry], index: &RuleIndex, part: &Part, cwd: Option<&Path>) 
         };
     }
     let normalized = match &part.subject {
-        Subject::Command(words) => Some(joined(&normalize_words(words))),
+        Subject::Command(words) => Some(Normalized::of(words)),
         _ => None,
     };
     let raw = match &part.subject {
@@ -433,7 +433,7 @@ fn judge(entries: &[Entry], index: &RuleIndex, part: &Part, cwd: Option<&Path>) 
         if best.is_some_and(|best| entry.effect < best) {
             continue;
         }
-        if !rule_matches(entry, part, raw.as_deref(), normalized.as_deref(), cwd) {
+        if !rule_matches(entry, part, raw.as_deref(), normalized.as_ref(), cwd) {
             continue;
         }
         if best != Some(entry.effect) {
@@ -471,7 +471,7 @@ fn rule_matches(
     entry: &Entry,
     part: &Part,
     raw: Option<&str>,
-    normalized: Option<&str>,
+    normalized: Option<&Normalized>,
     cwd: Option<&Path>,
 ) -> bool {
     let rule = &entry.rule;
@@ -509,14 +509,51 @@ fn rule_matches(
         (Specifier::Any, _) => true,
         (Specifier::Command(pattern), Subject::Command(_)) => {
             raw.is_some_and(|raw| any_glob(&pattern.globs, raw))
-                || (strict
-                    && normalized
-                        .is_some_and(|normalized| any_glob(&pattern.normalized, normalized)))
+                || (strict && normalized.is_some_and(|normalized| normalized.matches(pattern)))
         }
         (Specifier::Path(pattern), Subject::Path(path)) => path_matches(pattern, path, cwd),
         (Specifier::Domain(domain), Subject::Host(host)) => domain_matches(domain, host),
         (Specifier::Agent(glob), Subject::Agent(name)) => text_glob(glob, name),
         _ => false,
+    }
+}
+
+/// A command's words normalised for deny and ask rules (see
+/// [`normalize_words`]): whole, and as program, options and the rest.
+struct Normalized {
+    joined: String,
+    program: String,
+    options: Vec<String>,
+    others: String,
+}
+
+impl Normalized {
+    fn of(words: &[String]) -> Normalized {
+        let words = normalize_words(words);
+        let (program, options, others) = match split_normalized(&words) {
+            Some((program, options, others)) => (program.clone(), options.to_vec(), joined(others)),
+            None => (String::new(), Vec::new(), String::new()),
+        };
+        Normalized {
+            joined: joined(&words),
+            program,
+            options,
+            others,
+        }
+    }
+
+    /// Whether the pattern matches the command normalised, or the command
+    /// includes the options the pattern names and its other words match.
+    fn matches(&self, pattern: &CommandPattern) -> bool {
+        any_glob(&pattern.normalized, &self.joined)
+            || pattern.required.iter().any(|required| {
+                required.program == self.program
+                    && required
+                        .options
+                        .iter()
+                        .all(|option| self.options.contains(option))
+                    && word_glob(&required.rest, &self.others)
+            })
     }
 }
 

@@ -237,9 +237,53 @@ pub(crate) struct CommandPattern {
     /// ask rules also match against a command normalised the same way:
     /// `rm -rf *` then catches `rm -fr`, `rm -r -f`, `/bin/rm --force -r`.
     pub(crate) normalized: Vec<WordGlob>,
+    /// The same as a program, a set of options and a glob over the rest:
+    /// a deny or ask rule also matches a command whose options include
+    /// the set (`rm -rf *` catches `rm -rfI`, `rm -d -r -f`). Only for
+    /// patterns that name options.
+    pub(crate) required: Vec<Required>,
     /// The literal program name the pattern starts with, if it does (the
     /// index matching looks rules up by).
     pub(crate) program: Option<String>,
+}
+
+/// A normalised pattern's program, the options a command must include,
+/// and the glob its other words must match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Required {
+    /// The program's name.
+    pub(crate) program: String,
+    /// The options, normalised.
+    pub(crate) options: Vec<String>,
+    /// The other words.
+    pub(crate) rest: WordGlob,
+}
+
+impl Required {
+    fn of(normalized: &[String]) -> Option<Required> {
+        let (program, options, rest) = split_normalized(normalized)?;
+        if options.is_empty() || program.contains('*') {
+            return None;
+        }
+        Some(Required {
+            program: program.clone(),
+            options: options.to_vec(),
+            rest: WordGlob::new(rest),
+        })
+    }
+}
+
+/// A normalised command's program, options and other words.
+pub(crate) fn split_normalized(words: &[String]) -> Option<(&String, &[String], &[String])> {
+    let (program, rest) = words.split_first()?;
+    let count = rest
+        .iter()
+        .take_while(|word| {
+            word.starts_with('-') && *word != "-" && *word != "--" && !word.contains('*')
+        })
+        .count();
+    let (options, others) = rest.split_at(count);
+    Some((program, options, others))
 }
 
 /// A glob over a command's words joined by [`WORD_SEPARATOR`]: literal
@@ -286,13 +330,17 @@ impl CommandPattern {
                 .iter()
                 .map(|words| WordGlob::new(&normalize_words(words)))
                 .collect(),
+            required: alternatives
+                .iter()
+                .filter_map(|words| Required::of(&normalize_words(words)))
+                .collect(),
             program,
         }
     }
 }
 
 impl WordGlob {
-    fn new(words: &[String]) -> WordGlob {
+    pub(crate) fn new(words: &[String]) -> WordGlob {
         let optional_tail = words.len() > 1 && words.last().is_some_and(|word| word == "*");
         let body = if optional_tail {
             &words[..words.len() - 1]
@@ -342,19 +390,30 @@ pub(crate) fn pattern_words(text: &str) -> Vec<String> {
 }
 
 /// Normalises a command's (or a pattern's) words for deny and ask
-/// matching: the program's directory dropped, short option clusters
-/// split (`-rf` is `-r -f`), the long options of a few programs made
-/// short, and every option before `--` moved right after the program,
-/// sorted. Only ever widens what deny and ask rules catch.
+/// matching: the program's directory dropped, git's options before its
+/// subcommand dropped, short option clusters split (`-rf` is `-r -f`),
+/// the long options (or their prefixes, as getopt_long takes them) of a
+/// few programs made short, a force push's `+refspec` read as `-f`, and
+/// every option before `--` moved right after the program, sorted. Only
+/// ever widens what deny and ask rules catch.
 pub(crate) fn normalize_words(words: &[String]) -> Vec<String> {
     let Some((program, rest)) = words.split_first() else {
         return Vec::new();
     };
     let program = program.rsplit('/').next().unwrap_or(program).to_string();
+    let rest = if program == "git" {
+        after_git_options(rest)
+    } else {
+        rest
+    };
+    let pushes = program == "git" && rest.first().is_some_and(|word| word == "push");
     let mut options = Vec::new();
     let mut others = Vec::new();
     let mut ended = false;
     for word in rest {
+        if pushes && !ended && word.starts_with('+') {
+            options.push("-f".to_string());
+        }
         if ended || !word.starts_with('-') || word == "-" || word.contains('*') {
             others.push(word.clone());
             continue;
@@ -375,9 +434,37 @@ pub(crate) fn normalize_words(words: &[String]) -> Vec<String> {
     out
 }
 
+/// git's words from its subcommand on (`git -C dir -c k=v push` is a
+/// push whatever the options before it).
+fn after_git_options(words: &[String]) -> &[String] {
+    const WITH_VALUE: &[&str] = &[
+        "-C",
+        "-c",
+        "--git-dir",
+        "--work-tree",
+        "--namespace",
+        "--config-env",
+        "--attr-source",
+        "--super-prefix",
+    ];
+    let mut i = 0;
+    while let Some(word) = words.get(i) {
+        if !word.starts_with('-') || word == "--" || word.contains('*') {
+            break;
+        }
+        i += if WITH_VALUE.contains(&word.as_str()) {
+            2
+        } else {
+            1
+        };
+    }
+    words.get(i..).unwrap_or_default()
+}
+
 fn split_option(program: &str, word: &str, options: &mut Vec<String>) {
     if let Some(long) = word.strip_prefix("--") {
-        options.push(short_for(program, long).unwrap_or_else(|| word.to_string()));
+        let name = long.split_once('=').map_or(long, |(name, _)| name);
+        options.push(short_for(program, name).unwrap_or_else(|| word.to_string()));
         return;
     }
     let letters = &word[1..];
@@ -390,16 +477,31 @@ fn split_option(program: &str, word: &str, options: &mut Vec<String>) {
     }
 }
 
-/// The few long options whose short form deny rules are written with.
+/// The long options whose short form deny rules are written with, as
+/// (programs, name, letter).
+const LONG_AS_SHORT: &[(&[&str], &str, char)] = &[
+    (&["rm", "cp", "rmdir", "shred"], "recursive", 'r'),
+    (&["rm", "cp", "mv", "ln", "git", "shred"], "force", 'f'),
+    (&["git"], "force-with-lease", 'f'),
+    (&["rm"], "dir", 'd'),
+    (&["rm", "cp", "mv"], "verbose", 'v'),
+];
+
+/// The short form of `program`'s long option `long` (its name, or a
+/// prefix of it: getopt_long takes an unambiguous one, and an ambiguous
+/// one runs nothing).
 fn short_for(program: &str, long: &str) -> Option<String> {
-    let letter = match (program, long) {
-        ("rm" | "cp" | "rmdir" | "shred", "recursive") => 'r',
-        ("rm" | "cp" | "mv" | "ln" | "git" | "shred", "force") => 'f',
-        ("rm", "dir") => 'd',
-        ("rm" | "cp" | "mv", "verbose") => 'v',
-        _ => return None,
-    };
-    Some(format!("-{letter}"))
+    if long.is_empty() {
+        return None;
+    }
+    let mut letters = LONG_AS_SHORT
+        .iter()
+        .filter(|(programs, name, _)| programs.contains(&program) && name.starts_with(long))
+        .map(|(_, _, letter)| *letter);
+    let letter = letters.next()?;
+    letters
+        .all(|other| other == letter)
+        .then(|| format!("-{letter}"))
 }
 
 fn short_letter(program: &str, letter: char) -> String {
@@ -584,6 +686,15 @@ mod tests {
             normalize_words(&words("rm -- -rf")),
             words("rm -- -rf"),
             "after --, words are operands"
+        );
+        assert_eq!(normalize_words(&words("rm --rec --for /")), want);
+        assert_eq!(
+            normalize_words(&words("git -C . -c a=b push origin +main")),
+            words("git -f push origin +main")
+        );
+        assert_eq!(
+            normalize_words(&words("git push --force-with-lease=main:x")),
+            words("git -f push")
         );
     }
 
