@@ -214,7 +214,9 @@ wait_until 10000 "the review's process" review_pid
 kill -INT "$REVIEW_PID"
 wait_until 10000 "the review's exit on SIGINT" screen_has "review exited 130"
 wait_until 10000 "the alternate screen off after SIGINT" alternate_off
-keys "stty -a | tr ' ;' '\n\n' | grep -xE -- '-?(icanon|echo)' | tr '\n' ' '; echo STTY-END" Enter
+# (The marker is typed in two pieces, so that the command line on the
+# screen never shows it whole before stty has answered.)
+keys "stty -a | tr ' ;' '\n\n' | grep -xE -- '-?(icanon|echo)' | tr '\n' ' '; echo STTY-''END" Enter
 wait_until 10000 "stty's answer" screen_has "STTY-END"
 screen_has "icanon echo STTY-END" || fail "the terminal not sane after SIGINT: $(screen | grep STTY-END)"
 # --bell: a preview that arrives rings the terminal's bell (tmux sets the
