@@ -578,3 +578,25 @@ fn a_thousand_nested_subshells_ask() {
     let deep_rm = format!("{}rm -rf /{}", "( ".repeat(1000), " )".repeat(1000));
     assert_ne!(policy.evaluate(&Call::bash(&deep_rm)).effect, Allow);
 }
+
+/// Around `((` the parser's time grows with every level of nesting: such a
+/// command is asked about before it is parsed, so no call can hold the
+/// decider (20 levels of either shape took seconds to parse, 30 would take
+/// hours; this test would not end).
+#[test]
+fn deep_nesting_around_arithmetic_asks_without_parsing() {
+    let policy = policy();
+    let nested_arithmetic = format!("echo $(( {}1{} ))", "$(( ".repeat(30), " ))".repeat(30));
+    assert_eq!(policy.evaluate(&Call::bash(&nested_arithmetic)).effect, Ask);
+    let unclosed = format!("(({}", "( ".repeat(40));
+    assert_eq!(policy.evaluate(&Call::bash(&unclosed)).effect, Ask);
+    let why = policy.evaluate(&Call::bash(&unclosed)).why;
+    assert!(why.contains("nested more than 12 levels deep"), "{why}");
+    // Arithmetic a person writes stays judged.
+    assert_eq!(
+        policy
+            .evaluate(&Call::bash("echo $(( (1 + 2) * (3 + 4) )) && ls"))
+            .effect,
+        Allow
+    );
+}

@@ -1058,11 +1058,9 @@ fn unescaped(escaped: char) -> Option<char> {
 
 /// Parses a script with the shell parser and walks its tree.
 fn parse_script(walk: &mut Walk, script: &str, depth: usize) {
-    if nesting(script) > MAX_NESTING {
-        walk.unresolved(
-            script,
-            format!("nested more than {MAX_NESTING} levels deep"),
-        );
+    let limit = nesting_limit(script);
+    if nesting(script) > limit {
+        walk.unresolved(script, format!("nested more than {limit} levels deep"));
         return;
     }
     match parse_program(script) {
@@ -1079,24 +1077,48 @@ fn parse_script(walk: &mut Walk, script: &str, depth: usize) {
 }
 
 /// Whether `script` has two opening or two closing parentheses with only
-/// blanks between them. The parser reads `( ( X ) )` as the arithmetic
-/// command `((X))`, while bash reads `((` as arithmetic only when the two
-/// are adjacent and so are the closing two, and runs nested subshells
-/// otherwise: `( ( rm -rf / ) )` runs `rm`.
+/// blanks between them, neither of which is half of an adjacent `((` or
+/// `))`. The parser reads `( ( X ) )` as the arithmetic command `((X))`,
+/// while bash reads `((` as arithmetic only when the two are adjacent and
+/// so are the closing two, and runs nested subshells otherwise:
+/// `( ( rm -rf / ) )` runs `rm`. (`$(( (1 + 2) * 3 ))` is arithmetic to
+/// both: its spaced pair begins with the second half of `$((`.)
 fn spaces_its_parentheses(script: &str) -> bool {
     let bytes = script.as_bytes();
-    bytes.iter().enumerate().any(|(i, &open)| {
-        if open != b'(' && open != b')' {
+    bytes.iter().enumerate().any(|(i, &paren)| {
+        if paren != b'(' && paren != b')' {
             return false;
         }
         let rest = &bytes[i + 1..];
         let blanks = rest.iter().take_while(|b| b.is_ascii_whitespace()).count();
-        blanks > 0 && rest.get(blanks) == Some(&open)
+        if blanks == 0 || rest.get(blanks) != Some(&paren) {
+            return false;
+        }
+        match paren {
+            b'(' => i == 0 || bytes[i - 1] != b'(',
+            _ => rest.get(blanks + 1) != Some(&b')'),
+        }
     })
 }
 
 /// How deep groups may nest (the parser recurses; so does the walk).
 pub(crate) const MAX_NESTING: usize = 64;
+
+/// How deep groups may nest in a script that holds `((`. Around an
+/// arithmetic `((` or `$((` the parser tries each reading in turn, and its
+/// time doubles with every level or two (`((( ( ( …` of 20 levels took a
+/// second and a half, nested `$(( $(( …` of 20 six and a half): a hostile
+/// command must not hold the daemon's decider.
+pub(crate) const MAX_ARITHMETIC_NESTING: usize = 12;
+
+/// The nesting `script` may have before it is too deep to judge.
+fn nesting_limit(script: &str) -> usize {
+    if script.contains("((") {
+        MAX_ARITHMETIC_NESTING
+    } else {
+        MAX_NESTING
+    }
+}
 
 /// An upper bound of how deep `script` nests: every bracket counts,
 /// quoted or not, so a script this finds shallow is.
