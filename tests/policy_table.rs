@@ -200,6 +200,7 @@ const ROWS: &[(&str, Effect, Option<&str>)] = &[
     ("typeset 'a[$(rm -rf ~)]=1'; ls", Deny, RM),
     ("readonly 'a[$(rm -rf ~)]=1'; ls", Deny, RM),
     ("local 'a[$(rm -rf ~)]=1'; ls", Deny, RM),
+    ("declare -a 'a=([$(rm -rf ~)]=1)'; ls", Deny, RM),
     ("x='$(rm -rf ~)'; echo ${x@P}", Ask, None),
     ("x='a[$(rm -rf ~)]'; echo ${!x}", Ask, None),
     ("declare -n r='a[$(rm -rf ~)]'; echo $r", Deny, RM),

@@ -279,8 +279,8 @@ impl Walk {
                 self.declaration(name, args, &text, depth)
             }
             "set" => self.set(args, &text),
-            "read" | "mapfile" | "readarray" | "printf" | "getopts" | "unset" | "let" | "test"
-            | "[" => {
+            "read" | "mapfile" | "readarray" | "printf" | "wait" | "getopts" | "unset" | "hash"
+            | "let" | "test" | "[" => {
                 self.builtin_operands(name, args, &text, depth);
                 self.program(name, words, text);
             }
@@ -653,13 +653,21 @@ impl Walk {
                     });
                     let literal = word.literal || word.text.contains('=');
                     self.assigned_name(name, literal, text, depth);
-                    // A nameref's value is a name, subscript and all.
-                    if let Some((_, value)) = word.text.split_once('=').filter(|_| nameref) {
+                    let Some((_, value)) = word.text.split_once('=') else {
+                        continue;
+                    };
+                    if nameref {
+                        // A nameref's value is a name, subscript and all.
                         let value = Word {
                             text: value.to_string(),
                             ..word.clone()
                         };
                         self.subscript(&value, text, depth);
+                    } else if word.literal && value.starts_with('(') {
+                        // `declare 'a=([k]=v)'`: bash expands the quoted
+                        // list as if it were written out.
+                        self.word(value, depth);
+                        self.unresolved(text, "a quoted list assigned, which bash expands");
                     }
                 }
             }
@@ -722,8 +730,9 @@ impl Walk {
     }
 
     /// The operands of the builtins that assign names (`read`, `mapfile`,
-    /// `printf -v`, `getopts`, `unset`), evaluate arithmetic (`let`), or
-    /// compare numbers (`test`, `[`).
+    /// `printf -v`, `wait -p`, `getopts`, `unset`), evaluate arithmetic
+    /// (`let`), compare numbers (`test`, `[`) or say what a name runs
+    /// (`hash -p`).
     fn builtin_operands(&mut self, builtin: &str, args: &[Word], text: &str, depth: usize) {
         match builtin {
             "let" => {
@@ -750,6 +759,14 @@ impl Walk {
                     }
                 }
             }
+            "hash" => {
+                if args
+                    .iter()
+                    .any(|arg| arg.text.starts_with('-') && arg.text.contains('p'))
+                {
+                    self.unresolved(text, "`hash -p` sets what a name runs");
+                }
+            }
             "getopts" => {
                 if let Some(name) = args.get(1) {
                     self.assigned_name(&name.text, name.literal, text, depth);
@@ -759,7 +776,7 @@ impl Walk {
         }
     }
 
-    /// `read`, `mapfile`/`readarray`, `printf -v`, `unset`: the names
+    /// `read`, `mapfile`/`readarray`, `printf -v`, `wait -p`, `unset`: the names
     /// they assign; `mapfile -C` runs a callback (with words it adds).
     fn named_operands(&mut self, builtin: &str, args: &[Word], text: &str, depth: usize) {
         // Options that take a value, the one whose value is a name, the
@@ -768,6 +785,7 @@ impl Walk {
             "read" => ("dinNptu", Some('a'), None, true),
             "mapfile" | "readarray" => ("dnOsuc", None, Some('C'), true),
             "printf" => ("", Some('v'), None, false),
+            "wait" => ("", Some('p'), None, false),
             _ => ("", None, None, true),
         };
         let mut i = 0;
@@ -2279,6 +2297,8 @@ mod tests {
             "mapfile PATH",
             "readarray -t -n 3 BASH_ENV",
             "getopts ab PATH",
+            "wait -n -p PATH",
+            "hash -p /tmp/e ls",
             "unset PATH",
             "unset 'a[i]'",
             "let i++",
