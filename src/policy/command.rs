@@ -857,7 +857,7 @@ impl Walk {
     /// shells' `test`), where a subscript runs commands.
     fn number_operands(&mut self, operands: &[&Word], text: &str, depth: usize) {
         for operand in operands {
-            if operand.literal && is_integer(&operand.text) {
+            if is_number(operand) {
                 continue;
             }
             if operand.literal {
@@ -1372,6 +1372,13 @@ fn parse_script(walk: &mut Walk, script: &str, depth: usize) {
         walk.unresolved(script, format!("nested more than {limit} levels deep"));
         return;
     }
+    if unclosed_parentheses(script) > MAX_UNCLOSED {
+        walk.unresolved(
+            script,
+            format!("more than {MAX_UNCLOSED} parentheses left open"),
+        );
+        return;
+    }
     match parse_program(script) {
         Some(program) => {
             let outer = walk.both_readings;
@@ -1445,6 +1452,21 @@ fn nesting(script: &str) -> usize {
         }
     }
     deepest + backquotes / 2
+}
+
+/// How many parentheses may stay open before the parser is not asked:
+/// it tries `(` and `((` at each, so its time doubles with every one
+/// (20 take seconds, 30 minutes).
+const MAX_UNCLOSED: usize = 12;
+
+/// How many of `script`'s opening parentheses no later one closes,
+/// quoted or not (so a script this finds closed is).
+fn unclosed_parentheses(script: &str) -> usize {
+    script.chars().fold(0usize, |open, c| match c {
+        '(' => open + 1,
+        ')' => open.saturating_sub(1),
+        _ => open,
+    })
 }
 
 fn parse_program(script: &str) -> Option<ast::Program> {
@@ -2082,7 +2104,6 @@ fn reads_variables(expression: &str) -> bool {
 }
 
 fn piece_reads_variables(piece: &WordPiece) -> bool {
-    use word::{Parameter, SpecialParameter as S};
     match piece {
         WordPiece::Text(text)
         | WordPiece::SingleQuotedText(text)
@@ -2093,25 +2114,31 @@ fn piece_reads_variables(piece: &WordPiece) -> bool {
                 .iter()
                 .any(|piece| piece_reads_variables(&piece.piece))
         }
-        // Numbers the shell makes: `$#`, `$?`, `$$`, `$!`, `${#x}`.
-        WordPiece::ParameterExpansion(expression) => !matches!(
-            expression,
-            ParameterExpr::ParameterLength { .. }
-                | ParameterExpr::Parameter {
-                    parameter: Parameter::Special(
-                        S::PositionalParameterCount
-                            | S::LastExitStatus
-                            | S::ProcessId
-                            | S::LastBackgroundProcessId
-                    ),
-                    indirect: false,
-                }
-        ),
+        WordPiece::ParameterExpansion(expression) => !shell_number(expression),
         WordPiece::ArithmeticExpression(inner) => reads_variables(&inner.value),
         WordPiece::TildePrefix(_)
         | WordPiece::CommandSubstitution(_)
         | WordPiece::BackquotedCommandSubstitution(_) => true,
     }
+}
+
+/// Whether an expansion is a number the shell makes: `$#`, `$?`, `$$`,
+/// `$!`, `${#x}`.
+fn shell_number(expression: &ParameterExpr) -> bool {
+    use word::{Parameter, SpecialParameter as S};
+    matches!(
+        expression,
+        ParameterExpr::ParameterLength { .. }
+            | ParameterExpr::Parameter {
+                parameter: Parameter::Special(
+                    S::PositionalParameterCount
+                        | S::LastExitStatus
+                        | S::ProcessId
+                        | S::LastBackgroundProcessId
+                ),
+                indirect: false,
+            }
+    )
 }
 
 /// Whether arithmetic text names a variable: a name that is not part of
@@ -2156,6 +2183,26 @@ fn compares_numbers(predicate: &ast::BinaryPredicate) -> bool {
 fn is_integer(text: &str) -> bool {
     let digits = text.trim().trim_start_matches(['-', '+']);
     !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit())
+}
+
+/// Whether a word is a number whatever the environment: a plain integer,
+/// or a number the shell makes (`$#`, `$?`, `${#x}`).
+fn is_number(word: &Word) -> bool {
+    fn number(piece: &WordPiece) -> bool {
+        match piece {
+            WordPiece::Text(digits) => digits.chars().all(|c| c.is_ascii_digit()),
+            WordPiece::ParameterExpansion(expression) => shell_number(expression),
+            WordPiece::DoubleQuotedSequence(inner) => {
+                inner.iter().all(|piece| number(&piece.piece))
+            }
+            _ => false,
+        }
+    }
+    if word.literal {
+        is_integer(&word.text)
+    } else {
+        parse_word(&word.text).is_some_and(|pieces| pieces.iter().all(|piece| number(&piece.piece)))
+    }
 }
 
 /// Whether `text` is a shell variable's name (no subscript, nothing that
@@ -2320,6 +2367,8 @@ mod tests {
             "let 1+2",
             "test 3 -eq 3",
             "test -f x",
+            "test $# -gt 1",
+            "[[ ${#list[@]} -eq 0 ]]",
             "set -euo pipefail",
             "set +a",
             "declare -a list=(1 2)",
@@ -2422,6 +2471,16 @@ mod tests {
             [ShellPart::Command { words, .. }, ShellPart::Write { target, .. }]
                 if words[0] == "rm" && target == "/"
         ));
+    }
+
+    #[test]
+    fn parentheses_left_open_are_not_parsed() {
+        // Parsed, these would take the parser far longer than a minute.
+        let open = format!("{}ls ;;", "(".repeat(40));
+        assert!(
+            matches!(&parts(&open)[..], [ShellPart::Unresolved { why, .. }] if why.contains("left open"))
+        );
+        assert_eq!(unclosed_parentheses("(a) ((b)) (c"), 1);
     }
 
     #[test]
