@@ -2476,7 +2476,7 @@ mod tests {
     #[test]
     fn parentheses_left_open_are_not_parsed() {
         // Parsed, these would take the parser far longer than a minute.
-        let open = format!("{}ls ;;", "(".repeat(40));
+        let open = format!("{}ls ;;", "( ".repeat(40));
         assert!(
             matches!(&parts(&open)[..], [ShellPart::Unresolved { why, .. }] if why.contains("left open"))
         );
