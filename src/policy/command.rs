@@ -425,10 +425,7 @@ impl Walk {
         if i >= argv.len() {
             return self.simple(words, text.to_string());
         }
-        let outer = self.moved;
-        self.moved |= moved;
-        self.command(&argv[i..], depth);
-        self.moved = outer;
+        self.elsewhere(moved, |walk| walk.command(&argv[i..], depth));
     }
 
     /// GNU `time [-o FILE] COMMAND`: writes its report to FILE.
@@ -514,10 +511,9 @@ impl Walk {
                     let start = i + 1;
                     let end = exec_end(words, start);
                     // `-execdir` runs in each found file's directory.
-                    let outer = self.moved;
-                    self.moved |= word.text.ends_with("dir");
-                    self.given_command(&words[start..end], Given::Found(starts.clone()), depth);
-                    self.moved = outer;
+                    self.elsewhere(word.text.ends_with("dir"), |walk| {
+                        walk.given_command(&words[start..end], Given::Found(starts.clone()), depth)
+                    });
                     i = end;
                 }
                 "-delete" => {
