@@ -86,6 +86,13 @@ pub(crate) struct Walk {
     /// A `cd` (or `pushd`, `popd`) ran before: relative paths no longer
     /// name what they name in the call's cwd.
     moved: bool,
+    /// A `cd` stands anywhere in the command (a loop body after a write,
+    /// a trap, a function): no relative write of the whole command is
+    /// sure of its directory.
+    moves_somewhere: bool,
+    /// Where the relative writes judged as in the call's cwd stand in
+    /// `parts`, to be taken back when a `cd` turns up.
+    relative_writes: Vec<usize>,
     /// Who adds words to the command being walked (`xargs`, `find -exec`).
     given: Option<Given>,
     /// The script being walked spaces its parentheses (`( (`, `) )`),
@@ -109,6 +116,20 @@ const KEEPS_NOTHING: [&str; 4] = ["/dev/null", "/dev/stdout", "/dev/stderr", "/d
 
 impl Walk {
     fn finish(mut self) -> Vec<ShellPart> {
+        if self.moves_somewhere {
+            for &at in &self.relative_writes {
+                if let Some(part) = self.parts.get_mut(at) {
+                    let text = match part {
+                        ShellPart::Write { text, .. } => std::mem::take(text),
+                        _ => continue,
+                    };
+                    *part = ShellPart::Unresolved {
+                        text,
+                        why: "a relative path in a command that changes directory".into(),
+                    };
+                }
+            }
+        }
         if self.parts.len() > MAX_PARTS {
             self.parts.truncate(MAX_PARTS);
             self.unresolved("…", format!("more than {MAX_PARTS} parts"));
@@ -167,11 +188,24 @@ impl Walk {
                 why: "writes a device that keeps nothing",
             });
         } else {
+            if relative && self.parts.len() < MAX_PARTS {
+                self.relative_writes.push(self.parts.len());
+            }
             self.push(ShellPart::Write {
                 target: target.text.clone(),
                 text: text.to_string(),
             });
         }
+    }
+
+    /// Walks what `walk` finds, as run in another directory than the
+    /// call's cwd when `moved` (`git -C DIR`, `env -C DIR`, `find
+    /// -execdir`): a relative path it writes is then not known.
+    pub(crate) fn elsewhere(&mut self, moved: bool, walk: impl FnOnce(&mut Self)) {
+        let outer = self.moved;
+        self.moved |= moved;
+        walk(self);
+        self.moved = outer;
     }
 
     /// An assignment before a command (or alone): a name that changes
@@ -238,12 +272,18 @@ impl Walk {
             "trap" => self.trap(args, &text, depth),
             "cd" | "pushd" | "popd" => {
                 self.moved = true;
+                self.moves_somewhere = true;
                 self.simple(words, text);
             }
             "export" | "declare" | "typeset" | "local" | "readonly" => {
-                self.declaration(args, &text)
+                self.declaration(name, args, &text, depth)
             }
-            "set" => {}
+            "set" => self.set(args, &text),
+            "read" | "mapfile" | "readarray" | "printf" | "wait" | "getopts" | "unset" | "hash"
+            | "let" | "test" | "[" => {
+                self.builtin_operands(name, args, &text, depth);
+                self.program(name, words, text);
+            }
             _ => self.program(name, words, text),
         }
     }
@@ -385,10 +425,7 @@ impl Walk {
         if i >= argv.len() {
             return self.simple(words, text.to_string());
         }
-        let outer = self.moved;
-        self.moved |= moved;
-        self.command(&argv[i..], depth);
-        self.moved = outer;
+        self.elsewhere(moved, |walk| walk.command(&argv[i..], depth));
     }
 
     /// GNU `time [-o FILE] COMMAND`: writes its report to FILE.
@@ -474,10 +511,9 @@ impl Walk {
                     let start = i + 1;
                     let end = exec_end(words, start);
                     // `-execdir` runs in each found file's directory.
-                    let outer = self.moved;
-                    self.moved |= word.text.ends_with("dir");
-                    self.given_command(&words[start..end], Given::Found(starts.clone()), depth);
-                    self.moved = outer;
+                    self.elsewhere(word.text.ends_with("dir"), |walk| {
+                        walk.given_command(&words[start..end], Given::Found(starts.clone()), depth)
+                    });
                     i = end;
                 }
                 "-delete" => {
@@ -560,27 +596,295 @@ impl Walk {
         }
     }
 
-    /// `trap 'script' SIGNALS`: the script runs later, so it is judged now.
+    /// `trap [--] 'script' SIGNALS`: the script runs later, so it is
+    /// judged now. `-p` and `-l` only print; `-` resets.
     fn trap(&mut self, args: &[Word], text: &str, depth: usize) {
-        match args.first() {
+        let action = match args.first() {
+            Some(option) if option.text.starts_with('-') && !option.literal => {
+                self.unresolved(text, "what `trap` runs expands");
+                return;
+            }
+            Some(option) if option.text == "--" => &args[1..],
+            // `-` resets; `-p`, `-l` print; any other option bash refuses:
+            // nothing is set.
+            Some(option) if option.text.starts_with('-') => return,
+            _ => args,
+        };
+        match action.first() {
             None => {}
-            Some(first) if first.text == "-" || first.text.starts_with('-') => {}
+            Some(first) if first.text == "-" => {}
             Some(first) if first.literal => self.script(&first.text, depth + 1),
             Some(_) => self.unresolved(text, "what `trap` runs expands"),
         }
     }
 
     /// `export NAME=value`, `declare`, `local`...: assignments (a name
-    /// that changes what runs is asked about); `-f` (functions) too.
-    fn declaration(&mut self, args: &[Word], text: &str) {
+    /// that changes what runs, or with a subscript, is asked about); `-f`
+    /// (functions), `-n` (a name that stands for another) and `-i`
+    /// (assignments evaluated as arithmetic) too.
+    fn declaration(&mut self, builtin: &str, args: &[Word], text: &str, depth: usize) {
+        let nameref = builtin != "export"
+            && args
+                .iter()
+                .any(|word| word.text.starts_with(['-', '+']) && word.text.contains('n'));
         for word in args {
-            if word.text.starts_with('-') && word.text.contains('f') {
-                self.unresolved(text, "declares functions");
-            } else if let Some((name, _)) = word.text.split_once('=') {
-                self.assignment(name.trim_end_matches('+'), text);
-            } else if !word.literal {
-                self.unresolved(text, "a declaration's name expands");
+            let flags = word
+                .text
+                .strip_prefix('-')
+                .or_else(|| word.text.strip_prefix('+'));
+            match flags {
+                Some(flags) if flags.contains('f') => self.unresolved(text, "declares functions"),
+                Some(flags) if builtin != "export" && flags.contains('n') => self.unresolved(
+                    text,
+                    "declares a name that stands for another variable, whose subscript can run commands",
+                ),
+                Some(flags) if flags.contains('i') => self.unresolved(
+                    text,
+                    "declares an integer, whose every assignment is evaluated as arithmetic",
+                ),
+                Some(_) => {}
+                None => {
+                    let name = word.text.split_once('=').map_or(word.text.as_str(), |(name, _)| {
+                        name.trim_end_matches('+')
+                    });
+                    let literal = word.literal || word.text.contains('=');
+                    self.assigned_name(name, literal, text, depth);
+                    let Some((_, value)) = word.text.split_once('=') else {
+                        continue;
+                    };
+                    if nameref {
+                        // A nameref's value is a name, subscript and all.
+                        let value = Word {
+                            text: value.to_string(),
+                            ..word.clone()
+                        };
+                        self.subscript(&value, text, depth);
+                    } else if word.literal && value.starts_with('(') {
+                        // `declare 'a=([k]=v)'`: bash expands the quoted
+                        // list as if it were written out.
+                        self.word(value, depth);
+                        self.unresolved(text, "a quoted list assigned, which bash expands");
+                    }
+                }
             }
+        }
+    }
+
+    /// A name a builtin assigns (or declares, or unsets): a subscript in
+    /// it runs what it expands, a name that expands could be any, and a
+    /// name that changes what runs is asked about.
+    fn assigned_name(&mut self, name: &str, literal: bool, text: &str, depth: usize) {
+        if name.contains('[') {
+            let written = Word {
+                text: name.to_string(),
+                literal,
+                home: false,
+            };
+            self.subscript(&written, text, depth);
+            self.unresolved(
+                text,
+                format!("`{name}`: a subscript in a name runs what it expands"),
+            );
+        } else if !(literal && is_name(name)) {
+            self.unresolved(text, "a name it assigns expands");
+        } else {
+            self.assignment(name, text);
+        }
+    }
+
+    /// `set -a`, `-k` (and `-o allexport`, `-o keyword`) make later
+    /// words assignments that reach the commands run, unseen by the walk.
+    fn set(&mut self, args: &[Word], text: &str) {
+        let mut i = 0;
+        while let Some(word) = args.get(i) {
+            if !word.literal {
+                self.unresolved(text, "an argument of `set` expands (to options?)");
+                return;
+            }
+            let Some(sign) = word.text.chars().next().filter(|c| matches!(c, '-' | '+')) else {
+                break;
+            };
+            if matches!(word.text.as_str(), "-" | "--") {
+                break;
+            }
+            let flags = &word.text[1..];
+            let option = flags.contains('o').then(|| args.get(i + 1)).flatten();
+            let exports = sign == '-'
+                && (flags.contains(['a', 'k'])
+                    || option.is_some_and(|option| {
+                        matches!(option.text.as_str(), "allexport" | "keyword")
+                    }));
+            if option.is_some_and(|option| !option.literal) || exports {
+                self.unresolved(
+                    text,
+                    "`set -a`/`-k` pass later assignments to the commands run",
+                );
+                return;
+            }
+            i += if option.is_some() { 2 } else { 1 };
+        }
+    }
+
+    /// The operands of the builtins that assign names (`read`, `mapfile`,
+    /// `printf -v`, `wait -p`, `getopts`, `unset`), evaluate arithmetic
+    /// (`let`), compare numbers (`test`, `[`) or say what a name runs
+    /// (`hash -p`).
+    fn builtin_operands(&mut self, builtin: &str, args: &[Word], text: &str, depth: usize) {
+        match builtin {
+            "let" => {
+                if args.iter().any(|arg| reads_variables(&arg.text)) {
+                    self.unresolved(
+                        text,
+                        "arithmetic reads a variable, whose value bash evaluates in turn",
+                    );
+                }
+            }
+            "test" | "[" => {
+                for (i, arg) in args.iter().enumerate() {
+                    if ARITHMETIC_TESTS.contains(&arg.text.as_str()) {
+                        let operands: Vec<&Word> =
+                            [i.checked_sub(1).and_then(|j| args.get(j)), args.get(i + 1)]
+                                .into_iter()
+                                .flatten()
+                                .collect();
+                        self.number_operands(&operands, text, depth);
+                    } else if arg.text == "-v" {
+                        if let Some(operand) = args.get(i + 1) {
+                            self.variable_operand(operand, text, depth);
+                        }
+                    }
+                }
+            }
+            "hash" => {
+                if args
+                    .iter()
+                    .any(|arg| arg.text.starts_with('-') && arg.text.contains('p'))
+                {
+                    self.unresolved(text, "`hash -p` sets what a name runs");
+                }
+            }
+            "getopts" => {
+                if let Some(name) = args.get(1) {
+                    self.assigned_name(&name.text, name.literal, text, depth);
+                }
+            }
+            _ => self.named_operands(builtin, args, text, depth),
+        }
+    }
+
+    /// `read`, `mapfile`/`readarray`, `printf -v`, `wait -p`, `unset`: the names
+    /// they assign; `mapfile -C` runs a callback (with words it adds).
+    fn named_operands(&mut self, builtin: &str, args: &[Word], text: &str, depth: usize) {
+        // Options that take a value, the one whose value is a name, the
+        // one whose value is code, and whether the operands are names.
+        let (with_value, name_option, code_option, operands) = match builtin {
+            "read" => ("dinNptu", Some('a'), None, true),
+            "mapfile" | "readarray" => ("dnOsuc", None, Some('C'), true),
+            "printf" => ("", Some('v'), None, false),
+            "wait" => ("", Some('p'), None, false),
+            _ => ("", None, None, true),
+        };
+        let mut i = 0;
+        while let Some(word) = args.get(i) {
+            if word.text == "--" {
+                i += 1;
+                break;
+            }
+            let Some(flags) = word
+                .text
+                .strip_prefix('-')
+                .filter(|flags| !flags.is_empty())
+            else {
+                break;
+            };
+            if !word.literal {
+                self.unresolved(text, format!("an option of `{builtin}` expands"));
+                return;
+            }
+            i += 1;
+            for (at, flag) in flags.char_indices() {
+                let takes_value = with_value.contains(flag)
+                    || Some(flag) == name_option
+                    || Some(flag) == code_option;
+                if !takes_value {
+                    continue;
+                }
+                let attached = &flags[at + flag.len_utf8()..];
+                let value = if attached.is_empty() {
+                    i += 1;
+                    args.get(i - 1).cloned()
+                } else {
+                    Some(Word {
+                        text: attached.to_string(),
+                        ..word.clone()
+                    })
+                };
+                if let Some(value) = value {
+                    if Some(flag) == name_option {
+                        self.assigned_name(&value.text, value.literal, text, depth);
+                    } else if Some(flag) == code_option {
+                        self.callback(&value, text, depth);
+                    }
+                }
+                break;
+            }
+        }
+        if operands {
+            for name in &args[i.min(args.len())..] {
+                self.assigned_name(&name.text, name.literal, text, depth);
+            }
+        }
+    }
+
+    /// `mapfile -C CODE`: bash runs CODE with the index and the line
+    /// read added as words, which the command does not show.
+    fn callback(&mut self, code: &Word, text: &str, depth: usize) {
+        if code.literal {
+            self.script(&code.text, depth + 1);
+        }
+        self.unresolved(
+            text,
+            "`mapfile -C` runs its callback with words read from its input",
+        );
+    }
+
+    /// The operands of an arithmetic comparison (`-eq`...): anything but
+    /// a plain integer is evaluated as arithmetic by `[[ ]]` (and by some
+    /// shells' `test`), where a subscript runs commands.
+    fn number_operands(&mut self, operands: &[&Word], text: &str, depth: usize) {
+        for operand in operands {
+            if is_number(operand) {
+                continue;
+            }
+            if operand.literal {
+                self.evaluated(&operand.text, text, depth);
+            }
+            self.unresolved(
+                text,
+                "an arithmetic comparison of what is not a plain integer evaluates it",
+            );
+        }
+    }
+
+    /// The operand of `-v` names a variable: a subscript in it runs what
+    /// it expands.
+    fn variable_operand(&mut self, operand: &Word, text: &str, depth: usize) {
+        if !operand.literal || operand.text.contains('[') {
+            self.subscript(operand, text, depth);
+            self.unresolved(text, "`-v` with a subscript runs what it expands");
+        }
+    }
+
+    /// The subscript of a name written as text (`'a[$(cmd)]'` given to
+    /// `declare`, `-v`, a nameref), which bash expands: walked when the
+    /// text is literal.
+    fn subscript(&mut self, name: &Word, text: &str, depth: usize) {
+        let index = name
+            .text
+            .split_once('[')
+            .map(|(_, rest)| rest.rsplit_once(']').map_or(rest, |(index, _)| index));
+        if let Some(index) = index.filter(|_| name.literal) {
+            self.evaluated(index, text, depth);
         }
     }
 
@@ -627,10 +931,9 @@ impl Walk {
         else {
             return;
         };
-        let moved = self.moved;
-        self.moved |= elsewhere;
-        self.argument_writes(writer, "git", &words[i + 1..], text);
-        self.moved = moved;
+        self.elsewhere(elsewhere, |walk| {
+            walk.argument_writes(writer, "git", &words[i + 1..], text)
+        });
     }
 }
 
@@ -752,7 +1055,9 @@ fn changes_what_runs(name: &str) -> bool {
     NAMES.contains(&name)
         || runs_by_environment(name)
         || cargo_config
-        || ["LD_", "DYLD_", "GIT_", "BASH_FUNC_"]
+        // `BASH_CMDS` and `BASH_ALIASES` say what a name runs;
+        // `BASH_FUNC_*` defines functions.
+        || ["LD_", "DYLD_", "GIT_", "BASH_"]
             .iter()
             .any(|prefix| name.starts_with(prefix))
 }
@@ -1063,6 +1368,13 @@ fn parse_script(walk: &mut Walk, script: &str, depth: usize) {
         walk.unresolved(script, format!("nested more than {limit} levels deep"));
         return;
     }
+    if unclosed_parentheses(script) > MAX_UNCLOSED {
+        walk.unresolved(
+            script,
+            format!("more than {MAX_UNCLOSED} parentheses left open"),
+        );
+        return;
+    }
     match parse_program(script) {
         Some(program) => {
             let outer = walk.both_readings;
@@ -1136,6 +1448,21 @@ fn nesting(script: &str) -> usize {
         }
     }
     deepest + backquotes / 2
+}
+
+/// How many parentheses may stay open before the parser is not asked:
+/// it tries `(` and `((` at each, so its time doubles with every one
+/// (20 take seconds, 30 minutes).
+const MAX_UNCLOSED: usize = 12;
+
+/// How many of `script`'s opening parentheses no later one closes,
+/// quoted or not (so a script this finds closed is).
+fn unclosed_parentheses(script: &str) -> usize {
+    script.chars().fold(0usize, |open, c| match c {
+        '(' => open + 1,
+        ')' => open.saturating_sub(1),
+        _ => open,
+    })
 }
 
 fn parse_program(script: &str) -> Option<ast::Program> {
@@ -1222,6 +1549,8 @@ impl Walk {
             C::BraceGroup(ast::BraceGroupCommand(list))
             | C::Subshell(ast::SubshellCommand(list)) => self.compound_list(list, depth),
             C::ForClause(clause) => {
+                let text = format!("for {} in", clause.variable_name);
+                self.assignment(&clause.variable_name, &text);
                 for value in clause.values.iter().flatten() {
                     self.word(&value.value, depth);
                 }
@@ -1264,12 +1593,22 @@ impl Walk {
                 self.extended_test(right, depth);
             }
             T::Not(inner) | T::Parenthesized(inner) => self.extended_test(inner, depth),
-            T::UnaryTest(_, word) => {
-                self.word(&word.value, depth);
+            T::UnaryTest(predicate, word) => {
+                let operand = self.word(&word.value, depth);
+                if matches!(
+                    predicate,
+                    ast::UnaryPredicate::ShellVariableIsSetAndAssigned
+                        | ast::UnaryPredicate::ShellVariableIsSetAndNameRef
+                ) {
+                    self.variable_operand(&operand, &format!("{test}"), depth);
+                }
             }
-            T::BinaryTest(_, left, right) => {
-                self.word(&left.value, depth);
-                self.word(&right.value, depth);
+            T::BinaryTest(predicate, left, right) => {
+                let left = self.word(&left.value, depth);
+                let right = self.word(&right.value, depth);
+                if compares_numbers(predicate) {
+                    self.number_operands(&[&left, &right], &format!("{test}"), depth);
+                }
             }
         }
     }
@@ -1281,8 +1620,22 @@ impl Walk {
         if self.both_readings {
             self.script(expression, depth + 1);
         }
+        self.evaluated(expression, &format!("(({expression}))"), depth);
+    }
+
+    /// What bash evaluates as arithmetic (an expression, a subscript, an
+    /// offset): the substitutions it holds run, and a variable it reads
+    /// is asked about (its value is evaluated in turn, and a subscript in
+    /// it, `a[$(cmd)]`, runs commands).
+    fn evaluated(&mut self, expression: &str, text: &str, depth: usize) {
         if expression.contains('$') || expression.contains('`') {
             self.word(expression, depth);
+        }
+        if reads_variables(expression) {
+            self.unresolved(
+                text,
+                "arithmetic reads a variable, whose value bash evaluates in turn",
+            );
         }
     }
 
@@ -1335,8 +1688,11 @@ impl Walk {
 
     fn assign(&mut self, assignment: &ast::Assignment, text: &str, depth: usize) {
         let name = match &assignment.name {
-            ast::AssignmentName::VariableName(name)
-            | ast::AssignmentName::ArrayElementName(name, _) => name,
+            ast::AssignmentName::VariableName(name) => name,
+            ast::AssignmentName::ArrayElementName(name, index) => {
+                self.evaluated(index, text, depth);
+                name
+            }
         };
         self.assignment(name, text);
         self.assignment_value(&assignment.value, depth);
@@ -1350,7 +1706,7 @@ impl Walk {
             ast::AssignmentValue::Array(items) => {
                 for (key, word) in items {
                     if let Some(key) = key {
-                        self.word(&key.value, depth);
+                        self.evaluated(&key.value, &format!("[{}]", key.value), depth);
                     }
                     self.word(&word.value, depth);
                 }
@@ -1389,7 +1745,7 @@ impl Walk {
             }
             R::HereDocument(_, doc) => {
                 if doc.requires_expansion {
-                    self.word(&doc.doc.value, depth);
+                    self.here_document(&doc.doc.value, depth);
                 }
             }
             R::HereString(_, word) => {
@@ -1399,6 +1755,33 @@ impl Walk {
                 let target = self.word(&word.value, depth);
                 self.write(&target, &format!("{redirect}"));
             }
+        }
+    }
+
+    /// An unquoted here-document's body expands as in double quotes, but
+    /// its quotes are text: the word parser takes them for quotes, which
+    /// could hide a substitution (`'$(x)'` runs `x`), so a body with both
+    /// is asked about as well as walked.
+    fn here_document(&mut self, body: &str, depth: usize) {
+        self.word(body, depth);
+        let quotes = body.contains(['\'', '"']);
+        let runs = ["$(", "`", "${", "$["]
+            .iter()
+            .any(|start| body.contains(start));
+        if quotes && runs {
+            // Bash's reading, near enough: every quote a character.
+            let mut text = String::with_capacity(body.len() * 2);
+            for c in body.chars() {
+                if matches!(c, '\'' | '"') {
+                    text.push('\\');
+                }
+                text.push(c);
+            }
+            self.word(&text, depth);
+            self.unresolved(
+                body,
+                "a here-document's quotes are text, so what its substitutions run is not sure",
+            );
         }
     }
 
@@ -1415,6 +1798,13 @@ impl Walk {
             Some(pieces) => {
                 for (at, piece) in pieces.iter().enumerate() {
                     self.piece(raw, piece, at == 0, false, &mut word, depth);
+                }
+                if old_arithmetic(&pieces) {
+                    word.literal = false;
+                    self.unresolved(
+                        raw,
+                        "`$[…]` is arithmetic, which evaluates the variables it names",
+                    );
                 }
             }
             None => {
@@ -1478,16 +1868,25 @@ impl Walk {
                 word.literal = false;
                 word.home = false;
                 word.text.push_str(source);
-                for nested in parameter_words(expression) {
-                    self.word(nested, depth);
-                }
+                self.parameter_expansion(expression, source, depth);
             }
-            WordPiece::CommandSubstitution(script)
-            | WordPiece::BackquotedCommandSubstitution(script) => {
+            WordPiece::CommandSubstitution(script) => {
                 word.literal = false;
                 word.home = false;
                 word.text.push_str(source);
                 self.substitution(script, depth);
+            }
+            WordPiece::BackquotedCommandSubstitution(script) => {
+                word.literal = false;
+                word.home = false;
+                word.text.push_str(source);
+                let body = source
+                    .strip_prefix('`')
+                    .and_then(|inner| inner.strip_suffix('`'))
+                    .unwrap_or(script);
+                for reading in backquoted_readings(body) {
+                    self.substitution(&reading, depth);
+                }
             }
             WordPiece::ArithmeticExpression(expression) => {
                 word.literal = false;
@@ -1498,10 +1897,318 @@ impl Walk {
         }
     }
 
+    /// `${…}`: the words it holds, its subscript and offsets (arithmetic);
+    /// an indirect name, a prompt expansion and an assignment to a name
+    /// that changes what runs are asked about.
+    fn parameter_expansion(&mut self, expression: &ParameterExpr, source: &str, depth: usize) {
+        use word::{Parameter, ParameterTransformOp};
+        for nested in parameter_words(expression) {
+            self.word(nested, depth);
+        }
+        if let ParameterExpr::Substring { offset, length, .. } = expression {
+            self.evaluated(&offset.value, source, depth);
+            if let Some(length) = length {
+                self.evaluated(&length.value, source, depth);
+            }
+        }
+        if let ParameterExpr::Transform {
+            op: ParameterTransformOp::PromptExpand,
+            ..
+        } = expression
+        {
+            self.unresolved(
+                source,
+                "`${x@P}` expands its value as a prompt, running the commands it holds",
+            );
+        }
+        let Some((parameter, indirect)) = expansion_parameter(expression) else {
+            return;
+        };
+        if indirect {
+            self.unresolved(
+                source,
+                "`${!x}` expands the variable x names, whose subscript can run commands",
+            );
+        }
+        if let Parameter::NamedWithIndex { index, .. } = parameter {
+            self.evaluated(index, source, depth);
+        }
+        if let ParameterExpr::AssignDefaultValues { .. } = expression {
+            if let Parameter::Named(name)
+            | Parameter::NamedWithIndex { name, .. }
+            | Parameter::NamedWithAllIndices { name, .. } = parameter
+            {
+                self.assignment(name, source);
+            }
+        }
+    }
+
     /// `$(script)`: its parts, one level deeper.
     fn substitution(&mut self, script: &str, depth: usize) {
         self.script(script, depth + 1);
     }
+}
+
+/// The script bash runs for the body of `` `…` ``: a backslash before
+/// `$`, `` ` `` or `\` is removed first, so `` `echo "\$(x)"` `` runs
+/// `x`. Inside double quotes bash removes one before `"` as well; where
+/// the body has `\"`, both readings are walked (the stricter wins).
+fn backquoted_readings(body: &str) -> Vec<String> {
+    let unescape = |also: Option<char>| {
+        let mut out = String::with_capacity(body.len());
+        let mut chars = body.chars().peekable();
+        while let Some(c) = chars.next() {
+            match chars.peek() {
+                Some(&next)
+                    if c == '\\' && (matches!(next, '$' | '`' | '\\') || Some(next) == also) =>
+                {
+                    out.push(next);
+                    chars.next();
+                }
+                _ => out.push(c),
+            }
+        }
+        out
+    };
+    let mut readings = vec![unescape(None)];
+    if body.contains("\\\"") {
+        readings.push(unescape(Some('"')));
+    }
+    readings
+}
+
+/// The parameter an expansion names, and whether through another
+/// (`${!x}`); `None` for the lists of names and keys.
+fn expansion_parameter(expression: &ParameterExpr) -> Option<(&word::Parameter, bool)> {
+    use ParameterExpr as P;
+    match expression {
+        P::Parameter {
+            parameter,
+            indirect,
+        }
+        | P::UseDefaultValues {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::AssignDefaultValues {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::IndicateErrorIfNullOrUnset {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::UseAlternativeValue {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::ParameterLength {
+            parameter,
+            indirect,
+        }
+        | P::RemoveSmallestSuffixPattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::RemoveLargestSuffixPattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::RemoveSmallestPrefixPattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::RemoveLargestPrefixPattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::Substring {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::Transform {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::UppercaseFirstChar {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::UppercasePattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::LowercaseFirstChar {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::LowercasePattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | P::ReplaceSubstring {
+            parameter,
+            indirect,
+            ..
+        } => Some((parameter, *indirect)),
+        P::VariableNames { .. } | P::MemberKeys { .. } => None,
+    }
+}
+
+/// Whether a word holds `$[…]`, bash's old arithmetic expansion (the
+/// word parser reads a `$` and text).
+fn old_arithmetic(pieces: &[WordPieceWithSource]) -> bool {
+    pieces.windows(2).any(|pair| {
+        matches!((&pair[0].piece, &pair[1].piece),
+            (WordPiece::Text(dollar), WordPiece::Text(next)) if dollar.ends_with('$') && next.starts_with('['))
+    }) || pieces.iter().any(|piece| match &piece.piece {
+        WordPiece::Text(text) => text.contains("$["),
+        WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
+            old_arithmetic(inner)
+        }
+        _ => false,
+    })
+}
+
+/// Whether an arithmetic expression (or a subscript, which bash
+/// evaluates as one) reads a variable: a bare name, `$x`, or what a
+/// substitution prints. Bash evaluates such a value as an expression in
+/// turn, and a subscript in it (`a[$(cmd)]`) runs commands.
+fn reads_variables(expression: &str) -> bool {
+    match parse_word(expression) {
+        Some(pieces) => pieces
+            .iter()
+            .any(|piece| piece_reads_variables(&piece.piece)),
+        None => expression
+            .chars()
+            .any(|c| c.is_ascii_alphabetic() || matches!(c, '_' | '$' | '`')),
+    }
+}
+
+fn piece_reads_variables(piece: &WordPiece) -> bool {
+    match piece {
+        WordPiece::Text(text)
+        | WordPiece::SingleQuotedText(text)
+        | WordPiece::AnsiCQuotedText(text)
+        | WordPiece::EscapeSequence(text) => names_a_variable(text),
+        WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
+            inner
+                .iter()
+                .any(|piece| piece_reads_variables(&piece.piece))
+        }
+        WordPiece::ParameterExpansion(expression) => !shell_number(expression),
+        WordPiece::ArithmeticExpression(inner) => reads_variables(&inner.value),
+        WordPiece::TildePrefix(_)
+        | WordPiece::CommandSubstitution(_)
+        | WordPiece::BackquotedCommandSubstitution(_) => true,
+    }
+}
+
+/// Whether an expansion is a number the shell makes: `$#`, `$?`, `$$`,
+/// `$!`, `${#x}`.
+fn shell_number(expression: &ParameterExpr) -> bool {
+    use word::{Parameter, SpecialParameter as S};
+    matches!(
+        expression,
+        ParameterExpr::ParameterLength { .. }
+            | ParameterExpr::Parameter {
+                parameter: Parameter::Special(
+                    S::PositionalParameterCount
+                        | S::LastExitStatus
+                        | S::ProcessId
+                        | S::LastBackgroundProcessId
+                ),
+                indirect: false,
+            }
+    )
+}
+
+/// Whether arithmetic text names a variable: a name that is not part of
+/// a number (`0x1f`, `16#ff`, `64#_@`).
+fn names_a_variable(text: &str) -> bool {
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() {
+            while chars
+                .peek()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '#' | '@' | '_'))
+            {
+                chars.next();
+            }
+        } else if c.is_ascii_alphabetic() || c == '_' {
+            return true;
+        }
+    }
+    false
+}
+
+/// The comparisons of `test` and `[[ ]]` that compare numbers.
+const ARITHMETIC_TESTS: [&str; 6] = ["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
+
+/// Whether a `[[ ]]` comparison compares numbers (evaluating its operands
+/// as arithmetic).
+fn compares_numbers(predicate: &ast::BinaryPredicate) -> bool {
+    use ast::BinaryPredicate as B;
+    matches!(
+        predicate,
+        B::ArithmeticEqualTo
+            | B::ArithmeticNotEqualTo
+            | B::ArithmeticLessThan
+            | B::ArithmeticLessThanOrEqualTo
+            | B::ArithmeticGreaterThan
+            | B::ArithmeticGreaterThanOrEqualTo
+    )
+}
+
+/// Whether `text` is a plain integer, which an arithmetic test compares
+/// without evaluating anything.
+fn is_integer(text: &str) -> bool {
+    let digits = text.trim().trim_start_matches(['-', '+']);
+    !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit())
+}
+
+/// Whether a word is a number whatever the environment: a plain integer,
+/// or a number the shell makes (`$#`, `$?`, `${#x}`).
+fn is_number(word: &Word) -> bool {
+    fn number(piece: &WordPiece) -> bool {
+        match piece {
+            WordPiece::Text(digits) => digits.chars().all(|c| c.is_ascii_digit()),
+            WordPiece::ParameterExpansion(expression) => shell_number(expression),
+            WordPiece::DoubleQuotedSequence(inner) => {
+                inner.iter().all(|piece| number(&piece.piece))
+            }
+            _ => false,
+        }
+    }
+    if word.literal {
+        is_integer(&word.text)
+    } else {
+        parse_word(&word.text).is_some_and(|pieces| pieces.iter().all(|piece| number(&piece.piece)))
+    }
+}
+
+/// Whether `text` is a shell variable's name (no subscript, nothing that
+/// expands).
+fn is_name(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn writes_or_dups_output(kind: &ast::IoFileRedirectKind) -> bool {
@@ -1545,10 +2252,6 @@ fn parameter_words(expression: &ParameterExpr) -> Vec<&str> {
             replacement,
             ..
         } => vec![Some(pattern), replacement.as_ref()],
-        P::Substring { offset, length, .. } => vec![
-            Some(&offset.value),
-            length.as_ref().map(|length| &length.value),
-        ],
         _ => Vec::new(),
     };
     found.into_iter().flatten().map(String::as_str).collect()
@@ -1622,6 +2325,80 @@ mod tests {
         assert!(commands("sort $F")[1].starts_with("? the argument `$F` expands"));
     }
 
+    fn unresolved(command: &str) -> bool {
+        commands(command).iter().any(|part| part.starts_with("? "))
+    }
+
+    #[test]
+    fn builtins_that_assign_names_are_judged_by_the_names() {
+        for command in [
+            "printf -v PATH /tmp",
+            "printf -vPATH /tmp",
+            "read PATH",
+            "read -r -p prompt LD_PRELOAD",
+            "read -a 'a[$(x)]'",
+            "mapfile PATH",
+            "readarray -t -n 3 BASH_ENV",
+            "getopts ab PATH",
+            "wait -n -p PATH",
+            "hash -p /tmp/e ls",
+            "unset PATH",
+            "unset 'a[i]'",
+            "let i++",
+            "test \"$n\" -eq 3",
+            "[ a -lt 1 ]",
+            "test -v 'a[0]'",
+            "set -euo allexport",
+            "set -ek",
+            "declare -i n=1",
+            "export \"$n\"=1",
+        ] {
+            assert!(unresolved(command), "{command}");
+        }
+        for command in [
+            "printf -v out '%s' x",
+            "read -r -p PATH line",
+            "mapfile -t lines",
+            "unset x",
+            "let 1+2",
+            "test 3 -eq 3",
+            "test -f x",
+            "test $# -gt 1",
+            "[[ ${#list[@]} -eq 0 ]]",
+            "set -euo pipefail",
+            "set +a",
+            "declare -a list=(1 2)",
+            "export FOO=bar",
+            "echo $(( 1 + $# ))",
+        ] {
+            assert!(!unresolved(command), "{command}");
+        }
+        // `mapfile -C` runs its callback, with words it adds.
+        let callback = commands("mapfile -C 'rm -rf /' -c 1 lines");
+        assert!(callback.contains(&"rm -rf /".to_string()), "{callback:?}");
+        assert!(unresolved("mapfile -C true lines"));
+    }
+
+    #[test]
+    fn backquotes_lose_the_backslashes_bash_removes() {
+        assert_eq!(backquoted_readings(r#"echo "\$(x)""#), [r#"echo "$(x)""#]);
+        assert_eq!(backquoted_readings(r"a \` \\ \n"), [r"a ` \ \n"]);
+        assert_eq!(
+            backquoted_readings(r#"echo \"$(x)\""#),
+            [r#"echo \"$(x)\""#, r#"echo "$(x)""#]
+        );
+    }
+
+    #[test]
+    fn elsewhere_unknows_relative_writes_only_inside() {
+        let mut walk = Walk::default();
+        walk.elsewhere(true, |walk| walk.write(&Word::literal("out"), "> out"));
+        walk.write(&Word::literal("log"), "> log");
+        let parts = walk.finish();
+        assert!(matches!(parts[0], ShellPart::Unresolved { .. }));
+        assert!(matches!(&parts[1], ShellPart::Write { target, .. } if target == "log"));
+    }
+
     #[test]
     fn wrappers_read_their_options_as_getopt_does() {
         assert_eq!(
@@ -1690,6 +2467,16 @@ mod tests {
             [ShellPart::Command { words, .. }, ShellPart::Write { target, .. }]
                 if words[0] == "rm" && target == "/"
         ));
+    }
+
+    #[test]
+    fn parentheses_left_open_are_not_parsed() {
+        // Parsed, these would take the parser far longer than a minute.
+        let open = format!("{}ls ;;", "( ".repeat(40));
+        assert!(
+            matches!(&parts(&open)[..], [ShellPart::Unresolved { why, .. }] if why.contains("left open"))
+        );
+        assert_eq!(unclosed_parentheses("(a) ((b)) (c"), 1);
     }
 
     #[test]
