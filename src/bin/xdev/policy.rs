@@ -21,7 +21,7 @@ use super::{answer, print, MountArg};
 /// uses when `--policy` is not given.
 pub(crate) const POLICY_ENV: &str = "XDEV_POLICY";
 
-#[derive(Subcommand)]
+#[derive(Debug, Subcommand)]
 pub(crate) enum PolicyAction {
     /// Decide one tool call by the rules, and say why, part by part.
     ///
