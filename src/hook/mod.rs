@@ -47,10 +47,10 @@
 //!
 //! The module's files follow its concerns: `args` reads the hook's usual
 //! command lines without the CLI's parser (start-up is most of a hook's
-//! cost), `input` reads the agents' events, `plan_file` reads the plan files they name and writes the plans
-//! the desk files, `label` makes what a person sees of a call, `answer`
-//! what the agent reads back, and `run` the loop that stages, waits and
-//! decides.
+//! cost), `input` reads the agents' events, `plan_file` reads the plan
+//! files they name and writes the plans the desk files, `label` makes
+//! what a person sees of a call, `answer` what the agent reads back, and
+//! `run` the loop that stages, waits and decides.
 
 use std::path::PathBuf;
 use std::time::Duration;
