@@ -1363,16 +1363,8 @@ fn unescaped(escaped: char) -> Option<char> {
 
 /// Parses a script with the shell parser and walks its tree.
 fn parse_script(walk: &mut Walk, script: &str, depth: usize) {
-    let limit = nesting_limit(script);
-    if nesting(script) > limit {
-        walk.unresolved(script, format!("nested more than {limit} levels deep"));
-        return;
-    }
-    if unclosed_parentheses(script) > MAX_UNCLOSED {
-        walk.unresolved(
-            script,
-            format!("more than {MAX_UNCLOSED} parentheses left open"),
-        );
+    if let Some(why) = too_deep_to_parse(script) {
+        walk.unresolved(script, why);
         return;
     }
     match parse_program(script) {
@@ -1423,13 +1415,23 @@ pub(crate) const MAX_NESTING: usize = 64;
 /// command must not hold the daemon's decider.
 pub(crate) const MAX_ARITHMETIC_NESTING: usize = 12;
 
-/// The nesting `script` may have before it is too deep to judge.
-fn nesting_limit(script: &str) -> usize {
-    if script.contains("((") {
+/// Why `script` is not given to the parser, when it is not: it nests
+/// deeper than the parser and the walk recurse safely, or its shape is one
+/// around which the parser's time doubles with each level (`((`, or
+/// parentheses left open), so a hostile command could hold the decider.
+fn too_deep_to_parse(script: &str) -> Option<String> {
+    let limit = if script.contains("((") {
         MAX_ARITHMETIC_NESTING
     } else {
         MAX_NESTING
+    };
+    if nesting(script) > limit {
+        return Some(format!("nested more than {limit} levels deep"));
     }
+    if unclosed_parentheses(script) > MAX_UNCLOSED {
+        return Some(format!("more than {MAX_UNCLOSED} parentheses left open"));
+    }
+    None
 }
 
 /// An upper bound of how deep `script` nests: every bracket counts,
