@@ -315,7 +315,7 @@ pub(crate) fn other_mount_at(dir: &Path, ours: Option<u64>) -> bool {
         return false;
     };
     let ours = ours.map(|dev| format!("{}:{}", dev_major(dev), dev_minor(dev)));
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mountinfo = read_mountinfo().unwrap_or_default();
     mountinfo.lines().any(|line| {
         let fields: Vec<&str> = line.split(' ').collect();
         fields.get(4) == Some(&point.as_str()) && fields.get(2).copied() != ours.as_deref()
@@ -326,7 +326,7 @@ pub(crate) fn other_mount_at(dir: &Path, ours: Option<u64>) -> bool {
 /// ` - ` satisfy `wanted` (the last: a later mount over the same point
 /// hides the earlier).
 fn mountinfo_find(wanted: impl Fn(&[&str]) -> bool) -> Option<(String, String)> {
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mountinfo = read_mountinfo().ok()?;
     mountinfo
         .lines()
         .filter_map(|line| {
@@ -339,6 +339,53 @@ fn mountinfo_find(wanted: impl Fn(&[&str]) -> bool) -> Option<(String, String)> 
             Some((fields.next()?.to_string(), fields.next()?.to_string()))
         })
         .last()
+}
+
+/// `/proc/self/mountinfo`'s text. Its size shows as 0, so a read sized by
+/// it would start at 32 bytes and double (eight reads for thirty mounts);
+/// 16 KiB takes most machines' table in one read.
+fn read_mountinfo() -> io::Result<String> {
+    use std::io::Read;
+    let mut text = String::with_capacity(16 * 1024);
+    std::fs::File::open("/proc/self/mountinfo")?.read_to_string(&mut text)?;
+    Ok(text)
+}
+
+/// The xdev mounts `/proc/self/mountinfo` showed when it was read: the
+/// devices whose entry has xdev's source and type. A client that looks at
+/// several paths (a directory and its ancestors) reads the table once.
+#[derive(Debug, Default)]
+pub(crate) struct XdevMounts {
+    devices: Vec<String>,
+}
+
+impl XdevMounts {
+    /// The xdev mounts there are now (none when the table cannot be read).
+    pub(crate) fn now() -> XdevMounts {
+        let mountinfo = read_mountinfo().unwrap_or_default();
+        let devices = mountinfo
+            .lines()
+            .filter_map(|line| {
+                let (mount, filesystem) = line.split_once(" - ")?;
+                let mut filesystem = filesystem.split(' ');
+                let (fstype, source) = (filesystem.next()?, filesystem.next()?);
+                let is_xdev = source == XDEV_SOURCE && XDEV_FSTYPES.contains(&fstype);
+                is_xdev.then(|| mount.split(' ').nth(2).map(str::to_string))?
+            })
+            .collect();
+        XdevMounts { devices }
+    }
+
+    /// Whether `dir` is a directory on one of these mounts (its root or
+    /// below). One `statx`: a live mount answers it from the kernel's
+    /// cache, and no `statfs` goes to its server.
+    pub(crate) fn holds_dir(&self, dir: &Path) -> bool {
+        std::fs::metadata(dir).is_ok_and(|metadata| {
+            let dev = metadata.dev();
+            let device = format!("{}:{}", dev_major(dev), dev_minor(dev));
+            metadata.is_dir() && self.devices.contains(&device)
+        })
+    }
 }
 
 /// The canonical path of `dir` as `/proc/self/mountinfo` writes a mount

@@ -2262,8 +2262,13 @@ pub fn hook_asks_as_usual(error: impl std::fmt::Display) -> String {
     format!("xdev hook: {error}; printing nothing, so the agent asks as usual")
 }
 
-/// `xdev hook`'s decision was lost with the thread that waited for it.
-pub const DECISION_LOST: &str = "the decision was lost (the worker stopped)";
+/// `xdev hook` was given decision `id` but could not report its result
+/// text to the mount (`error`); the decision stands.
+pub fn hook_cannot_report(id: &str, error: impl std::fmt::Display) -> String {
+    format!(
+        "xdev hook: {id} was decided, but its result could not be reported to the mount: {error}"
+    )
+}
 
 /// A file of the mount that does not hold what it should (`error`).
 pub fn unexpected_content(path: &Path, error: impl std::fmt::Display) -> String {

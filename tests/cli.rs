@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -625,6 +625,37 @@ fn sigterm_before_the_stager_reads_its_apply_takes_the_apply_back() {
             "withdrawn|ok|mount stopped".to_string(),
             format!("resolve|error|ECANCELED|{taken_back}"),
         ]
+    );
+}
+
+/// A mount that answers nothing (its daemon is stopped) cannot hold an
+/// agent: the hook's own request waits on the mount, and its watchdog
+/// answers at the deadline plus a second's grace.
+#[test]
+fn a_hook_whose_mount_hangs_answers_at_its_deadline() {
+    let daemon = Daemon::plain();
+    let server = daemon.child.as_ref().expect("the daemon runs").id();
+    signal(server, libc::SIGSTOP);
+    let mut hook = daemon
+        .xdev(&["hook", "--deadline", "300ms", "--on-timeout", "deny"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start xdev hook");
+    let event = r#"{"session_id":"s1","transcript_path":"/tmp/t.jsonl","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"toolu_1"}"#;
+    if let Some(mut stdin) = hook.stdin.take() {
+        stdin.write_all(event.as_bytes()).expect("write the event");
+    }
+    let code = wait_exit(&mut hook, PATIENCE);
+    // Woken before any assertion, so that the mount can be taken down.
+    signal(server, libc::SIGCONT);
+    assert_eq!(code, Some(0), "the hook answered while its mount hung");
+    let denied = "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"No decision came through xdev within 300ms; denied.\"}}\n";
+    assert_eq!(read_pipe(hook.stdout.take()), denied);
+    assert!(
+        read_pipe(hook.stderr.take()).contains("300ms"),
+        "stderr says why"
     );
 }
 

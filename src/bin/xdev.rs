@@ -583,7 +583,14 @@ fn plain_hook(args: impl IntoIterator<Item = OsString>) -> Option<Cli> {
 /// written the same way, with no thread to start and no queue to allocate
 /// (the queue's 128,000 slots alone were more than half of what `xdev
 /// hook` and `xdev --version` spent starting up, in page faults).
+///
+/// `xdev hook` says what went wrong in lines of its own and logs only for
+/// someone who asks with `$XDEV_LOG`: it starts once per tool call, and
+/// setting the log up was a tenth of its start-up.
 fn start_log(command: &Command) -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    if matches!(command, Command::Hook { .. }) && std::env::var_os(LOG_ENV).is_none() {
+        return None;
+    }
     let log = tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| EnvFilter::new("warn,fuser=off")),
@@ -861,14 +868,26 @@ fn create_instance_parent(dir: &std::path::Path) -> Result<(), ClientError> {
 /// exit code is always 0, so the agent never takes a failed hook for a
 /// verdict.
 fn hook(options: &xdev::hook::HookOptions) -> Result<u8, ClientError> {
-    let run = xdev::hook::run_reading(options, std::io::stdin().lock());
+    let run = xdev::hook::run_reading(options, std::io::stdin().lock(), answer_late);
+    print_hook_run(&run);
+    Ok(0)
+}
+
+/// The hook's answer when its deadline passed before the mount answered:
+/// printed from the watchdog's thread, which then ends the process (the
+/// thread that asked may be stuck on a mount that hangs).
+fn answer_late(run: xdev::hook::HookRun) -> ! {
+    print_hook_run(&run);
+    std::process::exit(0)
+}
+
+fn print_hook_run(run: &xdev::hook::HookRun) {
     for line in &run.stderr {
         announce(std::io::stderr(), line);
     }
     if let Some(answer) = &run.stdout {
         announce(std::io::stdout(), answer);
     }
-    Ok(0)
 }
 
 /// `resolve` or `reject`, of the head or of one item.

@@ -12,7 +12,7 @@ use super::{EXIT_CANNOT_RUN, EXIT_ERROR, EXIT_MOUNT_GONE, EXIT_NOT_FOUND, EXIT_U
 use crate::error::{describe, errno_name};
 use crate::mount::MountError;
 use crate::mount_point::owner::user_name;
-use crate::mount_point::{probe_mount_point, MountPointState};
+use crate::mount_point::{probe_mount_point, MountPointState, XdevMounts};
 use crate::safe_text::{path_name_problem, NameProblem};
 use crate::session::DEFAULT_MOUNT_DIR;
 use crate::texts;
@@ -40,10 +40,18 @@ pub fn mount_dir(explicit: Option<&Path>) -> PathBuf {
 /// made from a session id `..`, would reach the root's devices, which
 /// decide for every session. Such a `dir` is refused with
 /// [`ClientError::BadArgument`] before anything is opened.
+///
+/// A live mount is recognised from `/proc/self/mountinfo` and one `statx`
+/// of `dir`; only a `dir` that is not one is probed further, to say what
+/// it is instead.
 pub fn check_mount(dir: &Path) -> Result<(), ClientError> {
+    let mounts = XdevMounts::now();
+    if mounts.holds_dir(dir) {
+        return check_path_below_mount(dir, &mounts);
+    }
     let shown = dir.display().to_string();
     match probe_mount_point(dir) {
-        MountPointState::Xdev => check_path_below_mount(dir),
+        MountPointState::Xdev => check_path_below_mount(dir, &XdevMounts::now()),
         MountPointState::Stale => Err(ClientError::StaleMount { dir: shown }),
         MountPointState::Closed => Err(ClientError::ClosedMount { dir: shown }),
         found => Err(ClientError::NotAMount { dir: shown, found }),
@@ -54,7 +62,7 @@ pub fn check_mount(dir: &Path) -> Result<(), ClientError> {
 /// root, holds a name the mount never lists. The root is the shortest of
 /// `dir`'s ancestors, as written (`..` not resolved), that is an xdev
 /// mount; most `dir`s are the root itself and have nothing below it.
-fn check_path_below_mount(dir: &Path) -> Result<(), ClientError> {
+fn check_path_below_mount(dir: &Path, mounts: &XdevMounts) -> Result<(), ClientError> {
     let ancestors: Vec<&Path> = dir
         .ancestors()
         .skip(1)
@@ -63,7 +71,7 @@ fn check_path_below_mount(dir: &Path) -> Result<(), ClientError> {
     let Some(root) = ancestors
         .into_iter()
         .rev()
-        .find(|ancestor| matches!(probe_mount_point(ancestor), MountPointState::Xdev))
+        .find(|ancestor| mounts.holds_dir(ancestor))
     else {
         return Ok(());
     };

@@ -5,7 +5,8 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::answer::{allow_reason, deny_message, render, Verdict};
@@ -24,6 +25,9 @@ use crate::texts;
 /// How long past the deadline the hook still waits for the mount's own
 /// withdrawal before it stops waiting by itself (a wedged mount).
 const GRACE: Duration = Duration::from_secs(1);
+
+/// The watchdog's stack: it only sleeps, then renders one answer.
+const WATCHDOG_STACK: usize = 256 * 1024;
 
 /// How often an `async` plan review is looked at.
 const PLAN_POLL: Duration = Duration::from_millis(200);
@@ -49,27 +53,37 @@ pub struct HookRun {
     pub stderr: Vec<String>,
 }
 
+/// What answers the agent when the deadline passes first (see
+/// [`run_reading`]): it is handed that run, from the watchdog's thread,
+/// while the deciding thread may still wait on a mount that hangs, so it
+/// must end the process (`xdev hook` prints the run and exits).
+pub type LateAnswer = fn(HookRun) -> !;
+
 /// Runs one hook event read from `input` (the hook's stdin): at most
 /// [`MAX_EVENT_BYTES`](super::MAX_EVENT_BYTES) of it are kept; a longer
 /// input is read to its end and dropped (so the agent writing it never
-/// meets a closed pipe), decides nothing, and says why on stderr. See
-/// [`run`].
-pub fn run_reading(options: &HookOptions, input: impl Read) -> HookRun {
-    match read_event(input) {
-        Ok(event) => run(options, &event),
-        Err(why) => HookRun {
-            stdout: None,
-            stderr: vec![why],
-        },
-    }
-}
-
-/// Runs one hook event read from `stdin`: parses it, asks the mount, waits
-/// for the decision (at most `options.deadline`) and returns what to print.
-/// Never fails: every problem becomes a line for stderr and, unless
-/// `strict` or `--on-timeout deny` asks for a deny, an empty stdout.
-pub fn run(options: &HookOptions, stdin: &[u8]) -> HookRun {
-    let input = match HookInput::parse(stdin, options.agent) {
+/// meets a closed pipe), decides nothing, and says why on stderr.
+///
+/// The decision is waited for on this thread, at most `options.deadline`
+/// plus a moment for the mount's own withdrawal: a mount that hangs must
+/// not hold the agent. A watchdog thread waits out that time; if it comes
+/// first, the watchdog hands the timeout's run to `late` (which ends the
+/// process) and this thread's own answer is never given. Otherwise the
+/// answer is returned and the watchdog is left asleep, to end with the
+/// process. (A watchdog rather than a worker: the writer the mount sees is
+/// then the process itself, not a thread the mount must look up, and
+/// nothing has to wake this thread at the end.)
+pub fn run_reading(options: &HookOptions, input: impl Read, late: LateAnswer) -> HookRun {
+    let event = match read_event(input) {
+        Ok(event) => event,
+        Err(why) => {
+            return HookRun {
+                stdout: None,
+                stderr: vec![why],
+            }
+        }
+    };
+    let input = match HookInput::parse(&event, options.agent) {
         Ok(input) => input,
         Err(error) => {
             return HookRun {
@@ -78,7 +92,52 @@ pub fn run(options: &HookOptions, stdin: &[u8]) -> HookRun {
             }
         }
     };
-    let (verdict, problem) = match decide_in_time(options, &input) {
+    let answered = Arc::new(AtomicBool::new(false));
+    watch_the_deadline(options, &input, Arc::clone(&answered), late);
+    let mut notes = Vec::new();
+    let decided = decide(options, &input, &mut notes);
+    let mut run = answer(options, &input, decided);
+    run.stderr.extend(notes);
+    if answered.swap(true, Ordering::AcqRel) {
+        // The watchdog answered first and is ending the process.
+        loop {
+            std::thread::park();
+        }
+    }
+    run
+}
+
+/// Starts the watchdog: after the deadline and the grace, unless the
+/// deciding thread has answered, it answers that time ran out. A thread
+/// that cannot be started leaves the deadline to the mount alone.
+fn watch_the_deadline(
+    options: &HookOptions,
+    input: &HookInput,
+    answered: Arc<AtomicBool>,
+    late: LateAnswer,
+) {
+    let (options, input) = (options.clone(), input.clone());
+    let watchdog = std::thread::Builder::new()
+        .name("xdev-hook-deadline".into())
+        .stack_size(WATCHDOG_STACK)
+        .spawn(move || {
+            std::thread::sleep(options.deadline + GRACE);
+            if !answered.swap(true, Ordering::AcqRel) {
+                late(answer(&options, &input, Ok(Decided::TimedOut)));
+            }
+        });
+    if let Err(error) = watchdog {
+        tracing::debug!(%error, "no watchdog for the deadline");
+    }
+}
+
+/// What to print for how the decision came out.
+fn answer(
+    options: &HookOptions,
+    input: &HookInput,
+    decided: Result<Decided, ClientError>,
+) -> HookRun {
+    let (verdict, problem) = match decided {
         Ok(Decided::Allowed(reason) | Decided::PlanApproved(reason, None)) => {
             (Verdict::Allow(allow_reason(&reason)), None)
         }
@@ -95,7 +154,7 @@ pub fn run(options: &HookOptions, stdin: &[u8]) -> HookRun {
         Err(error) => unreachable_mount(options, &error),
     };
     HookRun {
-        stdout: render(&input, &verdict),
+        stdout: render(input, &verdict),
         stderr: problem.into_iter().collect(),
     }
 }
@@ -122,26 +181,13 @@ fn unreachable_mount(options: &HookOptions, error: &ClientError) -> (Verdict, Op
     }
 }
 
-/// Decides on a worker thread, waiting at most the deadline (plus a
-/// moment for the mount's own withdrawal): a mount that hangs must not
-/// hold the agent. The worker is abandoned then; the process ends soon
-/// after, which closes its stage file and so withdraws its preview.
-fn decide_in_time(options: &HookOptions, input: &HookInput) -> Result<Decided, ClientError> {
-    let (sender, receiver) = mpsc::channel();
-    let (worker_options, worker_input) = (options.clone(), input.clone());
-    std::thread::spawn(move || {
-        let _ = sender.send(decide(&worker_options, &worker_input));
-    });
-    match receiver.recv_timeout(options.deadline + GRACE) {
-        Ok(decided) => decided,
-        Err(mpsc::RecvTimeoutError::Timeout) => Ok(Decided::TimedOut),
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            Err(ClientError::Protocol(texts::DECISION_LOST.into()))
-        }
-    }
-}
-
-fn decide(options: &HookOptions, input: &HookInput) -> Result<Decided, ClientError> {
+/// Asks the mount; `notes` collects what went wrong without changing the
+/// decision, as lines for stderr.
+fn decide(
+    options: &HookOptions,
+    input: &HookInput,
+    notes: &mut Vec<String>,
+) -> Result<Decided, ClientError> {
     check_mount(&options.mount)?;
     // The plan file is read only for a desk to file it; without one the
     // call is a preview whose label and detail the event alone makes.
@@ -154,12 +200,16 @@ fn decide(options: &HookOptions, input: &HookInput) -> Result<Decided, ClientErr
             }
         }
     }
-    decide_preview(options, input)
+    decide_preview(options, input, notes)
 }
 
 /// Stages the call as a preview and waits for its decision. The result
 /// text (what `last` shows) says what was decided.
-fn decide_preview(options: &HookOptions, input: &HookInput) -> Result<Decided, ClientError> {
+fn decide_preview(
+    options: &HookOptions,
+    input: &HookInput,
+    notes: &mut Vec<String>,
+) -> Result<Decided, ClientError> {
     let mut request = preview_request(input, options.deadline);
     if options.agent_may_decide {
         request.agent = None;
@@ -169,11 +219,11 @@ fn decide_preview(options: &HookOptions, input: &HookInput) -> Result<Decided, C
     let label = &request.label;
     match staged.next_decision()? {
         ProducerMessage::Apply { reason, .. } => {
-            report(&staged, &texts::hook_allowed(label, &reason));
+            notes.extend(report(&staged, &texts::hook_allowed(label, &reason)));
             Ok(Decided::Allowed(reason))
         }
         ProducerMessage::Discard { reason } => {
-            report(&staged, &texts::hook_denied(label, &reason));
+            notes.extend(report(&staged, &texts::hook_denied(label, &reason)));
             Ok(Decided::Denied(reason))
         }
         ProducerMessage::Withdrawn {
@@ -184,12 +234,12 @@ fn decide_preview(options: &HookOptions, input: &HookInput) -> Result<Decided, C
 }
 
 /// Reports a decision's result text. The decision stands even if the
-/// report cannot be made (the mount stopped meanwhile).
-fn report(staged: &StagedPreview, text: &str) {
-    if let Err(error) = staged.report(true, text) {
-        if !is_mount_gone(&error) {
-            tracing::warn!(%error, id = staged.id(), "cannot report the result");
-        }
+/// report cannot be made: the line for stderr that says so, unless the
+/// mount stopped meanwhile.
+fn report(staged: &StagedPreview, text: &str) -> Option<String> {
+    match staged.report(true, text) {
+        Err(error) if !is_mount_gone(&error) => Some(texts::hook_cannot_report(staged.id(), error)),
+        _ => None,
     }
 }
 
