@@ -97,22 +97,32 @@ impl Conversation {
     }
 
     /// The next bytes for a read of at most `max` (empty at end of file),
-    /// or `None` if there are none yet.
+    /// or `None` if there are none yet: the rest of the line a read began,
+    /// or as many queued lines as fit whole (the `staged` line and a
+    /// decision made as it was staged come in one read), or the start of
+    /// one that does not fit.
     fn take(&mut self, max: usize) -> Option<Vec<u8>> {
         if max == 0 {
             return Some(Vec::new());
         }
         if self.unread.is_empty() {
-            match self.queued.pop_front() {
-                Some(line) => {
-                    if line.apply && self.apply == Delivery::Queued {
-                        self.apply = Delivery::Delivered;
-                    }
-                    self.unread = line.bytes;
-                }
-                None if self.finished => return Some(Vec::new()),
-                None => return None,
+            if self.queued.is_empty() {
+                return self.finished.then(Vec::new);
             }
+            let mut bytes = Vec::new();
+            while let Some(line) = self.queued.front() {
+                if !bytes.is_empty() && bytes.len() + line.bytes.len() > max {
+                    break;
+                }
+                let Some(line) = self.queued.pop_front() else {
+                    break;
+                };
+                if line.apply && self.apply == Delivery::Queued {
+                    self.apply = Delivery::Delivered;
+                }
+                bytes.extend_from_slice(&line.bytes);
+            }
+            self.unread = bytes;
         }
         if max >= self.unread.len() {
             return Some(std::mem::take(&mut self.unread));
@@ -560,6 +570,33 @@ mod tests {
             ],
             "withdrawn, never failed nor requeued"
         );
+    }
+
+    /// A decision made as the preview was staged (a policy's) is read
+    /// with the `staged` line: lines queued together come in one read, as
+    /// many as fit whole.
+    #[tokio::test]
+    async fn queued_lines_are_read_together_as_far_as_they_fit_whole() {
+        for room_for_both in [true, false] {
+            let session = Session::new();
+            let producer = Producer::stage(&session, &request("edit"));
+            let resolver = writing(&session, Device::Resolve, "go");
+            while session.in_progress_count() == 0 {
+                tokio::task::yield_now().await;
+            }
+            let staged = format!("{{\"event\":\"staged\",\"id\":\"{}\"}}\n", producer.id());
+            let apply = "{\"event\":\"apply\",\"reason\":\"go\"}\n";
+            if room_for_both {
+                assert_eq!(read_line(&producer).await, format!("{staged}{apply}"));
+            } else {
+                let room = staged.len() + apply.len() - 1;
+                assert_eq!(producer.read(room).await, staged.as_bytes());
+                assert_eq!(read_line(&producer).await, apply);
+            }
+            report(&producer, true, "applied");
+            let decision = resolver.await.expect("resolver");
+            assert_eq!(decision.text(), "applied");
+        }
     }
 
     #[tokio::test]

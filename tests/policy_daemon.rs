@@ -109,6 +109,47 @@ fn an_allowed_call_runs_with_nobody_answering_and_the_journal_names_the_rule() {
     assert_eq!(resolve["outcome"], "ok");
 }
 
+/// A producer on the `stage` file whose call the rules allow finds the
+/// decision in its first read, beside the `staged` line: the daemon decides
+/// as the preview is staged, before the write returns. (With a journal
+/// file, the decision waits for its intent record to be on disk, and may
+/// come in a later read.)
+#[test]
+fn a_stage_producer_reads_the_policys_decision_with_its_staged_line() {
+    use std::io::{Read, Write};
+    let mount = PolicyMount::start_without_journal_file(&rules());
+    let mut stage = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(mount.dir.join("stage"))
+        .expect("open stage");
+    let request =
+        json!({"label": "Bash: ls -la", "sourceTool": "Bash", "detail": {"command": "ls -la"}});
+    stage
+        .write_all(format!("{request}\n").as_bytes())
+        .expect("stage the call");
+    let mut buffer = vec![0u8; 8192];
+    let read = stage.read(&mut buffer).expect("read");
+    let lines: Vec<Value> = String::from_utf8_lossy(&buffer[..read])
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0]["event"], "staged");
+    assert_eq!(lines[1]["event"], "apply");
+    assert_eq!(lines[1]["reason"], "policy: Bash(ls *)");
+    stage
+        .write_all(b"{\"ok\": true, \"text\": \"listed\"}\n")
+        .expect("report");
+    let id = lines[0]["id"].as_str().expect("an id").to_string();
+    assert!(
+        eventually(PATIENCE, || mount.records_of(&id).iter().any(
+            |record| record["decider"] == "policy" && record["outcome"] == "ok"
+        )),
+        "the policy's decision is journaled"
+    );
+}
+
 /// The id of the preview whose staged record's label holds `command`.
 fn journal_id(mount: &PolicyMount, command: &str) -> String {
     let mut id = String::new();

@@ -16,12 +16,14 @@
 //! keeps the rules in force and says why.
 
 use std::ffi::OsString;
+use std::future::Future;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 
+use futures::FutureExt;
 use parking_lot::RwLock;
 use serde_json::Value;
 
@@ -87,6 +89,10 @@ pub struct PolicyState {
     path: PathBuf,
     mode: PolicyMode,
     loaded: RwLock<Loaded>,
+    /// The decider's judge and runtime, once it runs: what judges a
+    /// preview staged through the mount's `stage` file on the thread that
+    /// staged it (see [`PolicyControl::judge_staged`]).
+    at_staging: OnceLock<(Judge, tokio::runtime::Handle)>,
 }
 
 impl PolicyState {
@@ -107,6 +113,7 @@ impl PolicyState {
                 at: SystemTime::now(),
                 error: None,
             }),
+            at_staging: OnceLock::new(),
         }))
     }
 
@@ -191,6 +198,36 @@ impl PolicyControl for PolicyState {
     fn reload(&self) -> Result<String, String> {
         PolicyState::reload(self).map(texts::policy_reloaded)
     }
+
+    /// Judges a preview as its producer's `stage` write stages it, so that
+    /// an allow or a deny is queued before the write returns and the
+    /// producer's next read finds it beside the `staged` line, with no
+    /// other thread to wait for. The decision begins on this thread and
+    /// goes on, when it must wait (for the producer's report), on the
+    /// decider's. In shadow mode, and for an ask, nothing is done here: the
+    /// decider's own judging of the staged event notes or leaves it (and,
+    /// for an allow or a deny, finds the preview being decided already, and
+    /// leaves it too).
+    fn judge_staged(&self, id: &str) {
+        if self.mode != PolicyMode::Enforce {
+            return;
+        }
+        if let Some((judge, runtime)) = self.at_staging.get() {
+            if let Some(deciding) = judge.judge(self, id) {
+                start_here(runtime, deciding);
+            }
+        }
+    }
+}
+
+/// Runs `task` on this thread as far as it goes without waiting, and the
+/// rest as a task on `runtime`.
+fn start_here(runtime: &tokio::runtime::Handle, task: impl Future<Output = ()> + Send + 'static) {
+    let _entered = runtime.enter();
+    let mut task = Box::pin(task);
+    if task.as_mut().now_or_never().is_none() {
+        runtime.spawn(task);
+    }
 }
 
 /// The rules file at `path`, checked and loaded; the error is one line a
@@ -265,12 +302,16 @@ impl PolicyDecider {
         let judge = Judge {
             session,
             journal,
-            state: Arc::clone(&state),
             who: Who::current(),
         };
+        // Set once: a daemon starts one decider for its policy.
+        let _ = state
+            .at_staging
+            .set((judge.clone(), runtime.handle().clone()));
+        let following = Arc::clone(&state);
         let decider = std::thread::Builder::new()
             .name("xdev-policy".into())
-            .spawn(move || runtime.block_on(judge.follow(events, stopped)))
+            .spawn(move || runtime.block_on(judge.follow(following, events, stopped)))
             .map_err(|err| ClientError::io(texts::CANNOT_START, err))?;
         let stopping = Arc::new(AtomicBool::new(false));
         let mut threads = vec![decider];
@@ -301,20 +342,32 @@ impl Drop for PolicyDecider {
     }
 }
 
-/// What judges a preview, on the decider's thread.
+/// What judges a preview: on the decider's thread for a staged event, or
+/// on the staging thread (see [`PolicyControl::judge_staged`]).
 #[derive(Clone)]
 struct Judge {
     session: Session,
     journal: Journal,
-    state: Arc<PolicyState>,
     /// The daemon, as the journal names the writer of its decisions.
     who: Who,
 }
 
+impl std::fmt::Debug for Judge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Judge").finish_non_exhaustive()
+    }
+}
+
 impl Judge {
-    /// Judges every preview staged from now on, each in a task of its own
-    /// (a decision waits for its producer's report), until `stopped`.
-    async fn follow(self, mut events: EventStream, stopped: tokio::sync::oneshot::Receiver<()>) {
+    /// Judges every preview staged from now on under the rules of `state`,
+    /// each decision in a task of its own (a decision waits for its
+    /// producer's report), until `stopped`.
+    async fn follow(
+        self,
+        state: Arc<PolicyState>,
+        mut events: EventStream,
+        stopped: tokio::sync::oneshot::Receiver<()>,
+    ) {
         tokio::pin!(stopped);
         loop {
             let event = tokio::select! {
@@ -325,36 +378,43 @@ impl Judge {
             if event.kind != EventKind::Staged || event.id.is_empty() {
                 continue;
             }
-            let judge = self.clone();
-            tokio::spawn(async move { judge.judge(&event.id, &event.source_tool).await });
+            if let Some(deciding) = self.judge(&state, &event.id) {
+                tokio::spawn(deciding);
+            }
         }
     }
 
-    /// Evaluates preview `id` (staged by `tool`) and acts on the verdict.
-    async fn judge(&self, id: &str, tool: &str) {
+    /// Evaluates preview `id` under the rules of `state`: the decision to
+    /// run for an allow or a deny in enforce mode; nothing for an ask, and
+    /// in shadow mode, where a record says what would have been decided.
+    fn judge(
+        &self,
+        state: &PolicyState,
+        id: &str,
+    ) -> Option<impl Future<Output = ()> + Send + 'static> {
         // Decided or withdrawn meanwhile: nothing left to judge.
-        let Some(preview) = self.session.preview(id) else {
-            return;
-        };
+        let preview = self.session.preview(id)?;
+        let tool = &preview.source_tool;
         let call = call_of(tool, self.session.detail(id), self.session.cwd(id));
-        let evaluation = self.state.policy().evaluate(&call);
+        let evaluation = state.policy().evaluate(&call);
         tracing::debug!(id, tool, effect = ?evaluation.effect, rule = ?evaluation.rule, why = %evaluation.why, "policy");
         let rule = evaluation.rule.clone().unwrap_or_default();
-        match (self.state.mode(), evaluation.effect) {
-            (PolicyMode::Shadow, _) => self.note_shadow(&preview, &evaluation),
-            (PolicyMode::Enforce, Effect::Ask) => {}
-            (PolicyMode::Enforce, Effect::Allow) => {
-                self.decide(id, Action::Apply, texts::policy_reason(&rule), rule)
-                    .await
+        let (action, reason) = match (state.mode(), evaluation.effect) {
+            (PolicyMode::Shadow, _) => {
+                self.note_shadow(&preview, &evaluation);
+                return None;
             }
-            (PolicyMode::Enforce, Effect::Deny) => {
-                let reason = evaluation
+            (PolicyMode::Enforce, Effect::Ask) => return None,
+            (PolicyMode::Enforce, Effect::Allow) => (Action::Apply, texts::policy_reason(&rule)),
+            (PolicyMode::Enforce, Effect::Deny) => (
+                Action::Discard,
+                evaluation
                     .reason
-                    .clone()
-                    .unwrap_or_else(|| texts::policy_reason(&rule));
-                self.decide(id, Action::Discard, reason, rule).await
-            }
-        }
+                    .unwrap_or_else(|| texts::policy_reason(&rule)),
+            ),
+        };
+        let (judge, id) = (self.clone(), id.to_string());
+        Some(async move { judge.decide(&id, action, reason, rule).await })
     }
 
     /// Decides preview `id` as a write of `reason` to its

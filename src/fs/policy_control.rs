@@ -13,4 +13,13 @@ pub trait PolicyControl: Send + Sync + std::fmt::Debug {
     /// Loads the rules file again: what to tell the writer, `Ok` once the
     /// new rules are in force, `Err` (the rules in force stay) with why.
     fn reload(&self) -> Result<String, String>;
+    /// Preview `id` was just staged through the mount's `stage` file, on
+    /// this thread: a keeper of rules that decides at staging may begin
+    /// deciding it here, so that the producer's first read finds the
+    /// decision. It must not wait: the staging write's reply waits for it.
+    /// Doing nothing (the default) leaves the preview to the keeper's own
+    /// way of following the session.
+    fn judge_staged(&self, id: &str) {
+        let _ = id;
+    }
 }

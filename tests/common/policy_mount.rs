@@ -33,8 +33,20 @@ pub(crate) struct PolicyMount {
 }
 
 impl PolicyMount {
-    /// Writes `rules` (mode 0600) and mounts with `--policy` and `extra`.
+    /// Writes `rules` (mode 0600) and mounts with `--policy`, a journal
+    /// file, and `extra`.
     pub(crate) fn start(rules: &Value, extra: &[&str]) -> PolicyMount {
+        PolicyMount::launch(rules, extra, true)
+    }
+
+    /// [`PolicyMount::start`] with the journal in memory only (read from
+    /// the mount's `log`): no decision waits for a record to be synced.
+    #[allow(dead_code)] // Not every test binary that uses a policy mount needs it.
+    pub(crate) fn start_without_journal_file(rules: &Value) -> PolicyMount {
+        PolicyMount::launch(rules, &[], false)
+    }
+
+    fn launch(rules: &Value, extra: &[&str], journal_file: bool) -> PolicyMount {
         require_fuse();
         let tmp = tempfile::tempdir().expect("tmp");
         let dir = tmp.path().join("xdev");
@@ -49,9 +61,11 @@ impl PolicyMount {
             .arg("mount")
             .arg(&mount.dir)
             .arg("--policy")
-            .arg(mount.rules())
-            .arg("--journal")
-            .arg(mount.journal())
+            .arg(mount.rules());
+        if journal_file {
+            command.arg("--journal").arg(mount.journal());
+        }
+        command
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
@@ -91,9 +105,11 @@ impl PolicyMount {
         std::fs::read_to_string(self.path(name)).unwrap_or_else(|err| panic!("{name}: {err}"))
     }
 
-    /// The journal file's records about preview `id`.
+    /// The journal's records about preview `id`: its file's, or the
+    /// mount's `log` without one.
     pub(crate) fn records_of(&self, id: &str) -> Vec<Value> {
         std::fs::read_to_string(self.journal())
+            .or_else(|_| std::fs::read_to_string(self.path("log")))
             .unwrap_or_default()
             .lines()
             .filter_map(|line| serde_json::from_str::<Value>(line).ok())

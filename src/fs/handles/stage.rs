@@ -117,6 +117,11 @@ impl StageChannel {
         }
     }
 
+    /// The id of the preview this descriptor staged, once it has.
+    pub(crate) fn staged_id(&self) -> Option<&str> {
+        self.producer.as_ref().map(Producer::id)
+    }
+
     /// The next read's bytes (waiting for the next message), or `None`
     /// before anything is staged.
     pub(crate) fn read(

@@ -64,18 +64,26 @@ impl XdevFs {
         let staged = self.handles.with(fh, |handle| match handle {
             Handle::Stage(channel) => {
                 let _entered = self.runtime.enter();
-                Some(channel.write(
+                let took = channel.write(
                     &self.session,
                     &self.journal,
                     &who,
                     data,
                     self.control.refusal(),
-                ))
+                );
+                let id = channel.staged_id().map(str::to_string);
+                Some(took.map(|took| (took, id)))
             }
             _ => None,
         });
         match staged.flatten() {
-            Some(Ok(took)) => Ok(Written::Staged(took)),
+            Some(Ok((took, id))) => {
+                // Judged here, out of the handles' lock, before the reply.
+                if let (StageWrite::Staged, Some(id), Some(policy)) = (took, id, &self.policy) {
+                    policy.judge_staged(&id);
+                }
+                Ok(Written::Staged(took))
+            }
             Some(Err(error)) => {
                 let errno = errno_of(&error);
                 self.note_stage_refusal(error);
