@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# What an agent's permission hook costs: `xdev hook` with a Claude Code
-# PreToolUse event on stdin (examples/hooks/cargo-test.json) against a
-# trivial hook, `sh -c 'echo <the same allow JSON>'`, in interleaved pairs
-# (A B A B ...), through a release build and a real mount in a temp dir.
+# What an agent's permission hook costs: `xdev-hook` (what the agents'
+# hook configurations run, built as the install script builds it, see
+# scripts/build-hook.sh) with a Claude Code PreToolUse event on stdin
+# (examples/hooks/cargo-test.json) against a trivial hook, `sh -c 'echo
+# <the same allow JSON>'`, in interleaved pairs (A B A B ...), through a
+# real mount in a temp dir served by a release build of `xdev`.
 #
 #   - resolver: the mount with no policy; a resolver following `events`
 #     resolves each staged preview at once (scripts/bench_hook.py resolve);
@@ -11,7 +13,9 @@
 #     the binary has no `--policy`.
 #
 # Usage: scripts/bench-hook.sh [resolver|policy|all]   (env: RUNS=30,
-#        XDEV_BIN=path to time that binary instead of building one)
+#        XDEV_BIN=the xdev that mounts, XDEV_HOOK_BIN=the xdev-hook to
+#        time, instead of building them; HOOK=cli to time `xdev hook`
+#        instead of `xdev-hook`)
 # Prints each part's medians and the ratio; see docs/performance.md.
 set -euo pipefail
 
@@ -28,6 +32,11 @@ resolver | policy | all) ;;
 esac
 
 bin=${XDEV_BIN:-$(scripts/build-xdev.sh --release --quiet)}
+case ${HOOK:-small} in
+cli) hook=("$bin" hook) ;;
+*) hook=("${XDEV_HOOK_BIN:-$(scripts/build-hook.sh --release --quiet)}") ;;
+esac
+echo "bench-hook: timing ${hook[*]} ($(file -b "${hook[0]}" | grep -o "statically linked\|dynamically linked" || true))"
 event="$root/examples/hooks/cargo-test.json"
 allow='{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"bench"}}'
 
@@ -63,7 +72,7 @@ stop_daemon() {
 time_hook() {
     echo "bench-hook: $1"
     python3 scripts/bench_hook.py time "$event" "$runs" \
-        -- "$bin" hook --mount "$dir" \
+        -- "${hook[@]}" --mount "$dir" \
         -- sh -c "echo '$allow'"
 }
 
