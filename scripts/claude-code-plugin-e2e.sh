@@ -13,11 +13,11 @@
 #   3. With a fresh HOME and no network (`unshare --net`, a clean
 #      environment), `claude plugin marketplace add integrations/claude-code`
 #      then `claude plugin install xdev@xdev`: the plugin's hooks run
-#      `xdev hook`, which finds the mount through XDEV_DIR, else /xdev. The
+#      `xdev-hook`, which finds the mount through XDEV_DIR, else /xdev. The
 #      project's .claude/settings.json sets XDEV_DIR=<mnt> (its `env`) and
 #      holds no hook: the only one is the plugin's. The agent's PATH starts
-#      with a directory holding `xdev` (a link to $XDEV_BIN), as an
-#      installed xdev would be on PATH.
+#      with a directory holding `xdev` and `xdev-hook` (links to $XDEV_BIN
+#      and the xdev-hook beside it), as an installed xdev would be on PATH.
 #   4. As scripts/claude-code-e2e.sh: inside `unshare --net` the model asks
 #      for `touch MARK1` then `touch MARK2` under --permission-mode default;
 #      a decider resolves the first preview and rejects the second.
@@ -55,6 +55,7 @@ e2e_claude
 e2e_claude_dirs
 mkdir -p "$W/bin" || die "cannot create $W/bin"
 ln -s "$XDEV_BIN" "$W/bin/xdev" || die "cannot link $W/bin/xdev"
+ln -s "$(dirname "$XDEV_BIN")/xdev-hook" "$W/bin/xdev-hook" || die "cannot link $W/bin/xdev-hook"
 
 # Permissions and the mount (XDEV_DIR, which Claude Code passes to hooks);
 # no hook: the one hook is the plugin's.

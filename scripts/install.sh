@@ -4,6 +4,7 @@
 #   scripts/install.sh [PREFIX]          PREFIX defaults to /usr/local
 #
 #   PREFIX/bin/xdev
+#   PREFIX/bin/xdev-hook                               (the agents' hook; static)
 #   PREFIX/share/man/man1/xdev.1                       (`xdev man`)
 #   PREFIX/share/bash-completion/completions/xdev      (`xdev completions bash`)
 #   PREFIX/share/zsh/site-functions/_xdev              (`xdev completions zsh`)
@@ -45,6 +46,9 @@ command -v cargo >/dev/null 2>&1 || die "cargo (the Rust toolchain) is not insta
 say "building (cargo build --release)"
 bin=$("$root/scripts/build-xdev.sh" --release) || die "the build failed"
 say "built $bin ($("$bin" --version))"
+say "building the hook (scripts/build-hook.sh --release)"
+hook=$("$root/scripts/build-hook.sh" --release) || die "the hook's build failed"
+say "built $hook"
 
 # Generated files: made by the binary just built, so they match it.
 work=$(mktemp -d)
@@ -86,6 +90,7 @@ put() {
     installed+=("$target")
 }
 put 755 "$bin" bin/xdev
+put 755 "$hook" bin/xdev-hook
 put 644 "$work/xdev.1" share/man/man1/xdev.1
 put 644 "$work/xdev.bash" share/bash-completion/completions/xdev
 put 644 "$work/_xdev" share/zsh/site-functions/_xdev

@@ -32,6 +32,9 @@ bin=$(scripts/build-xdev.sh --release) || die "the build failed"
 
 generated=$(dirname -- "$bin")/packaging
 mkdir -p -- "$generated"
+say "building the hook (scripts/build-hook.sh --release)"
+hook=$(scripts/build-hook.sh --release) || die "the hook's build failed"
+cp -- "$hook" "$generated/xdev-hook"
 # Debian installs man pages compressed; -n keeps the archive free of a
 # timestamp, so the same binary makes the same package.
 "$bin" man | gzip -9n >"$generated/xdev.1.gz"

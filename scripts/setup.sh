@@ -25,7 +25,8 @@
 # that exact version is not there: mount-tests/36-codex-hook.sh runs it.
 # Running xdev needs none of that (--run).
 #
-# The Rust toolchain (cargo) must already be installed.
+# The Rust toolchain (cargo) must already be installed. Where rustup manages
+# it, the musl target is added too (the fast build of xdev-hook).
 set -euo pipefail
 
 say() { printf 'setup: %s\n' "$*"; }
@@ -115,6 +116,20 @@ if ! command -v cargo >/dev/null 2>&1; then
   Install it first, e.g. from https://rustup.rs, then run this again."
 fi
 say "cargo present ($(cargo --version))"
+
+# The agents' hook starts fastest linked statically against musl
+# (scripts/build-hook.sh); where rustup cannot add that target, the hook is
+# linked statically against glibc instead, which also works.
+if command -v rustup >/dev/null 2>&1; then
+    musl="$(uname -m)-unknown-linux-musl"
+    if rustup target list --installed 2>/dev/null | grep -qx "$musl"; then
+        say "Rust target $musl present (for xdev-hook)"
+    elif rustup target add "$musl" >/dev/null 2>&1; then
+        say "added the Rust target $musl (for xdev-hook)"
+    else
+        say "cannot add the Rust target $musl: xdev-hook will be linked statically against glibc"
+    fi
+fi
 
 # --- the pinned Codex CLI ---------------------------------------------------------
 [ "$only_run" -eq 0 ] || exit 0

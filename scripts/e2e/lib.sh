@@ -155,9 +155,9 @@ with open(os.path.join(home, "hooks.json"), "w") as f:
 PY
 }
 
-# e2e_xdev: builds xdev when $XDEV_BIN is missing.
+# e2e_xdev: builds xdev (and xdev-hook beside it) when either is missing.
 e2e_xdev() {
-    if [ ! -x "$XDEV_BIN" ]; then
+    if [ ! -x "$XDEV_BIN" ] || [ ! -x "$(dirname "$XDEV_BIN")/xdev-hook" ]; then
         e2e_say "building xdev (cargo build)"
         (cd "$ROOT" && cargo build --quiet) || die "cargo build failed"
         [ -x "$XDEV_BIN" ] || die "no xdev binary at $XDEV_BIN after cargo build"
