@@ -330,6 +330,72 @@ fn codex_permission_request_is_allowed_or_denied() {
     );
 }
 
+/// `xdev-hook`, the small binary the agents' configurations run, answers
+/// as `xdev hook` does: the same allow and deny, the same `last`.
+#[test]
+fn xdev_hook_answers_as_xdev_hook_does() {
+    let fixture = Fixture::new();
+    let input = fixture_input("claude-pretooluse-bash.json");
+    let mut answers = Vec::new();
+    for hook in [env!("CARGO_BIN_EXE_xdev-hook"), env!("CARGO_BIN_EXE_xdev")] {
+        for (device, reason) in [("resolve", "looks fine"), ("reject", "not now")] {
+            let hook = spawn_hook_with(Command::new(hook), &fixture.dir, &[], &input);
+            let id = staged_id(&fixture);
+            let ran = answer(hook, &fixture.path(device), reason);
+            answers.push((
+                ran.code,
+                ran.stdout,
+                ran.stderr,
+                fixture.read("last").replace(&id, "ID"),
+            ));
+        }
+    }
+    assert_eq!(answers[..2], answers[2..], "xdev-hook, then xdev hook");
+    assert!(answers[0].1.contains("\"allow\""), "{answers:?}");
+    assert!(answers[1].1.contains("\"deny\""), "{answers:?}");
+}
+
+/// A command line `xdev-hook` does not read itself (`--deadline`, `--help`,
+/// a mistake) goes to `xdev hook`, whose parser answers it.
+#[test]
+fn xdev_hook_hands_other_command_lines_to_the_cli() {
+    let fixture = Fixture::new();
+    let input = fixture_input("claude-pretooluse-bash.json");
+    let small = Command::new(env!("CARGO_BIN_EXE_xdev-hook"));
+    let ran = finish(spawn_hook_with(
+        small,
+        &fixture.dir,
+        &["--deadline", "300ms"],
+        &input,
+    ));
+    assert_eq!(
+        (ran.code, ran.stdout.as_str(), ran.stderr.as_str()),
+        (
+            0,
+            "",
+            "xdev hook: no decision within 300ms; the preview was withdrawn and the agent asks as usual\n"
+        )
+    );
+    let help = Command::new(env!("CARGO_BIN_EXE_xdev-hook"))
+        .arg("--help")
+        .output()
+        .expect("run xdev-hook --help");
+    assert_eq!(help.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&help.stdout).contains("Usage: xdev hook"),
+        "{help:?}"
+    );
+    let typo = Command::new(env!("CARGO_BIN_EXE_xdev-hook"))
+        .arg("--mout")
+        .output()
+        .expect("run xdev-hook --mout");
+    assert_eq!(
+        typo.status.code(),
+        Some(1),
+        "a typo is no opinion: {typo:?}"
+    );
+}
+
 #[test]
 fn a_deadline_prints_nothing_or_denies_and_withdraws_the_preview() {
     let fixture = Fixture::new();

@@ -250,12 +250,18 @@ wait $!"#;
 /// so its decisions are a person's, which the mount takes. The handle is
 /// the stand-in's: its output and exit status are the hook's, and killing
 /// it kills the hook (`setpriv --pdeathsig`); [`hook_pid`] finds the hook.
+/// A command that runs `xdev-hook` (which is `xdev hook`) gets no `hook`
+/// word.
 pub(crate) fn spawn_hook_with(
     xdev: Command,
     mount: &Path,
     args: &[&str],
     input: &[u8],
 ) -> KillOnDrop {
+    let runs_xdev_hook = std::iter::once(xdev.get_program())
+        .chain(xdev.get_args())
+        .any(|word| word.to_string_lossy().ends_with("xdev-hook"));
+    let subcommand: &[&str] = if runs_xdev_hook { &[] } else { &["hook"] };
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(AGENT_STAND_IN)
@@ -263,7 +269,7 @@ pub(crate) fn spawn_hook_with(
         .args(["setpriv", "--pdeathsig", "KILL"])
         .arg(xdev.get_program())
         .args(xdev.get_args())
-        .arg("hook")
+        .args(subcommand)
         .arg("--mount")
         .arg(mount)
         .args(args)
