@@ -376,9 +376,15 @@ impl XdevMounts {
         XdevMounts { devices }
     }
 
+    /// Whether `dir` is a directory on one of these mounts whose server
+    /// answers: `statfs(2)` always reaches a FUSE server (so a stale mount
+    /// fails it, where a `statx` may be answered from the kernel's cache).
+    pub(crate) fn serve(&self, dir: &Path) -> bool {
+        matches!(statfs_type(dir), Ok(magic) if magic == FUSE_SUPER_MAGIC) && self.holds_dir(dir)
+    }
+
     /// Whether `dir` is a directory on one of these mounts (its root or
-    /// below). One `statx`: a live mount answers it from the kernel's
-    /// cache, and no `statfs` goes to its server.
+    /// below), by one `statx`.
     pub(crate) fn holds_dir(&self, dir: &Path) -> bool {
         std::fs::metadata(dir).is_ok_and(|metadata| {
             let dev = metadata.dev();

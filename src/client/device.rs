@@ -41,12 +41,12 @@ pub fn mount_dir(explicit: Option<&Path>) -> PathBuf {
 /// decide for every session. Such a `dir` is refused with
 /// [`ClientError::BadArgument`] before anything is opened.
 ///
-/// A live mount is recognised from `/proc/self/mountinfo` and one `statx`
-/// of `dir`; only a `dir` that is not one is probed further, to say what
-/// it is instead.
+/// A live mount is recognised from one read of `/proc/self/mountinfo`, a
+/// `statfs` and a `statx` of `dir`; only a `dir` that is not one is probed
+/// further, to say what it is instead.
 pub fn check_mount(dir: &Path) -> Result<(), ClientError> {
     let mounts = XdevMounts::now();
-    if mounts.holds_dir(dir) {
+    if mounts.serve(dir) {
         return check_path_below_mount(dir, &mounts);
     }
     let shown = dir.display().to_string();
