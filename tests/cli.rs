@@ -628,35 +628,88 @@ fn sigterm_before_the_stager_reads_its_apply_takes_the_apply_back() {
     );
 }
 
-/// A mount that answers nothing (its daemon is stopped) cannot hold an
-/// agent: the hook's own request waits on the mount, and its watchdog
-/// answers at the deadline plus a second's grace.
-#[test]
-fn a_hook_whose_mount_hangs_answers_at_its_deadline() {
+/// A Claude Code `PreToolUse` event asking to run `ls`.
+const BASH_EVENT: &str = r#"{"session_id":"s1","transcript_path":"/tmp/t.jsonl","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"toolu_1"}"#;
+
+/// `xdev hook ARGS` with a Bash event, on a mount that answers nothing
+/// (its daemon is stopped): how it ended, and what it printed.
+fn hook_on_a_hung_mount(args: &[&str]) -> (std::process::ExitStatus, String, String) {
     let daemon = Daemon::plain();
     let server = daemon.child.as_ref().expect("the daemon runs").id();
     signal(server, libc::SIGSTOP);
     let mut hook = daemon
-        .xdev(&["hook", "--deadline", "300ms", "--on-timeout", "deny"])
+        .xdev(&[&["hook"], args].concat())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("start xdev hook");
-    let event = r#"{"session_id":"s1","transcript_path":"/tmp/t.jsonl","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"toolu_1"}"#;
     if let Some(mut stdin) = hook.stdin.take() {
-        stdin.write_all(event.as_bytes()).expect("write the event");
+        stdin
+            .write_all(BASH_EVENT.as_bytes())
+            .expect("write the event");
     }
-    let code = wait_exit(&mut hook, PATIENCE);
+    let mut ended = None;
+    let within = eventually(PATIENCE, || {
+        ended = hook.try_wait().expect("wait for the hook");
+        ended.is_some()
+    });
     // Woken before any assertion, so that the mount can be taken down.
     signal(server, libc::SIGCONT);
-    assert_eq!(code, Some(0), "the hook answered while its mount hung");
-    let denied = "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"No decision came through xdev within 300ms; denied.\"}}\n";
-    assert_eq!(read_pipe(hook.stdout.take()), denied);
-    assert!(
-        read_pipe(hook.stderr.take()).contains("300ms"),
-        "stderr says why"
+    assert!(within, "the hook was still waiting after {PATIENCE:?}");
+    let status = ended.expect("the hook ended");
+    (
+        status,
+        read_pipe(hook.stdout.take()),
+        read_pipe(hook.stderr.take()),
+    )
+}
+
+/// A mount that answers nothing cannot hold an agent: with `--on-timeout
+/// deny`, the hook's watchdog denies at the deadline plus a second's grace
+/// while the hook's own request still waits on the mount.
+#[test]
+fn a_hook_whose_mount_hangs_denies_at_its_deadline() {
+    let (status, stdout, stderr) =
+        hook_on_a_hung_mount(&["--deadline", "300ms", "--on-timeout", "deny"]);
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "the hook answered while its mount hung"
     );
+    let denied = "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"No decision came through xdev within 300ms; denied.\"}}\n";
+    assert_eq!(stdout, denied);
+    assert!(stderr.contains("300ms"), "stderr says why: {stderr}");
+}
+
+/// Asking as usual (the default), a hook on a mount that answers nothing
+/// waits until the agent's own hook timeout ends it, and has printed
+/// nothing: the agent then asks as usual.
+#[test]
+fn a_hook_whose_mount_hangs_asking_as_usual_waits_for_the_agents_timeout() {
+    let daemon = Daemon::plain();
+    let server = daemon.child.as_ref().expect("the daemon runs").id();
+    signal(server, libc::SIGSTOP);
+    let mut hook = daemon
+        .xdev(&["hook", "--deadline", "300ms"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start xdev hook");
+    if let Some(mut stdin) = hook.stdin.take() {
+        stdin
+            .write_all(BASH_EVENT.as_bytes())
+            .expect("write the event");
+    }
+    // Past the deadline and the grace a watchdog would have waited.
+    std::thread::sleep(Duration::from_millis(2500));
+    let still_waiting = hook.try_wait().expect("look at the hook").is_none();
+    signal(hook.id(), libc::SIGKILL);
+    let _ = hook.wait();
+    signal(server, libc::SIGCONT);
+    assert!(still_waiting, "the hook stopped waiting by itself");
+    assert_eq!(read_pipe(hook.stdout.take()), "");
 }
 
 #[test]

@@ -64,15 +64,19 @@ pub type LateAnswer = fn(HookRun) -> !;
 /// input is read to its end and dropped (so the agent writing it never
 /// meets a closed pipe), decides nothing, and says why on stderr.
 ///
-/// The decision is waited for on this thread, at most `options.deadline`
-/// plus a moment for the mount's own withdrawal: a mount that hangs must
-/// not hold the agent. A watchdog thread waits out that time; if it comes
-/// first, the watchdog hands the timeout's run to `late` (which ends the
-/// process) and this thread's own answer is never given. Otherwise the
-/// answer is returned and the watchdog is left asleep, to end with the
-/// process. (A watchdog rather than a worker: the writer the mount sees is
-/// then the process itself, not a thread the mount must look up, and
-/// nothing has to wake this thread at the end.)
+/// The decision is waited for on this thread. A call staged as a preview
+/// asks the mount to withdraw it at `options.deadline`, and the hook then
+/// answers that time ran out. Only a mount that hangs (its daemon stopped)
+/// could hold the hook longer; a watchdog thread bounds that, at the
+/// deadline plus a moment for the mount's own withdrawal, where the answer
+/// matters: when it must be a deny (`--on-timeout deny`, `--strict`), and
+/// for a plan, whose review the mount does not time. If the watchdog comes
+/// first, it hands the timeout's run to `late` (which ends the process) and
+/// this thread's own answer is never given. Otherwise the wait on a hung
+/// mount lasts until the agent's own hook timeout ends the hook (600 s in
+/// the shipped configurations, above the default deadline of 590 s), which
+/// the agent takes as no opinion, as it would the hook's empty answer.
+/// Starting no thread is a tenth of what an allowed call costs.
 pub fn run_reading(options: &HookOptions, input: impl Read, late: LateAnswer) -> HookRun {
     let event = match read_event(input) {
         Ok(event) => event,
@@ -93,7 +97,9 @@ pub fn run_reading(options: &HookOptions, input: impl Read, late: LateAnswer) ->
         }
     };
     let answered = Arc::new(AtomicBool::new(false));
-    watch_the_deadline(options, &input, Arc::clone(&answered), late);
+    if needs_a_watchdog(options, &input) {
+        watch_the_deadline(options, &input, Arc::clone(&answered), late);
+    }
     let mut notes = Vec::new();
     let decided = decide(options, &input, &mut notes);
     let mut run = answer(options, &input, decided);
@@ -107,6 +113,11 @@ pub fn run_reading(options: &HookOptions, input: impl Read, late: LateAnswer) ->
     run
 }
 
+/// Whether the wait needs the hook's own bound (see [`run_reading`]).
+fn needs_a_watchdog(options: &HookOptions, input: &HookInput) -> bool {
+    options.on_timeout == OnTimeout::Deny || options.strict || input.tool_name == "ExitPlanMode"
+}
+
 /// Starts the watchdog: after the deadline and the grace, unless the
 /// deciding thread has answered, it answers that time ran out. A thread
 /// that cannot be started leaves the deadline to the mount alone.
@@ -118,7 +129,6 @@ fn watch_the_deadline(
 ) {
     let (options, input) = (options.clone(), input.clone());
     let watchdog = std::thread::Builder::new()
-        .name("xdev-hook-deadline".into())
         .stack_size(WATCHDOG_STACK)
         .spawn(move || {
             std::thread::sleep(options.deadline + GRACE);
