@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end: a rules file decides the real agents' calls. Claude Code and
-# Codex, gated by `xdev hook` on a mount served with `--policy`, against the
+# Codex, gated by `xdev-hook` on a mount served with `--policy`, against the
 # scripted model server on 127.0.0.1, each in a network namespace of its own.
 #
 #   scripts/policy-e2e.sh [--keep] [claude-code] [codex]
@@ -13,7 +13,8 @@
 #      run's marks directory, which `touch` writes) and denies `Bash(rm *)`
 #      with the reason "xdev policy: deleting files needs a person"; `xdev
 #      mount <mnt> --policy <rules> --journal <journal>` serves a fresh mount.
-#      The agent's hook runs `xdev hook` on it, as scripts/claude-code-e2e.sh
+#      The agent's hook runs `xdev-hook` (the shipped configurations'
+#      command, `xdev hook` in a small binary) on it, as scripts/claude-code-e2e.sh
 #      and scripts/codex-e2e.sh set it up: Claude Code with a PreToolUse hook
 #      (matcher Bash) in permission mode `default`, so the hook is the only
 #      way a call runs; Codex with a PreToolUse hook trusted by
@@ -39,8 +40,9 @@
 # root (unshare --net, FUSE), node/npm with the npm registry reachable for the
 # first install, python3, and iproute2.
 #
-# Environment: XDEV_BIN (default target/debug/xdev, built when missing),
-# XDEV_CLIENT_CACHE, E2E_TIMEOUT (seconds for each agent run, default 180).
+# Environment: XDEV_BIN (default target/debug/xdev, built when missing;
+# the xdev-hook beside it is the hook), XDEV_CLIENT_CACHE, E2E_TIMEOUT
+# (seconds for each agent run, default 180).
 set -uo pipefail
 
 ALLOW_RULE="Bash(touch *)"
@@ -68,6 +70,8 @@ agents=${agents:-claude-code codex}
 
 e2e_begin policy-e2e
 e2e_need_subcommand hook
+XDEV_HOOK=$(dirname "$XDEV_BIN")/xdev-hook
+[ -x "$XDEV_HOOK" ] || die "no xdev-hook beside $XDEV_BIN"
 "$XDEV_BIN" mount --help 2>/dev/null | grep -q -- --policy || die "$XDEV_BIN mount has no --policy"
 e2e_work_dir
 
@@ -139,12 +143,12 @@ run_agent() {
         E2E_PYTHON=$PYTHON E2E_SERVER=$E2E/model_server.py \
         E2E_COMMANDS="touch $allowed"$'\n'"rm $keep"$'\n'"mkdir $asked"
     if [ "$agent" = claude-code ]; then
-        hook_command="$(printf '%q hook --mount %q' "$XDEV_BIN" "$MNT")"
+        hook_command="$(printf '%q --mount %q' "$XDEV_HOOK" "$MNT")"
         e2e_hook_settings "$rd/project/.claude/settings.json" "$hook_command"
         export E2E_SCRIPT=bash E2E_CLAUDE=$CLAUDE
         say "Claude Code $CLAUDE_CODE_VERSION: PreToolUse hook, permission mode default"
     else
-        hook_command="$(printf '%q hook --agent codex --mount %q' "$XDEV_BIN" "$MNT")"
+        hook_command="$(printf '%q --agent codex --mount %q' "$XDEV_HOOK" "$MNT")"
         e2e_codex_home "$rd/codex-home" PreToolUse never danger-full-access "$hook_command"
         export E2E_SCRIPT=codex E2E_CODEX=$CODEX E2E_CODEX_HOME=$rd/codex-home \
             E2E_CODEX_ARGS=--dangerously-bypass-hook-trust E2E_ESCALATE=
