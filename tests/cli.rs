@@ -631,9 +631,10 @@ fn sigterm_before_the_stager_reads_its_apply_takes_the_apply_back() {
 /// A Claude Code `PreToolUse` event asking to run `ls`.
 const BASH_EVENT: &str = r#"{"session_id":"s1","transcript_path":"/tmp/t.jsonl","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"toolu_1"}"#;
 
-/// `xdev hook ARGS` with a Bash event, on a mount that answers nothing
-/// (its daemon is stopped): how it ended, and what it printed.
-fn hook_on_a_hung_mount(args: &[&str]) -> (std::process::ExitStatus, String, String) {
+/// A mount that answers nothing (its daemon is stopped; wake it with
+/// SIGCONT before asserting, so that it can be taken down), its daemon's
+/// pid, and `xdev hook ARGS` started on it with a Bash event.
+fn hook_on_a_hung_mount(args: &[&str]) -> (Daemon, u32, Child) {
     let daemon = Daemon::plain();
     let server = daemon.child.as_ref().expect("the daemon runs").id();
     signal(server, libc::SIGSTOP);
@@ -649,20 +650,7 @@ fn hook_on_a_hung_mount(args: &[&str]) -> (std::process::ExitStatus, String, Str
             .write_all(BASH_EVENT.as_bytes())
             .expect("write the event");
     }
-    let mut ended = None;
-    let within = eventually(PATIENCE, || {
-        ended = hook.try_wait().expect("wait for the hook");
-        ended.is_some()
-    });
-    // Woken before any assertion, so that the mount can be taken down.
-    signal(server, libc::SIGCONT);
-    assert!(within, "the hook was still waiting after {PATIENCE:?}");
-    let status = ended.expect("the hook ended");
-    (
-        status,
-        read_pipe(hook.stdout.take()),
-        read_pipe(hook.stderr.take()),
-    )
+    (daemon, server, hook)
 }
 
 /// A mount that answers nothing cannot hold an agent: with `--on-timeout
@@ -670,15 +658,14 @@ fn hook_on_a_hung_mount(args: &[&str]) -> (std::process::ExitStatus, String, Str
 /// while the hook's own request still waits on the mount.
 #[test]
 fn a_hook_whose_mount_hangs_denies_at_its_deadline() {
-    let (status, stdout, stderr) =
+    let (_daemon, server, mut hook) =
         hook_on_a_hung_mount(&["--deadline", "300ms", "--on-timeout", "deny"]);
-    assert_eq!(
-        status.code(),
-        Some(0),
-        "the hook answered while its mount hung"
-    );
+    let code = wait_exit(&mut hook, PATIENCE);
+    signal(server, libc::SIGCONT);
+    assert_eq!(code, Some(0), "the hook answered while its mount hung");
     let denied = "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"No decision came through xdev within 300ms; denied.\"}}\n";
-    assert_eq!(stdout, denied);
+    assert_eq!(read_pipe(hook.stdout.take()), denied);
+    let stderr = read_pipe(hook.stderr.take());
     assert!(stderr.contains("300ms"), "stderr says why: {stderr}");
 }
 
@@ -687,21 +674,7 @@ fn a_hook_whose_mount_hangs_denies_at_its_deadline() {
 /// nothing: the agent then asks as usual.
 #[test]
 fn a_hook_whose_mount_hangs_asking_as_usual_waits_for_the_agents_timeout() {
-    let daemon = Daemon::plain();
-    let server = daemon.child.as_ref().expect("the daemon runs").id();
-    signal(server, libc::SIGSTOP);
-    let mut hook = daemon
-        .xdev(&["hook", "--deadline", "300ms"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start xdev hook");
-    if let Some(mut stdin) = hook.stdin.take() {
-        stdin
-            .write_all(BASH_EVENT.as_bytes())
-            .expect("write the event");
-    }
+    let (_daemon, server, mut hook) = hook_on_a_hung_mount(&["--deadline", "300ms"]);
     // Past the deadline and the grace a watchdog would have waited.
     std::thread::sleep(Duration::from_millis(2500));
     let still_waiting = hook.try_wait().expect("look at the hook").is_none();
