@@ -3,6 +3,8 @@
 # user with sudo): installs what is missing (scripts/setup.sh), then
 #   cargo fmt --check
 #   cargo clippy --all-targets -- -D warnings
+#   scripts/build-hook.sh --release  (the agents' hook as scripts/install.sh
+#       builds it; scenario 49 tests that build, named by XDEV_STATIC_HOOK)
 #   cargo test --all-targets --no-fail-fast  (XDEV_REQUIRE_FUSE=1: FUSE tests never skip;
 #       tests/scenarios.rs runs every shell scenario of mount-tests/, one
 #       test each, against a fresh mount of the built binary)
@@ -49,6 +51,12 @@ step() {
 
 step "cargo fmt --check" cargo fmt --check
 step "cargo clippy --all-targets -- -D warnings" cargo clippy --all-targets -- -D warnings
+# The agents' hook as scripts/install.sh builds it, for scenario 49.
+# shellcheck disable=SC2317 # run through step
+build_static_hook() {
+    XDEV_STATIC_HOOK=$(scripts/build-hook.sh --release) && export XDEV_STATIC_HOOK
+}
+step "the agents' hook as the install script builds it (scripts/build-hook.sh)" build_static_hook
 step "cargo test --all-targets" cargo test --all-targets --no-fail-fast
 step "cargo test --doc" cargo test --doc
 step "cargo clippy --no-default-features -- -D warnings (the core alone)" \

@@ -87,6 +87,7 @@ scenarios! {
     s46_policy_decides => "46-policy-decides.sh",
     s47_codex_under_policy => "47-codex-under-policy.sh",
     s48_review_in_tmux => "48-review-in-tmux.sh",
+    s49_the_installed_hook => "49-the-installed-hook.sh",
 }
 
 fn scenario_dir() -> PathBuf {
