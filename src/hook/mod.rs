@@ -11,7 +11,9 @@
 //! A hook must never wedge its agent: whatever goes wrong (no mount, a bad
 //! event, no decision in time) ends with exit 0 and nothing on stdout, which
 //! both agents read as "no opinion" (their own approval flow goes on), plus
-//! one line on stderr naming the problem.
+//! one line on stderr naming the problem. Only a mount that hangs (its
+//! daemon stopped) may hold the hook until the agent's own hook timeout,
+//! which the agent reads the same way (see [`run_reading`]).
 //!
 //! The shapes, as checked against the agents themselves:
 //!

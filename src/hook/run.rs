@@ -76,7 +76,7 @@ pub type LateAnswer = fn(HookRun) -> !;
 /// mount lasts until the agent's own hook timeout ends the hook (600 s in
 /// the shipped configurations, above the default deadline of 590 s), which
 /// the agent takes as no opinion, as it would the hook's empty answer.
-/// Starting no thread is a tenth of what an allowed call costs.
+/// (Starting the thread cost a tenth of an allowed call.)
 pub fn run_reading(options: &HookOptions, input: impl Read, late: LateAnswer) -> HookRun {
     let event = match read_event(input) {
         Ok(event) => event,
