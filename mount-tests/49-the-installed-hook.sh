@@ -36,14 +36,6 @@ chmod 600 "$rules"
 start_own_daemon --policy "$rules"
 export XDEV_DIR=$OWN_DIR
 
-events="$(cd "$(dirname "$0")/../examples/hooks" && pwd)"
-# event NAME COMMAND: the recorded PreToolUse Bash event asking for COMMAND.
-event() {
-    "$PYTHON" -c 'import json, sys
-e = json.load(open(sys.argv[1]))
-e["tool_input"]["command"] = sys.argv[2]
-print(json.dumps(e))' "$events/claude-pretooluse-bash.json" "$2" >"$SCRATCH/$1.json"
-}
 # answer NAME HOOK...: what HOOK printed for event NAME, run as an agent runs
 # it (see agent_hook_bg).
 answer() {
@@ -55,14 +47,14 @@ answer() {
     assert_eq "$EXIT_CODE" 0 "the hook's exit code on $name"
 }
 
-event allowed "ls -la"
+bash_event allowed "ls -la"
 answer allowed "$hook"
 assert_content "$SCRATCH/allowed.out" '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"policy: Bash(ls *)"}}'
 cp "$SCRATCH/allowed.json" "$SCRATCH/allowed-cli.json"
 answer allowed-cli "$XDEV_BIN" hook
 assert_eq "$(cat "$SCRATCH/allowed.out")" "$(cat "$SCRATCH/allowed-cli.out")" "xdev-hook and xdev hook on an allowed call"
 
-event denied "rm -rf build/"
+bash_event denied "rm -rf build/"
 answer denied "$hook"
 assert_content "$SCRATCH/denied.out" '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"Deleting files needs a person: ask in the chat."}}'
 

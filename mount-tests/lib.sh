@@ -289,6 +289,17 @@ bg() {
     BG_PIDS+=("$BG_PID")
 }
 
+# bash_event NAME COMMAND: the recorded Claude Code PreToolUse Bash event
+# (examples/hooks/claude-pretooluse-bash.json) asking for COMMAND, written
+# to $SCRATCH/NAME.json.
+bash_event() {
+    scratch
+    "$PYTHON" -c 'import json, sys
+e = json.load(open(sys.argv[1]))
+e["tool_input"]["command"] = sys.argv[2]
+print(json.dumps(e))' "$LIB_ROOT/examples/hooks/claude-pretooluse-bash.json" "$2" >"$SCRATCH/$1.json"
+}
+
 # agent_hook_bg NAME EVENT-FILE: `xdev hook` in the background (see bg)
 # with the event on its stdin, under a shell of its own that stands in for
 # the agent, so that this script decides from outside the agent's

@@ -150,6 +150,55 @@ fn a_stage_producer_reads_the_policys_decision_with_its_staged_line() {
     );
 }
 
+/// A preview an embedder of the daemon stages on its session in process
+/// (not through the `stage` file) is judged too, by the decider following
+/// the session's events: an allowed one is applied with nobody answering.
+#[test]
+fn a_preview_staged_in_process_on_the_daemons_session_is_judged_too() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use xdev::daemon::{DaemonOptions, PolicyMode, PolicyOptions};
+    use xdev::prelude::{apply_fn, StageOptions, ToolResult};
+    require_fuse();
+    let tmp = tempfile::tempdir().expect("tmp");
+    let file = tmp.path().join("policy.json");
+    std::fs::write(&file, rules().to_string()).expect("write the rules");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let options = DaemonOptions {
+        policy: Some(PolicyOptions {
+            file,
+            mode: PolicyMode::Enforce,
+        }),
+        ..DaemonOptions::default()
+    };
+    let dir = tmp.path().join("xdev");
+    std::fs::create_dir(&dir).expect("the mount point");
+    let daemon = xdev::daemon::start(&dir, &options).expect("mount");
+    let applied = Arc::new(AtomicBool::new(false));
+    let on_apply = Arc::clone(&applied);
+    daemon.session.stage(
+        "Bash: ls -la",
+        "Bash",
+        apply_fn(move |_reason, _extra| {
+            let applied = Arc::clone(&on_apply);
+            async move {
+                applied.store(true, Ordering::SeqCst);
+                Ok(ToolResult::ok("listed"))
+            }
+        }),
+        None,
+        StageOptions {
+            detail: Some(r#"{"command": "ls -la"}"#.into()),
+            ..StageOptions::default()
+        },
+    );
+    assert!(
+        eventually(PATIENCE, || applied.load(Ordering::SeqCst)),
+        "the policy did not apply an allowed in-process preview"
+    );
+    assert!(eventually(PATIENCE, || daemon.session.pending_count() == 0));
+}
+
 /// The id of the preview whose staged record's label holds `command`.
 fn journal_id(mount: &PolicyMount, command: &str) -> String {
     let mut id = String::new();

@@ -21,8 +21,6 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
-use xdev::hook::{HookOptions, HookRun, DEFAULT_DEADLINE};
-
 fn main() -> ExitCode {
     xdev::mount::use_one_heap();
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
@@ -30,38 +28,9 @@ fn main() -> ExitCode {
     let Some(plain) = xdev::hook::plain_hook_args(words) else {
         return hand_to_the_cli(args);
     };
-    let options = HookOptions {
-        mount: xdev::client::mount_dir(plain.mount.as_deref()),
-        agent: plain.agent,
-        deadline: DEFAULT_DEADLINE,
-        on_timeout: plain.on_timeout,
-        strict: plain.strict,
-        plan_dir: plain.plan_dir,
-        agent_may_decide: plain.agent_may_decide,
-    };
-    let run = xdev::hook::run_reading(&options, std::io::stdin().lock(), answer_late);
-    print(&run);
+    let options = plain.into_options();
+    xdev::hook::run_reading(&options, std::io::stdin().lock(), xdev::hook::answer_late).print();
     ExitCode::SUCCESS
-}
-
-/// The answer when the deadline passed before the mount answered: printed
-/// from the watchdog's thread, which then ends the process.
-fn answer_late(run: HookRun) -> ! {
-    print(&run);
-    std::process::exit(0)
-}
-
-/// The lines for stderr, then the answer for the agent. A stream that
-/// cannot be written is left: nothing else could be told.
-fn print(run: &HookRun) {
-    let mut stderr = std::io::stderr().lock();
-    for line in &run.stderr {
-        let _ = writeln!(stderr, "{line}");
-    }
-    if let Some(answer) = &run.stdout {
-        let mut stdout = std::io::stdout().lock();
-        let _ = writeln!(stdout, "{answer}").and_then(|()| stdout.flush());
-    }
 }
 
 /// Runs `xdev hook ARGS...` in this process's place: the `xdev` installed

@@ -868,26 +868,8 @@ fn create_instance_parent(dir: &std::path::Path) -> Result<(), ClientError> {
 /// exit code is always 0, so the agent never takes a failed hook for a
 /// verdict.
 fn hook(options: &xdev::hook::HookOptions) -> Result<u8, ClientError> {
-    let run = xdev::hook::run_reading(options, std::io::stdin().lock(), answer_late);
-    print_hook_run(&run);
+    xdev::hook::run_reading(options, std::io::stdin().lock(), xdev::hook::answer_late).print();
     Ok(0)
-}
-
-/// The hook's answer when its deadline passed before the mount answered:
-/// printed from the watchdog's thread, which then ends the process (the
-/// thread that asked may be stuck on a mount that hangs).
-fn answer_late(run: xdev::hook::HookRun) -> ! {
-    print_hook_run(&run);
-    std::process::exit(0)
-}
-
-fn print_hook_run(run: &xdev::hook::HookRun) {
-    for line in &run.stderr {
-        announce(std::io::stderr(), line);
-    }
-    if let Some(answer) = &run.stdout {
-        announce(std::io::stdout(), answer);
-    }
 }
 
 /// `resolve` or `reject`, of the head or of one item.

@@ -204,14 +204,9 @@ impl PolicyControl for PolicyState {
     /// producer's next read finds it beside the `staged` line, with no
     /// other thread to wait for. The decision begins on this thread and
     /// goes on, when it must wait (for the producer's report), on the
-    /// decider's. In shadow mode, and for an ask, nothing is done here: the
-    /// decider's own judging of the staged event notes or leaves it (and,
-    /// for an allow or a deny, finds the preview being decided already, and
-    /// leaves it too).
+    /// decider's. Such previews are judged here only: the decider's
+    /// following of the staged events leaves them (see [`Judge::follow`]).
     fn judge_staged(&self, id: &str) {
-        if self.mode != PolicyMode::Enforce {
-            return;
-        }
         if let Some((judge, runtime)) = self.at_staging.get() {
             if let Some(deciding) = judge.judge(self, id) {
                 start_here(runtime, deciding);
@@ -361,7 +356,10 @@ impl std::fmt::Debug for Judge {
 impl Judge {
     /// Judges every preview staged from now on under the rules of `state`,
     /// each decision in a task of its own (a decision waits for its
-    /// producer's report), until `stopped`.
+    /// producer's report), until `stopped`. A preview whose apply goes to a
+    /// producer outside this process came through the mount's `stage` file,
+    /// whose write judged it already ([`PolicyControl::judge_staged`]); the
+    /// rest (staged on the daemon's session in process) are judged here.
     async fn follow(
         self,
         state: Arc<PolicyState>,
@@ -375,7 +373,10 @@ impl Judge {
                 event = events.recv() => event,
             };
             let Some(event) = event else { return };
-            if event.kind != EventKind::Staged || event.id.is_empty() {
+            if event.kind != EventKind::Staged
+                || event.id.is_empty()
+                || self.session.applied_outside(&event.id)
+            {
                 continue;
             }
             if let Some(deciding) = self.judge(&state, &event.id) {

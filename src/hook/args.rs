@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use clap::ValueEnum;
 
-use super::{Agent, OnTimeout};
+use super::{Agent, HookOptions, OnTimeout};
 
 /// The options of a plain `xdev hook` command line (the deadline is the
 /// default one: a line that gives `--deadline` is left to the CLI).
@@ -31,6 +31,22 @@ pub struct PlainHookArgs {
     pub plan_dir: Option<PathBuf>,
     /// `--agent-may-decide`.
     pub agent_may_decide: bool,
+}
+
+impl PlainHookArgs {
+    /// The hook's options these ask for: the mount from `--mount`, else
+    /// `$XDEV_DIR`, else `/xdev`, and the default deadline.
+    pub fn into_options(self) -> HookOptions {
+        HookOptions {
+            mount: crate::client::mount_dir(self.mount.as_deref()),
+            agent: self.agent,
+            deadline: super::DEFAULT_DEADLINE,
+            on_timeout: self.on_timeout,
+            strict: self.strict,
+            plan_dir: self.plan_dir,
+            agent_may_decide: self.agent_may_decide,
+        }
+    }
 }
 
 /// Reads `args` (the words after the program's name) when they are

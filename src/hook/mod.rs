@@ -71,7 +71,7 @@ pub use label::{detail, label, preview_request};
 pub use plan_file::{
     file_slug, plan_slug, Plan, PlanFileProblem, PlanFileRefused, MAX_PLAN_FILE_BYTES,
 };
-pub use run::{run_reading, HookRun, LateAnswer};
+pub use run::{answer_late, run_reading, HookRun, LateAnswer};
 
 /// The default `--deadline`: a little under both agents' default hook
 /// timeout of 600 s, so the hook answers before it is killed.

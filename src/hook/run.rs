@@ -53,11 +53,36 @@ pub struct HookRun {
     pub stderr: Vec<String>,
 }
 
+impl HookRun {
+    /// Prints it as the hook does: the lines for stderr, then the answer
+    /// for the agent, each with its newline. A stream that cannot be
+    /// written is left: there is nobody else to tell.
+    pub fn print(&self) {
+        use std::io::Write;
+        let mut stderr = std::io::stderr().lock();
+        for line in &self.stderr {
+            let _ = writeln!(stderr, "{line}");
+        }
+        if let Some(answer) = &self.stdout {
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "{answer}").and_then(|()| stdout.flush());
+        }
+    }
+}
+
 /// What answers the agent when the deadline passes first (see
 /// [`run_reading`]): it is handed that run, from the watchdog's thread,
 /// while the deciding thread may still wait on a mount that hangs, so it
 /// must end the process (`xdev hook` prints the run and exits).
 pub type LateAnswer = fn(HookRun) -> !;
+
+/// The [`LateAnswer`] of `xdev hook` and `xdev-hook`: prints the run and
+/// ends the process (the thread that asked may be stuck on a mount that
+/// hangs).
+pub fn answer_late(run: HookRun) -> ! {
+    run.print();
+    std::process::exit(0)
+}
 
 /// Runs one hook event read from `input` (the hook's stdin): at most
 /// [`MAX_EVENT_BYTES`](super::MAX_EVENT_BYTES) of it are kept; a longer

@@ -563,6 +563,18 @@ impl Session {
         state.pending.get(id)?.agent().cloned()
     }
 
+    /// Whether the preview staged under this id hands its apply to a
+    /// producer outside this process (it came through the mount's `stage`
+    /// file), rather than running a callback in it.
+    #[cfg(feature = "mount")]
+    pub(crate) fn applied_outside(&self, id: &str) -> bool {
+        let state = self.shared.state.lock();
+        state
+            .pending
+            .get(id)
+            .is_some_and(|preview| preview.take_back.is_some())
+    }
+
     /// Whether the preview staged under this id carries a `detail`.
     pub fn has_detail(&self, id: &str) -> bool {
         let state = self.shared.state.lock();

@@ -71,15 +71,20 @@ impl XdevFs {
                     data,
                     self.control.refusal(),
                 );
-                let id = channel.staged_id().map(str::to_string);
-                Some(took.map(|took| (took, id)))
+                // The id of a preview this write staged, for a policy to
+                // judge; most writes stage nothing, or have no policy.
+                let judged = match (&took, &self.policy) {
+                    (Ok(StageWrite::Staged), Some(_)) => channel.staged_id().map(str::to_string),
+                    _ => None,
+                };
+                Some(took.map(|took| (took, judged)))
             }
             _ => None,
         });
         match staged.flatten() {
-            Some(Ok((took, id))) => {
+            Some(Ok((took, judged))) => {
                 // Judged here, out of the handles' lock, before the reply.
-                if let (StageWrite::Staged, Some(id), Some(policy)) = (took, id, &self.policy) {
+                if let (Some(id), Some(policy)) = (judged, &self.policy) {
                     policy.judge_staged(&id);
                 }
                 Ok(Written::Staged(took))
