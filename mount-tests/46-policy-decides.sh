@@ -14,17 +14,13 @@
 need_xdev
 scratch
 
-rules=$SCRATCH/policy.json
-cat >"$rules" <<'RULES'
+start_policy_daemon <<'RULES'
 {"permissions": {
   "allow": ["Bash(cargo test *)"],
   "deny": [{"rule": "Bash(rm *)", "reason": "Deleting files needs a person: ask in the chat."}]
 }}
 RULES
-chmod 600 "$rules"
-start_own_daemon --policy "$rules"
 export D=$OWN_DIR
-export XDEV_DIR=$OWN_DIR
 
 bash_event allowed "cargo test -q"
 agent_hook_bg allowed "$SCRATCH/allowed.json"
@@ -49,9 +45,9 @@ still_running "$hook" "the hook on a call one part of which no rule allows"
 wait_exit "$hook" 10000 "the hook after a person's resolve"
 assert_contains "$(cat "$SCRATCH/compound.out")" '"permissionDecisionReason":"read it whole"' "the person's reason"
 
-printf '{"permissions": {"allow": ["Bash(cargo test *"]}}\n' >"$rules.new"
-chmod 600 "$rules.new"
-mv "$rules.new" "$rules"
+printf '{"permissions": {"allow": ["Bash(cargo test *"]}}\n' >"$RULES.new"
+chmod 600 "$RULES.new"
+mv "$RULES.new" "$RULES"
 py 'expect_errno("EINVAL", lambda: os.write(os.open(D + "/policy", os.O_WRONLY), b"reload\n"))'
 assert_contains "$(cat "$D/status")" "the last reload failed and the rules loaded before stay in force" "status after a broken reload"
 agent_hook_bg again "$SCRATCH/allowed.json"

@@ -289,6 +289,18 @@ bg() {
     BG_PIDS+=("$BG_PID")
 }
 
+# start_policy_daemon: start_own_daemon with `--policy`, the rules (JSON)
+# read from stdin into $SCRATCH/policy.json (mode 0600: the daemon refuses
+# rules others could change, which $RULES names); XDEV_DIR is the mount.
+start_policy_daemon() {
+    scratch
+    RULES=$SCRATCH/policy.json
+    cat >"$RULES"
+    chmod 600 "$RULES"
+    start_own_daemon --policy "$RULES"
+    export XDEV_DIR=$OWN_DIR
+}
+
 # bash_event NAME COMMAND: the recorded Claude Code PreToolUse Bash event
 # (examples/hooks/claude-pretooluse-bash.json) asking for COMMAND, written
 # to $SCRATCH/NAME.json.
